@@ -1,0 +1,466 @@
+//! `loom.toml`: the schema, its validation and defaults. Validation reports every violated field
+//! at once, with its path and the allowed values. Relative paths resolve against the config
+//! file's folder. This module never starts anything.
+
+mod fields;
+
+pub use fields::Problem;
+
+use fields::{Fields, Problems};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How exposed tool and prompt names are formed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    /// `<server>_<tool>` always.
+    Qualified,
+    /// The original name when there is one server or no clash; qualified names still work.
+    Bare,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The file this was read from, when there was one.
+    pub source: Option<PathBuf>,
+    /// Folder that relative paths resolve against.
+    pub base_dir: PathBuf,
+    pub token_threshold: u64,
+    pub export_dir: PathBuf,
+    pub startup_grace: Duration,
+    pub shutdown_grace: Duration,
+    pub naming: Naming,
+    /// Largest JSON-RPC message accepted from the client, in bytes.
+    pub max_message_bytes: usize,
+    /// Largest message accepted from a downstream server, in bytes.
+    pub max_downstream_message_bytes: usize,
+    pub log_file: Option<PathBuf>,
+    pub servers: Vec<ServerSpec>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    pub name: String,
+    pub transport: TransportSpec,
+    pub tools: ToolFilter,
+    pub call_timeout: Duration,
+    pub handshake_timeout: Duration,
+    pub restart: RestartPolicy,
+}
+
+#[derive(Debug, Clone)]
+pub enum TransportSpec {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        env_passthrough: Vec<String>,
+        cwd: PathBuf,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+        bearer_token_env: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ToolFilter {
+    pub allow: Option<Vec<String>>,
+    pub deny: Vec<String>,
+}
+
+impl ToolFilter {
+    pub fn exposes(&self, tool: &str) -> bool {
+        let allowed = self
+            .allow
+            .as_ref()
+            .is_none_or(|globs| globs.iter().any(|g| glob_match(g, tool)));
+        allowed && !self.deny.iter().any(|g| glob_match(g, tool))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RestartPolicy {
+    /// Failures tolerated within `window` before the server is delisted.
+    pub max_restarts: u32,
+    pub window: Duration,
+    pub backoff_initial: Duration,
+    pub backoff_max: Duration,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        RestartPolicy {
+            max_restarts: 5,
+            window: Duration::from_secs(60),
+            backoff_initial: Duration::from_millis(250),
+            backoff_max: Duration::from_secs(30),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config {path} is not valid TOML: {message}")]
+    Syntax { path: String, message: String },
+    #[error("config {path} has {} problem(s):\n{}", problems.len(), render(problems))]
+    Invalid {
+        path: String,
+        problems: Vec<Problem>,
+    },
+}
+
+fn render(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("  - {}: {}", p.field, p.message))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub const DEFAULT_TOKEN_THRESHOLD: u64 = 2000;
+const RESERVED_NAME: &str = "loom";
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+        let base = abs
+            .parent()
+            .map(Path::to_owned)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let mut cfg = Config::parse(&text, &base, &path.display().to_string())?;
+        cfg.source = Some(abs);
+        Ok(cfg)
+    }
+
+    /// Parses config text; `label` names the source in messages.
+    pub fn parse(text: &str, base_dir: &Path, label: &str) -> Result<Config, ConfigError> {
+        let table: toml::Table =
+            text.parse()
+                .map_err(|e: toml::de::Error| ConfigError::Syntax {
+                    path: label.to_owned(),
+                    message: e.to_string(),
+                })?;
+        let mut p = Problems::default();
+        let cfg = read_config(&table, base_dir, &mut p);
+        if p.0.is_empty() {
+            Ok(cfg)
+        } else {
+            Err(ConfigError::Invalid {
+                path: label.to_owned(),
+                problems: p.0,
+            })
+        }
+    }
+
+    pub fn server(&self, name: &str) -> Option<&ServerSpec> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+}
+
+fn secs(f: f64) -> Duration {
+    Duration::from_secs_f64(f)
+}
+
+fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
+    let mut f = Fields::new(table, "");
+    let token_threshold = f
+        .integer("token_threshold", 1, 10_000_000, p)
+        .unwrap_or(DEFAULT_TOKEN_THRESHOLD as i64) as u64;
+    let export_dir = base.join(
+        f.string("export_dir", p)
+            .unwrap_or_else(|| "exports".into()),
+    );
+    let startup_grace = secs(f.seconds("startup_grace", 0.0, 600.0, p).unwrap_or(10.0));
+    let shutdown_grace = secs(f.seconds("shutdown_grace", 0.0, 60.0, p).unwrap_or(3.0));
+    let naming = match f.one_of("naming", &["qualified", "bare"], p).as_deref() {
+        Some("bare") => Naming::Bare,
+        _ => Naming::Qualified,
+    };
+    let max_message_bytes = f
+        .integer("max_message_bytes", 1024, 1 << 30, p)
+        .unwrap_or(16 << 20) as usize;
+    let max_downstream_message_bytes = f
+        .integer("max_downstream_message_bytes", 1024, 1 << 30, p)
+        .unwrap_or(64 << 20) as usize;
+    let log_file = f.string("log_file", p).map(|s| base.join(s));
+    let mut servers = Vec::new();
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for (path, t) in f.array_of_tables("servers", p) {
+        if let Some(toml::Value::String(name)) = t.get("name") {
+            if let Some(first) = seen.get(name) {
+                p.push(
+                    format!("{path}.name"),
+                    format!("\"{name}\" is already used by {first}; names must be unique"),
+                );
+            } else {
+                seen.insert(name.clone(), path.clone());
+            }
+        }
+        if let Some(s) = read_server(t, &path, base, p) {
+            servers.push(s);
+        }
+    }
+    f.finish(p);
+    Config {
+        source: None,
+        base_dir: base.to_owned(),
+        token_threshold,
+        export_dir,
+        startup_grace,
+        shutdown_grace,
+        naming,
+        max_message_bytes,
+        max_downstream_message_bytes,
+        log_file,
+        servers,
+    }
+}
+
+pub fn valid_server_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && name.len() <= 32
+        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+}
+
+fn valid_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some('A'..='Z' | 'a'..='z' | '_'))
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Option<ServerSpec> {
+    let mut f = Fields::new(t, path);
+    let name = match f.string("name", p) {
+        Some(n) if n == RESERVED_NAME || n.starts_with("loom_") => {
+            p.push(
+                f.path_of("name"),
+                format!("\"{n}\" is reserved for loom's own tools; choose another name"),
+            );
+            None
+        }
+        Some(n) if !valid_server_name(&n) => {
+            p.push(f.path_of("name"), format!("\"{n}\" must match ^[a-z][a-z0-9_]{{0,31}}$ (lowercase letter, then up to 31 lowercase letters, digits or _)"));
+            None
+        }
+        Some(n) => Some(n),
+        None => {
+            if !f.has("name") {
+                p.push(f.path_of("name"), "is required (^[a-z][a-z0-9_]{0,31}$)");
+            }
+            None
+        }
+    };
+    let has_cmd = f.has("command");
+    let has_url = f.has("url");
+    let stdio_keys = ["args", "env", "env_passthrough", "cwd"];
+    let http_keys = ["headers", "bearer_token_env"];
+    let transport = match (has_cmd, has_url) {
+        (true, true) => {
+            p.push(
+                path,
+                "has both `command` (stdio) and `url` (streamable HTTP); keep one",
+            );
+            None
+        }
+        (false, false) => {
+            p.push(
+                path,
+                "needs either `command` (a stdio server) or `url` (a streamable-HTTP server)",
+            );
+            None
+        }
+        (true, false) => {
+            for k in http_keys {
+                if f.has(k) {
+                    p.push(
+                        f.path_of(k),
+                        "only applies to streamable-HTTP servers (with `url`)",
+                    );
+                }
+            }
+            let command = f.string("command", p).filter(|c| !c.trim().is_empty());
+            if command.is_none() && !matches!(t.get("command"), Some(v) if !v.is_str()) {
+                p.push(f.path_of("command"), "must not be empty");
+            }
+            let args = f.string_list("args", p).unwrap_or_default();
+            let env = f.string_map("env", p).unwrap_or_default();
+            for k in env.keys() {
+                if !valid_env_name(k) {
+                    p.push(
+                        format!("{}.{k}", f.path_of("env")),
+                        "is not a valid environment variable name",
+                    );
+                }
+            }
+            let env_passthrough = f.string_list("env_passthrough", p).unwrap_or_default();
+            for (i, k) in env_passthrough.iter().enumerate() {
+                if !valid_env_name(k) {
+                    p.push(
+                        format!("{}[{i}]", f.path_of("env_passthrough")),
+                        format!("\"{k}\" is not a valid environment variable name"),
+                    );
+                }
+            }
+            let cwd = f
+                .string("cwd", p)
+                .map(|c| base.join(c))
+                .unwrap_or_else(|| base.to_owned());
+            command.map(|command| {
+                // A command with a path separator is a file relative to the config, not a PATH lookup.
+                let command = if command.contains('/') && !Path::new(&command).is_absolute() {
+                    base.join(&command).display().to_string()
+                } else {
+                    command
+                };
+                TransportSpec::Stdio {
+                    command,
+                    args,
+                    env,
+                    env_passthrough,
+                    cwd,
+                }
+            })
+        }
+        (false, true) => {
+            for k in stdio_keys {
+                if f.has(k) {
+                    p.push(
+                        f.path_of(k),
+                        "only applies to stdio servers (with `command`)",
+                    );
+                }
+            }
+            let url = f.string("url", p);
+            let url = match url {
+                Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
+                    match reqwest::Url::parse(&u) {
+                        Ok(_) => Some(u),
+                        Err(e) => {
+                            p.push(f.path_of("url"), format!("is not a valid URL: {e}"));
+                            None
+                        }
+                    }
+                }
+                Some(u) => {
+                    p.push(
+                        f.path_of("url"),
+                        format!("must start with http:// or https://, found \"{u}\""),
+                    );
+                    None
+                }
+                None => None,
+            };
+            let headers = f.string_map("headers", p).unwrap_or_default();
+            for k in headers.keys() {
+                if k.eq_ignore_ascii_case("authorization") {
+                    p.push(format!("{}.{k}", f.path_of("headers")), "must not hold a credential; name an environment variable in `bearer_token_env` instead");
+                }
+            }
+            let bearer_token_env = f.string("bearer_token_env", p);
+            if let Some(b) = &bearer_token_env
+                && !valid_env_name(b)
+            {
+                p.push(
+                    f.path_of("bearer_token_env"),
+                    format!("must name an environment variable (like HOSTED_TOKEN), found \"{b}\""),
+                );
+            }
+            url.map(|url| TransportSpec::Http {
+                url,
+                headers,
+                bearer_token_env,
+            })
+        }
+    };
+    let mut tools = ToolFilter::default();
+    if let Some(tt) = f.table("tools", p) {
+        let mut tf = Fields::new(tt, f.path_of("tools"));
+        tools.allow = tf.string_list("allow", p);
+        tools.deny = tf.string_list("deny", p).unwrap_or_default();
+        tf.finish(p);
+    }
+    let call_timeout = secs(f.seconds("call_timeout", 0.1, 86_400.0, p).unwrap_or(300.0));
+    let handshake_timeout = secs(
+        f.seconds("handshake_timeout", 0.1, 600.0, p)
+            .unwrap_or(30.0),
+    );
+    let mut restart = RestartPolicy::default();
+    if let Some(n) = f.integer("max_restarts", 0, 1000, p) {
+        restart.max_restarts = n as u32;
+    }
+    if let Some(w) = f.seconds("restart_window", 1.0, 86_400.0, p) {
+        restart.window = secs(w);
+    }
+    if let Some(b) = f.seconds("restart_backoff", 0.0, 600.0, p) {
+        restart.backoff_initial = secs(b);
+    }
+    // The other transport's keys were reported above; `finish` must not call them unknown.
+    mark_seen(
+        &mut f,
+        &[
+            "command",
+            "url",
+            "args",
+            "env",
+            "env_passthrough",
+            "cwd",
+            "headers",
+            "bearer_token_env",
+        ],
+    );
+    f.finish(p);
+    Some(ServerSpec {
+        name: name?,
+        transport: transport?,
+        tools,
+        call_timeout,
+        handshake_timeout,
+        restart,
+    })
+}
+
+fn mark_seen(f: &mut Fields<'_>, keys: &[&'static str]) {
+    for k in keys {
+        f.mark(k);
+    }
+}
+
+/// Shell-style glob over a whole name: `*` any run, `?` one character.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,135 @@
+use super::*;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(text, Path::new("/cfg"), "loom.toml")
+}
+
+#[test]
+fn issue_example_parses() {
+    let cfg = parse(
+        r#"
+token_threshold = 2000
+export_dir = "exports"
+
+[[servers]]
+name = "fs"
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+env = { LOG_LEVEL = "info" }
+env_passthrough = ["HTTPS_PROXY"]
+tools.deny = ["write_*", "move_*"]
+
+[[servers]]
+name = "hosted"
+url = "https://example.com/mcp"
+headers = { "X-Tenant-Id" = "acme" }
+bearer_token_env = "HOSTED_TOKEN"
+"#,
+    )
+    .unwrap();
+    assert_eq!(cfg.servers.len(), 2);
+    assert_eq!(cfg.export_dir, Path::new("/cfg/exports"));
+    let fs = &cfg.servers[0];
+    assert!(!fs.tools.exposes("write_file"));
+    assert!(fs.tools.exposes("read_file"));
+    match &fs.transport {
+        TransportSpec::Stdio {
+            command, cwd, env, ..
+        } => {
+            assert_eq!(command, "npx");
+            assert_eq!(cwd, Path::new("/cfg"));
+            assert_eq!(env["LOG_LEVEL"], "info");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        matches!(&cfg.servers[1].transport, TransportSpec::Http { bearer_token_env: Some(b), .. } if b == "HOSTED_TOKEN")
+    );
+}
+
+#[test]
+fn every_problem_is_listed_with_its_path() {
+    let err = parse(
+        r#"
+token_threshold = "big"
+naming = "short"
+colour = 1
+
+[[servers]]
+name = "Bad-Name"
+command = "x"
+url = "http://a"
+
+[[servers]]
+name = "loom"
+url = "ftp://x"
+args = ["a"]
+tools.allow = "read_*"
+
+[[servers]]
+name = "ok"
+command = "x"
+env = { "1BAD" = "v" }
+call_timeout = -1
+
+[[servers]]
+name = "ok"
+command = "y"
+"#,
+    )
+    .unwrap_err()
+    .to_string();
+    for needle in [
+        "token_threshold: must be an integer",
+        "naming: must be one of \"qualified\", \"bare\"",
+        "colour: unknown field",
+        "servers[0].name: \"Bad-Name\" must match",
+        "servers[0]: has both `command`",
+        "servers[1].name: \"loom\" is reserved",
+        "servers[1].url: must start with http",
+        "servers[1].args: only applies to stdio",
+        "servers[1].tools.allow: must be an array",
+        "servers[2].env.1BAD: is not a valid environment variable name",
+        "servers[2].call_timeout: must be between",
+        "servers[3].name: \"ok\" is already used by servers[2]",
+    ] {
+        assert!(err.contains(needle), "missing {needle:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn relative_paths_resolve_against_config_folder() {
+    let cfg =
+        parse("[[servers]]\nname = \"a\"\ncommand = \"./bin/srv\"\ncwd = \"work\"\n").unwrap();
+    match &cfg.servers[0].transport {
+        TransportSpec::Stdio { command, cwd, .. } => {
+            assert_eq!(command, "/cfg/./bin/srv");
+            assert_eq!(cwd, Path::new("/cfg/work"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn secrets_never_in_headers() {
+    let err = parse("[[servers]]\nname = \"h\"\nurl = \"https://x/mcp\"\nheaders = { Authorization = \"Bearer abc\" }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bearer_token_env"), "{err}");
+}
+
+#[test]
+fn syntax_errors_are_reported() {
+    let err = parse("[[servers]\nname=").unwrap_err().to_string();
+    assert!(err.contains("not valid TOML"), "{err}");
+}
+
+#[test]
+fn globs() {
+    assert!(glob_match("write_*", "write_file"));
+    assert!(glob_match("*", ""));
+    assert!(glob_match("a?c", "abc"));
+    assert!(!glob_match("a?c", "ac"));
+    assert!(glob_match("*_file", "read_text_file"));
+    assert!(!glob_match("read", "read_file"));
+}

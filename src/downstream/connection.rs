@@ -1,0 +1,433 @@
+//! One live connection to a downstream server, whatever its transport: outbound request ids,
+//! the table of requests waiting for an answer, and the dispatch of what the server sends
+//! (responses to their waiters; notifications and server-to-client requests to the fleet).
+//! It never interprets a result: replies are handed on as raw JSON.
+
+use crate::jsonrpc::{self, Kind, RawMessage};
+use crate::protocol::{self, ClientCapabilities, Era};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// What became of a request sent downstream.
+#[derive(Debug)]
+pub enum Reply {
+    Result(Box<RawValue>),
+    /// The JSON-RPC `error` object, verbatim.
+    Error(Box<RawValue>),
+    /// No answer will come: the server exited, the transport failed, or the reply was unusable.
+    Lost(String),
+}
+
+/// Messages the server sent that are not replies.
+#[derive(Debug)]
+pub enum Inbound {
+    Notification {
+        method: String,
+        params: Option<Box<RawValue>>,
+    },
+    Request {
+        id: Box<RawValue>,
+        method: String,
+        params: Option<Box<RawValue>>,
+    },
+}
+
+/// How frames leave loom for this server.
+pub enum Outbound {
+    Stdio(mpsc::UnboundedSender<StdioFrame>),
+    Http(Arc<super::http::HttpSink>),
+}
+
+pub enum StdioFrame {
+    Line(String),
+    /// Close the child's stdin (the first step of a graceful shutdown).
+    CloseStdin,
+}
+
+/// What the server told us in the handshake.
+#[derive(Debug, Clone)]
+pub struct Handshake {
+    pub era: Era,
+    pub version: String,
+    pub capabilities: Value,
+    pub server_info: Value,
+    pub instructions: Option<String>,
+}
+
+pub struct Connection {
+    pub server: String,
+    outbound: Outbound,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
+    next_id: AtomicU64,
+    inbound: mpsc::UnboundedSender<Inbound>,
+    closed: watch::Sender<Option<String>>,
+    era: Mutex<Era>,
+    client_caps: ClientCapabilities,
+    log_level: Mutex<Option<String>>,
+}
+
+impl Connection {
+    pub fn new(
+        server: &str,
+        outbound: Outbound,
+        client_caps: ClientCapabilities,
+    ) -> (Arc<Connection>, mpsc::UnboundedReceiver<Inbound>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let conn = Connection {
+            server: server.to_owned(),
+            outbound,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            inbound: tx,
+            closed: watch::channel(None).0,
+            era: Mutex::new(Era::Legacy),
+            client_caps,
+            log_level: Mutex::new(None),
+        };
+        (Arc::new(conn), rx)
+    }
+
+    pub fn era(&self) -> Era {
+        *lock(&self.era)
+    }
+
+    pub fn set_log_level(&self, level: Option<String>) {
+        *lock(&self.log_level) = level;
+    }
+
+    /// Handles one message from the server.
+    pub fn handle_incoming(&self, bytes: &[u8]) {
+        let msg = match RawMessage::parse(bytes) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(server = %self.server, "ignoring a line that is not JSON-RPC: {e}");
+                return;
+            }
+        };
+        match msg.kind() {
+            Kind::Response => {
+                let Some(id) = msg.numeric_id() else {
+                    tracing::warn!(server = %self.server, "response with an id loom never sent");
+                    return;
+                };
+                let reply = match (msg.result, msg.error) {
+                    (Some(r), _) => Reply::Result(r),
+                    (None, Some(e)) => Reply::Error(e),
+                    (None, None) => Reply::Lost("empty response".into()),
+                };
+                self.resolve(id, reply);
+            }
+            Kind::Notification => {
+                let method = msg.method.unwrap_or_default();
+                let _ = self.inbound.send(Inbound::Notification {
+                    method,
+                    params: msg.params,
+                });
+            }
+            Kind::Request => {
+                let (Some(id), Some(method)) = (msg.id, msg.method) else {
+                    return;
+                };
+                let _ = self.inbound.send(Inbound::Request {
+                    id,
+                    method,
+                    params: msg.params,
+                });
+            }
+            Kind::Invalid(why) => {
+                tracing::warn!(server = %self.server, "ignoring an invalid message: {why}")
+            }
+        }
+    }
+
+    /// A message too large to accept: fail the request it answers, if that can be told.
+    pub fn handle_oversize(&self, prefix: &[u8], len: usize, limit: usize) {
+        tracing::warn!(server = %self.server, "dropped a {len}-byte message (limit {limit})");
+        if let Some(id) = jsonrpc::sniff_numeric_id(prefix) {
+            self.resolve(id, Reply::Lost(format!("the reply was {len} bytes, over the {limit}-byte limit (max_downstream_message_bytes)")));
+        }
+    }
+
+    /// Fails the request `id` with `reason` (its reply is known never to come).
+    pub fn fail(&self, id: u64, reason: &str) {
+        self.resolve(id, Reply::Lost(reason.to_owned()));
+    }
+
+    /// Transport work that follows a successful handshake.
+    pub fn established(self: &Arc<Self>, hs: &Handshake) {
+        if let Outbound::Http(sink) = &self.outbound {
+            sink.set_version(&hs.version);
+            if hs.era == Era::Legacy {
+                sink.listen(self.clone());
+            }
+        }
+    }
+
+    fn resolve(&self, id: u64, reply: Reply) {
+        if let Some(tx) = lock(&self.pending).remove(&id) {
+            let _ = tx.send(reply);
+        }
+    }
+
+    /// Marks the connection dead and fails every waiting request with `reason`.
+    pub fn close(&self, reason: &str) {
+        if self.closed.borrow().is_some() {
+            return;
+        }
+        self.closed.send_replace(Some(reason.to_owned()));
+        let waiters: Vec<_> = lock(&self.pending).drain().collect();
+        for (_, tx) in waiters {
+            let _ = tx.send(Reply::Lost(reason.to_owned()));
+        }
+    }
+
+    pub fn closed_reason(&self) -> Option<String> {
+        self.closed.borrow().clone()
+    }
+
+    /// Resolves when the connection is closed, with the reason.
+    pub async fn wait_closed(&self) -> String {
+        let mut rx = self.closed.subscribe();
+        loop {
+            if let Some(r) = rx.borrow_and_update().clone() {
+                return r;
+            }
+            if rx.changed().await.is_err() {
+                return "connection dropped".into();
+            }
+        }
+    }
+
+    /// Adds or strips the per-request protocol `_meta` for this server's era.
+    fn stamp(&self, params: &mut Map<String, Value>) {
+        let era = self.era();
+        let meta = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.retain(|k, _| !k.starts_with(protocol::META_PREFIX));
+            if era == Era::Modern {
+                meta.insert(
+                    protocol::META_PROTOCOL_VERSION.into(),
+                    json!(protocol::V_2026_07_28),
+                );
+                meta.insert(
+                    protocol::META_CLIENT_CAPABILITIES.into(),
+                    self.client_caps.to_value(),
+                );
+                meta.insert(protocol::META_CLIENT_INFO.into(), client_info());
+                if let Some(level) = lock(&self.log_level).clone() {
+                    meta.insert(protocol::META_LOG_LEVEL.into(), json!(level));
+                }
+            }
+            if meta.is_empty() {
+                params.remove("_meta");
+            }
+        }
+    }
+
+    /// Sends a request; the receiver yields its reply. Returns the downstream id for cancelling.
+    pub fn send_request(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Map<String, Value>>,
+    ) -> (u64, oneshot::Receiver<Reply>) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        if let Some(reason) = self.closed_reason() {
+            let _ = tx.send(Reply::Lost(reason));
+            return (id, rx);
+        }
+        lock(&self.pending).insert(id, tx);
+        let mut params = params.unwrap_or_default();
+        self.stamp(&mut params);
+        let params = jsonrpc::to_raw(&params);
+        let id_raw = jsonrpc::to_raw(&id);
+        let line = jsonrpc::request(&id_raw, method, Some(&params));
+        self.send_frame(line, Some((id, method)));
+        (id, rx)
+    }
+
+    /// A request loom makes for itself (handshake, listing), with a deadline.
+    pub async fn call(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Map<String, Value>>,
+        timeout: std::time::Duration,
+    ) -> Reply {
+        let (id, rx) = self.send_request(method, params);
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Reply::Lost("connection dropped".into()),
+            Err(_) => {
+                self.forget(id);
+                Reply::Lost(format!(
+                    "no reply to {method} within {:.1}s",
+                    timeout.as_secs_f64()
+                ))
+            }
+        }
+    }
+
+    /// Stops waiting for `id` and tells the server to stop working on it.
+    pub fn cancel(self: &Arc<Self>, id: u64, reason: &str) {
+        if lock(&self.pending).remove(&id).is_some() {
+            let params = json!({ "requestId": id, "reason": reason });
+            self.notify("notifications/cancelled", Some(params));
+        }
+    }
+
+    /// Drops the waiter for `id` without telling the server.
+    pub fn forget(&self, id: u64) {
+        lock(&self.pending).remove(&id);
+    }
+
+    pub fn notify(self: &Arc<Self>, method: &str, params: Option<Value>) {
+        let params = params.map(|p| jsonrpc::to_raw(&p));
+        self.send_frame(jsonrpc::notification(method, params.as_deref()), None);
+    }
+
+    /// Answers a request the server sent us.
+    pub fn respond(self: &Arc<Self>, id: &RawValue, outcome: Result<&RawValue, &RawValue>) {
+        let line = match outcome {
+            Ok(result) => jsonrpc::response(id, result),
+            Err(error) => jsonrpc::error_response_raw(id, error),
+        };
+        self.send_frame(line, None);
+    }
+
+    fn send_frame(self: &Arc<Self>, line: String, request: Option<(u64, &str)>) {
+        match &self.outbound {
+            Outbound::Stdio(tx) => {
+                if tx.send(StdioFrame::Line(line)).is_err() {
+                    self.close("the server's stdin is closed");
+                }
+            }
+            Outbound::Http(sink) => sink.post(self.clone(), line, request),
+        }
+    }
+
+    /// First step of a graceful stop: close stdin (stdio) or end the session (HTTP).
+    pub fn begin_shutdown(self: &Arc<Self>) {
+        match &self.outbound {
+            Outbound::Stdio(tx) => {
+                let _ = tx.send(StdioFrame::CloseStdin);
+            }
+            Outbound::Http(sink) => sink.end_session(),
+        }
+    }
+
+    /// Negotiates the era: `server/discover` first, then `initialize` for legacy servers.
+    pub async fn handshake(
+        self: &Arc<Self>,
+        timeout: std::time::Duration,
+    ) -> Result<Handshake, String> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        *lock(&self.era) = Era::Modern;
+        let discover_wait = (timeout / 2).min(std::time::Duration::from_secs(10));
+        let discovered = self.call("server/discover", None, discover_wait).await;
+        if let Some(reason) = self.closed_reason() {
+            return Err(reason);
+        }
+        if let Reply::Result(raw) = &discovered
+            && let Ok(v) = serde_json::from_str::<Value>(raw.get())
+            && v["supportedVersions"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|x| x == protocol::V_2026_07_28))
+        {
+            return Ok(Handshake {
+                era: Era::Modern,
+                version: protocol::V_2026_07_28.into(),
+                capabilities: v["capabilities"].clone(),
+                server_info: v["_meta"][protocol::META_SERVER_INFO].clone(),
+                instructions: v["instructions"].as_str().map(str::to_owned),
+            });
+        }
+        *lock(&self.era) = Era::Legacy;
+        let params = json!({
+            "protocolVersion": protocol::V_2025_11_25,
+            "capabilities": self.client_caps.to_value(),
+            "clientInfo": client_info(),
+        });
+        let Value::Object(params) = params else {
+            unreachable!("json! object")
+        };
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match self
+            .call(
+                "initialize",
+                Some(params),
+                left.max(std::time::Duration::from_millis(100)),
+            )
+            .await
+        {
+            Reply::Result(raw) => {
+                let v: Value = serde_json::from_str(raw.get())
+                    .map_err(|e| format!("initialize result is not JSON: {e}"))?;
+                let version = v["protocolVersion"].as_str().unwrap_or_default().to_owned();
+                if !protocol::is_supported(&version) {
+                    return Err(format!(
+                        "server answered initialize with unsupported protocol version \"{version}\""
+                    ));
+                }
+                self.notify("notifications/initialized", None);
+                Ok(Handshake {
+                    era: Era::Legacy,
+                    version,
+                    capabilities: v["capabilities"].clone(),
+                    server_info: v["serverInfo"].clone(),
+                    instructions: v["instructions"].as_str().map(str::to_owned),
+                })
+            }
+            Reply::Error(e) => Err(format!("initialize failed: {}", e.get())),
+            Reply::Lost(why) => Err(format!("handshake failed: {why}")),
+        }
+    }
+
+    /// Fetches every page of a list method (`tools/list` …), concatenating `key` arrays.
+    pub async fn list_all(
+        self: &Arc<Self>,
+        method: &str,
+        key: &str,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<Map<String, Value>>, String> {
+        let mut out = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _page in 0..10_000 {
+            let params = cursor.take().map(|c| {
+                let mut m = Map::new();
+                m.insert("cursor".into(), Value::String(c));
+                m
+            });
+            match self.call(method, params, timeout).await {
+                Reply::Result(raw) => {
+                    let v: Value = serde_json::from_str(raw.get())
+                        .map_err(|e| format!("{method}: result is not JSON: {e}"))?;
+                    if let Some(items) = v[key].as_array() {
+                        out.extend(items.iter().filter_map(|i| i.as_object().cloned()));
+                    }
+                    match v["nextCursor"].as_str() {
+                        Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
+                        _ => return Ok(out),
+                    }
+                }
+                Reply::Error(e) => return Err(format!("{method} failed: {}", e.get())),
+                Reply::Lost(why) => return Err(format!("{method}: {why}")),
+            }
+        }
+        Err(format!("{method}: gave up after 10000 pages"))
+    }
+}
+
+pub fn client_info() -> Value {
+    json!({ "name": "loom", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// Poisoning only follows a panic elsewhere; the data is still usable.
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

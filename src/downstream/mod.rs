@@ -1,0 +1,422 @@
+//! The downstream side: every configured server, started in parallel and supervised, its tools,
+//! prompts and resources listed (every page) under stable exposed names, and requests routed to
+//! it. This layer knows nothing of upstream clients; what servers send that concerns a client
+//! leaves as a [`FleetEvent`].
+
+pub mod connection;
+pub mod env;
+pub mod guard;
+pub mod http;
+pub mod naming;
+pub mod stdio;
+mod supervisor;
+
+use crate::config::{Config, Naming, ServerSpec};
+use crate::protocol::{ClientCapabilities, Era};
+use crate::session::EventBus;
+use connection::{Connection, lock};
+use naming::{NameRegistry, Target};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, watch};
+
+/// The lists a server publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// What servers send that an upstream client may need.
+pub enum FleetEvent {
+    /// The merged list of this kind changed.
+    ListChanged(ListKind),
+    /// A notification that is not a list change (progress, log message, resource update…).
+    Notification {
+        server: String,
+        method: String,
+        params: Option<Box<RawValue>>,
+    },
+    /// A server-to-client request (roots, sampling, elicitation) to answer on `conn`.
+    ServerRequest {
+        conn: Arc<Connection>,
+        id: Box<RawValue>,
+        method: String,
+        params: Option<Box<RawValue>>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    Starting,
+    Up,
+    Restarting { attempt: u32, max: u32 },
+    Delisted,
+    Stopped,
+}
+
+impl ServerState {
+    pub fn label(&self) -> String {
+        match self {
+            ServerState::Starting => "starting".into(),
+            ServerState::Up => "up".into(),
+            ServerState::Restarting { attempt, max } => format!("restarting {attempt}/{max}"),
+            ServerState::Delisted => "delisted".into(),
+            ServerState::Stopped => "stopped".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerStatus {
+    pub state: ServerState,
+    pub era: Option<Era>,
+    pub version: Option<String>,
+    pub last_error: Option<String>,
+    pub tools: usize,
+}
+
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Lists {
+    pub tools: Vec<Map<String, Value>>,
+    pub prompts: Vec<Map<String, Value>>,
+    pub resources: Vec<Map<String, Value>>,
+    pub templates: Vec<Map<String, Value>>,
+}
+
+pub struct ServerHandle {
+    pub spec: ServerSpec,
+    status: Mutex<ServerStatus>,
+    lists: Mutex<Lists>,
+    conn: Mutex<Option<Arc<Connection>>>,
+}
+
+impl ServerHandle {
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    pub fn status(&self) -> ServerStatus {
+        lock(&self.status).clone()
+    }
+
+    pub fn lists(&self) -> Lists {
+        lock(&self.lists).clone()
+    }
+
+    /// The live connection, or why there is none, in words the model can act on.
+    pub fn connection(&self) -> Result<Arc<Connection>, String> {
+        if let Some(c) = lock(&self.conn).clone()
+            && c.closed_reason().is_none()
+        {
+            return Ok(c);
+        }
+        let st = self.status();
+        let why = st.last_error.map(|e| format!(": {e}")).unwrap_or_default();
+        Err(match st.state {
+            ServerState::Starting => format!("server `{}` is still starting{why}", self.name()),
+            ServerState::Restarting { attempt, max } => {
+                format!(
+                    "server `{}` is restarting (attempt {attempt} of {max}){why}; try again shortly",
+                    self.name()
+                )
+            }
+            ServerState::Delisted => format!(
+                "server `{}` was delisted after repeated failures{why}",
+                self.name()
+            ),
+            ServerState::Stopped => format!("server `{}` is stopped", self.name()),
+            ServerState::Up => format!("server `{}` lost its connection{why}", self.name()),
+        })
+    }
+}
+
+/// Where an exposed tool or prompt name leads.
+pub struct Route {
+    pub server: Arc<ServerHandle>,
+    pub original: String,
+}
+
+pub struct Fleet {
+    pub config: Arc<Config>,
+    servers: Vec<Arc<ServerHandle>>,
+    tool_names: Mutex<NameRegistry>,
+    prompt_names: Mutex<NameRegistry>,
+    events: mpsc::UnboundedSender<FleetEvent>,
+    bus: EventBus,
+    settled: watch::Sender<usize>,
+    shutdown: watch::Sender<bool>,
+    client_caps: ClientCapabilities,
+    log_level: Mutex<Option<String>>,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    started_at: tokio::time::Instant,
+}
+
+impl Fleet {
+    /// Starts every server in parallel and returns at once.
+    pub fn start(
+        config: Arc<Config>,
+        client_caps: ClientCapabilities,
+        bus: EventBus,
+    ) -> (Arc<Fleet>, mpsc::UnboundedReceiver<FleetEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let servers = config
+            .servers
+            .iter()
+            .map(|spec| {
+                Arc::new(ServerHandle {
+                    spec: spec.clone(),
+                    status: Mutex::new(ServerStatus {
+                        state: ServerState::Starting,
+                        era: None,
+                        version: None,
+                        last_error: None,
+                        tools: 0,
+                    }),
+                    lists: Mutex::new(Lists::default()),
+                    conn: Mutex::new(None),
+                })
+            })
+            .collect();
+        let fleet = Arc::new(Fleet {
+            config,
+            servers,
+            tool_names: Mutex::new(NameRegistry::default()),
+            prompt_names: Mutex::new(NameRegistry::default()),
+            events: tx,
+            bus,
+            settled: watch::channel(0).0,
+            shutdown: watch::channel(false).0,
+            client_caps,
+            log_level: Mutex::new(None),
+            tasks: Mutex::new(Vec::new()),
+            started_at: tokio::time::Instant::now(),
+        });
+        for server in &fleet.servers {
+            let task = tokio::spawn(supervisor::supervise(fleet.clone(), server.clone()));
+            lock(&fleet.tasks).push(task);
+        }
+        (fleet, rx)
+    }
+
+    pub fn servers(&self) -> &[Arc<ServerHandle>] {
+        &self.servers
+    }
+
+    pub fn server(&self, name: &str) -> Option<&Arc<ServerHandle>> {
+        self.servers.iter().find(|s| s.name() == name)
+    }
+
+    /// Waits until every server is up or has failed once, or `startup_grace` has passed since
+    /// the fleet started (so only the first callers ever wait).
+    pub async fn wait_startup(&self) {
+        let mut rx = self.settled.subscribe();
+        let n = self.servers.len();
+        let deadline = self.started_at + self.config.startup_grace;
+        let _ = tokio::time::timeout_at(deadline, rx.wait_for(|c| *c >= n)).await;
+    }
+
+    fn bare(&self) -> bool {
+        self.config.naming == Naming::Bare
+    }
+
+    /// Allocates exposed names for a server's current lists (in listing order).
+    fn allocate_names(&self, server: &ServerHandle, lists: &Lists) {
+        let bare = self.bare();
+        let mut tools = lock(&self.tool_names);
+        for t in &lists.tools {
+            if let Some(name) = t.get("name").and_then(Value::as_str)
+                && server.spec.tools.exposes(name)
+            {
+                tools.allocate(
+                    &Target {
+                        server: server.name().into(),
+                        original: name.into(),
+                    },
+                    bare,
+                );
+            }
+        }
+        drop(tools);
+        let mut prompts = lock(&self.prompt_names);
+        for p in &lists.prompts {
+            if let Some(name) = p.get("name").and_then(Value::as_str) {
+                prompts.allocate(
+                    &Target {
+                        server: server.name().into(),
+                        original: name.into(),
+                    },
+                    bare,
+                );
+            }
+        }
+    }
+
+    fn listed(&self) -> impl Iterator<Item = &Arc<ServerHandle>> {
+        self.servers
+            .iter()
+            .filter(|s| s.status().state != ServerState::Delisted)
+    }
+
+    /// The merged tool list, with exposed names and without `outputSchema` (an envelope could
+    /// not satisfy it); every other field is kept as the server sent it.
+    pub fn tools(&self) -> Vec<Value> {
+        let names = lock(&self.tool_names);
+        let mut out = Vec::new();
+        for s in self.listed() {
+            for t in &lock(&s.lists).tools {
+                let Some(orig) = t.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                if !s.spec.tools.exposes(orig) {
+                    continue;
+                }
+                let target = Target {
+                    server: s.name().into(),
+                    original: orig.into(),
+                };
+                let Some(exposed) = names.name_of(&target) else {
+                    continue;
+                };
+                let mut t = t.clone();
+                t.insert("name".into(), Value::String(exposed.to_owned()));
+                t.remove("outputSchema");
+                out.push(Value::Object(t));
+            }
+        }
+        out
+    }
+
+    pub fn prompts(&self) -> Vec<Value> {
+        let names = lock(&self.prompt_names);
+        let mut out = Vec::new();
+        for s in self.listed() {
+            for p in &lock(&s.lists).prompts {
+                let Some(orig) = p.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                let target = Target {
+                    server: s.name().into(),
+                    original: orig.into(),
+                };
+                let Some(exposed) = names.name_of(&target) else {
+                    continue;
+                };
+                let mut p = p.clone();
+                p.insert("name".into(), Value::String(exposed.to_owned()));
+                out.push(Value::Object(p));
+            }
+        }
+        out
+    }
+
+    pub fn resources(&self) -> Vec<Value> {
+        self.listed()
+            .flat_map(|s| lock(&s.lists).resources.clone())
+            .map(Value::Object)
+            .collect()
+    }
+
+    pub fn resource_templates(&self) -> Vec<Value> {
+        self.listed()
+            .flat_map(|s| lock(&s.lists).templates.clone())
+            .map(Value::Object)
+            .collect()
+    }
+
+    fn route(&self, registry: &Mutex<NameRegistry>, exposed: &str, is_tool: bool) -> Option<Route> {
+        let target = lock(registry).resolve(exposed)?.clone();
+        let server = self.server(&target.server)?.clone();
+        if is_tool && !server.spec.tools.exposes(&target.original) {
+            return None;
+        }
+        if server.status().state == ServerState::Delisted {
+            return None;
+        }
+        Some(Route {
+            server,
+            original: target.original,
+        })
+    }
+
+    pub fn route_tool(&self, exposed: &str) -> Option<Route> {
+        self.route(&self.tool_names, exposed, true)
+    }
+
+    pub fn route_prompt(&self, exposed: &str) -> Option<Route> {
+        self.route(&self.prompt_names, exposed, false)
+    }
+
+    /// The server that listed `uri`, else the one whose template's fixed prefix matches best.
+    pub fn route_resource(&self, uri: &str) -> Option<Arc<ServerHandle>> {
+        let servers: Vec<_> = self.listed().cloned().collect();
+        for s in &servers {
+            if lock(&s.lists)
+                .resources
+                .iter()
+                .any(|r| r.get("uri").and_then(Value::as_str) == Some(uri))
+            {
+                return Some(s.clone());
+            }
+        }
+        let mut best: Option<(usize, Arc<ServerHandle>)> = None;
+        for s in &servers {
+            for t in &lock(&s.lists).templates {
+                let Some(tpl) = t.get("uriTemplate").and_then(Value::as_str) else {
+                    continue;
+                };
+                let prefix = tpl.split('{').next().unwrap_or("");
+                if !prefix.is_empty()
+                    && uri.starts_with(prefix)
+                    && best.as_ref().is_none_or(|(n, _)| prefix.len() > *n)
+                {
+                    best = Some((prefix.len(), s.clone()));
+                }
+            }
+        }
+        best.map(|(_, s)| s)
+    }
+
+    /// Live connections, for fan-out (log level, roots changes).
+    pub fn connections(&self) -> Vec<Arc<Connection>> {
+        self.servers
+            .iter()
+            .filter_map(|s| s.connection().ok())
+            .collect()
+    }
+
+    pub fn set_log_level(&self, level: &str) {
+        *lock(&self.log_level) = Some(level.to_owned());
+        for c in self.connections() {
+            c.set_log_level(Some(level.to_owned()));
+            if c.era() == Era::Legacy {
+                let params = serde_json::json!({ "level": level });
+                let Value::Object(params) = params else {
+                    continue;
+                };
+                let c2 = c.clone();
+                tokio::spawn(async move {
+                    let _ = c2
+                        .call(
+                            "logging/setLevel",
+                            Some(params),
+                            std::time::Duration::from_secs(10),
+                        )
+                        .await;
+                });
+            }
+        }
+    }
+
+    /// Stops every server: stdin closed, then SIGTERM, then SIGKILL of its process group.
+    pub async fn shutdown(&self) {
+        self.shutdown.send_replace(true);
+        let tasks: Vec<_> = lock(&self.tasks).drain(..).collect();
+        let grace = self.config.shutdown_grace * 2 + std::time::Duration::from_secs(2);
+        for t in tasks {
+            let _ = tokio::time::timeout(grace, t).await;
+        }
+    }
+}

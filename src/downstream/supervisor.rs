@@ -1,0 +1,392 @@
+//! One task per server: start it, shake hands, list everything, watch it, and restart it with
+//! exponential backoff when it dies. Failures are counted over a sliding window, so a crash loop
+//! ends in delisting while a long-stable server that crashes once is simply restarted.
+
+use super::connection::{Connection, Inbound, lock};
+use super::stdio::{StdioLaunch, StdioProcess};
+use super::{Fleet, FleetEvent, ListKind, Lists, ServerHandle, ServerState, env, http, stdio};
+use crate::config::TransportSpec;
+use crate::jsonrpc;
+use crate::session::Event;
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+struct Running {
+    conn: Arc<Connection>,
+    process: Option<StdioProcess>,
+}
+
+fn set_state(fleet: &Fleet, server: &ServerHandle, state: ServerState, error: Option<String>) {
+    let mut st = lock(&server.status);
+    st.state = state.clone();
+    if error.is_some() {
+        st.last_error = error.clone();
+    }
+    drop(st);
+    tracing::info!(server = %server.name(), state = %state.label(), error = error.as_deref().unwrap_or(""), "server state");
+    fleet.bus.publish(Event::ServerState {
+        server: server.name().into(),
+        state: state.label(),
+        detail: error,
+    });
+}
+
+pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
+    let policy = server.spec.restart.clone();
+    let mut failures: VecDeque<Instant> = VecDeque::new();
+    let mut consecutive = 0u32;
+    let mut settled = false;
+    let mut shutdown = fleet.shutdown.subscribe();
+    loop {
+        let launched = tokio::select! {
+            r = launch(&fleet, &server) => r,
+            _ = stopping(&mut shutdown) => {
+                set_state(&fleet, &server, ServerState::Stopped, None);
+                return;
+            }
+        };
+        let failure = match launched {
+            Ok((mut running, inbound)) => {
+                *lock(&server.conn) = Some(running.conn.clone());
+                {
+                    let mut st = lock(&server.status);
+                    st.last_error = None;
+                }
+                set_state(&fleet, &server, ServerState::Up, None);
+                if !settled {
+                    settled = true;
+                    fleet.settled.send_modify(|n| *n += 1);
+                }
+                let pump = tokio::spawn(pump_inbound(
+                    fleet.clone(),
+                    server.clone(),
+                    running.conn.clone(),
+                    inbound,
+                ));
+                let started = Instant::now();
+                let reason = tokio::select! {
+                    reason = running.conn.wait_closed() => reason,
+                    _ = stopping(&mut shutdown) => {
+                        stop(&fleet, &mut running).await;
+                        pump.abort();
+                        set_state(&fleet, &server, ServerState::Stopped, None);
+                        return;
+                    }
+                };
+                pump.abort();
+                drop(running);
+                if started.elapsed() >= policy.window {
+                    failures.clear();
+                    consecutive = 0;
+                }
+                reason
+            }
+            Err(e) => e,
+        };
+        tracing::warn!(server = %server.name(), "server failed: {failure}");
+        lock(&server.status).last_error = Some(failure.clone());
+        if !settled {
+            settled = true;
+            fleet.settled.send_modify(|n| *n += 1);
+        }
+        let now = Instant::now();
+        failures.push_back(now);
+        while failures
+            .front()
+            .is_some_and(|t| now.duration_since(*t) > policy.window)
+        {
+            failures.pop_front();
+        }
+        if failures.len() as u32 > policy.max_restarts {
+            set_state(&fleet, &server, ServerState::Delisted, Some(failure));
+            *lock(&server.lists) = Lists::default();
+            lock(&server.status).tools = 0;
+            for kind in [ListKind::Tools, ListKind::Prompts, ListKind::Resources] {
+                let _ = fleet.events.send(FleetEvent::ListChanged(kind));
+            }
+            return;
+        }
+        consecutive += 1;
+        set_state(
+            &fleet,
+            &server,
+            ServerState::Restarting {
+                attempt: failures.len() as u32,
+                max: policy.max_restarts,
+            },
+            Some(failure),
+        );
+        let backoff = policy
+            .backoff_initial
+            .saturating_mul(1u32 << (consecutive - 1).min(16))
+            .min(policy.backoff_max);
+        tokio::select! {
+            _ = tokio::time::sleep(backoff) => {}
+            _ = stopping(&mut shutdown) => {
+                set_state(&fleet, &server, ServerState::Stopped, None);
+                return;
+            }
+        }
+    }
+}
+
+/// Resolves once the fleet is shutting down.
+async fn stopping(rx: &mut tokio::sync::watch::Receiver<bool>) {
+    let stopped = rx.wait_for(|s| *s).await.is_ok();
+    if !stopped {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Starts the server, shakes hands and lists everything, all within the handshake timeout.
+async fn launch(
+    fleet: &Arc<Fleet>,
+    server: &Arc<ServerHandle>,
+) -> Result<(Running, mpsc::UnboundedReceiver<Inbound>), String> {
+    let spec = &server.spec;
+    let caps = fleet.client_caps.clone();
+    let (conn, inbound, process) = match &spec.transport {
+        TransportSpec::Stdio {
+            command,
+            args,
+            env: own_env,
+            env_passthrough,
+            cwd,
+        } => {
+            let child_env = env::child_env(std::env::vars(), env_passthrough, own_env);
+            let bus = fleet.bus.clone();
+            let name = spec.name.clone();
+            let on_stderr: stdio::StderrSink = Arc::new(move |line: &str| {
+                tracing::info!(target: "loom::downstream::stderr", server = %name, "{line}");
+                bus.publish(Event::ServerStderr {
+                    server: name.clone(),
+                    line: line.to_owned(),
+                });
+            });
+            let launch = StdioLaunch {
+                server: &spec.name,
+                command,
+                args,
+                env: &child_env,
+                cwd,
+                max_line: fleet.config.max_downstream_message_bytes,
+                client_caps: caps,
+            };
+            let (c, i, p) = stdio::spawn(launch, on_stderr)?;
+            (c, i, Some(p))
+        }
+        TransportSpec::Http {
+            url,
+            headers,
+            bearer_token_env,
+        } => {
+            let (c, i) = http::connect(http::HttpLaunch {
+                server: &spec.name,
+                url,
+                headers,
+                bearer_token_env: bearer_token_env.as_deref(),
+                client_caps: caps,
+            })?;
+            (c, i, None)
+        }
+    };
+    let mut running = Running {
+        conn: conn.clone(),
+        process,
+    };
+    if let Some(level) = lock(&fleet.log_level).clone() {
+        conn.set_log_level(Some(level));
+    }
+    let timeout = spec.handshake_timeout;
+    let setup = async {
+        let hs = conn.handshake(timeout).await?;
+        conn.established(&hs);
+        {
+            let mut st = lock(&server.status);
+            st.era = Some(hs.era);
+            st.version = Some(hs.version.clone());
+        }
+        let lists = fetch_lists(&conn, &hs.capabilities, timeout).await?;
+        Ok::<_, String>(lists)
+    };
+    let lists = match tokio::time::timeout(timeout, setup).await {
+        Ok(Ok(lists)) => lists,
+        Ok(Err(e)) => {
+            stop(fleet, &mut running).await;
+            return Err(e);
+        }
+        Err(_) => {
+            stop(fleet, &mut running).await;
+            return Err(format!(
+                "no complete handshake within {:.1}s (handshake_timeout)",
+                timeout.as_secs_f64()
+            ));
+        }
+    };
+    install_lists(fleet, server, lists);
+    Ok((running, inbound))
+}
+
+async fn fetch_lists(
+    conn: &Arc<Connection>,
+    caps: &Value,
+    timeout: Duration,
+) -> Result<Lists, String> {
+    let mut lists = Lists::default();
+    if caps.get("tools").is_some() {
+        lists.tools = conn.list_all("tools/list", "tools", timeout).await?;
+    }
+    if caps.get("prompts").is_some() {
+        lists.prompts = conn.list_all("prompts/list", "prompts", timeout).await?;
+    }
+    if caps.get("resources").is_some() {
+        lists.resources = conn
+            .list_all("resources/list", "resources", timeout)
+            .await?;
+        // Templates are optional even for servers with resources.
+        lists.templates = conn
+            .list_all("resources/templates/list", "resourceTemplates", timeout)
+            .await
+            .unwrap_or_default();
+    }
+    Ok(lists)
+}
+
+/// Replaces a server's lists, allocates names, and announces the kinds that changed.
+fn install_lists(fleet: &Fleet, server: &ServerHandle, lists: Lists) {
+    fleet.allocate_names(server, &lists);
+    let old = std::mem::replace(&mut *lock(&server.lists), lists.clone());
+    lock(&server.status).tools = lists
+        .tools
+        .iter()
+        .filter(|t| {
+            t.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| server.spec.tools.exposes(n))
+        })
+        .count();
+    if old.tools != lists.tools {
+        let _ = fleet.events.send(FleetEvent::ListChanged(ListKind::Tools));
+    }
+    if old.prompts != lists.prompts {
+        let _ = fleet
+            .events
+            .send(FleetEvent::ListChanged(ListKind::Prompts));
+    }
+    if old.resources != lists.resources || old.templates != lists.templates {
+        let _ = fleet
+            .events
+            .send(FleetEvent::ListChanged(ListKind::Resources));
+    }
+}
+
+async fn refresh(
+    fleet: Arc<Fleet>,
+    server: Arc<ServerHandle>,
+    conn: Arc<Connection>,
+    kind: ListKind,
+) {
+    let timeout = server.spec.handshake_timeout;
+    let mut lists = server.lists();
+    let result = match kind {
+        ListKind::Tools => conn
+            .list_all("tools/list", "tools", timeout)
+            .await
+            .map(|t| lists.tools = t),
+        ListKind::Prompts => conn
+            .list_all("prompts/list", "prompts", timeout)
+            .await
+            .map(|p| lists.prompts = p),
+        ListKind::Resources => match conn.list_all("resources/list", "resources", timeout).await {
+            Ok(r) => {
+                lists.resources = r;
+                lists.templates = conn
+                    .list_all("resources/templates/list", "resourceTemplates", timeout)
+                    .await
+                    .unwrap_or_default();
+                Ok(())
+            }
+            Err(e) => Err(e),
+        },
+    };
+    match result {
+        Ok(()) => install_lists(&fleet, &server, lists),
+        Err(e) => tracing::warn!(server = %server.name(), "refreshing the list failed: {e}"),
+    }
+}
+
+/// Routes what the server sends: list changes refresh that server only; `ping` is answered
+/// here; everything else goes to the upstream side.
+async fn pump_inbound(
+    fleet: Arc<Fleet>,
+    server: Arc<ServerHandle>,
+    conn: Arc<Connection>,
+    mut inbound: mpsc::UnboundedReceiver<Inbound>,
+) {
+    while let Some(msg) = inbound.recv().await {
+        match msg {
+            Inbound::Notification { method, params } => {
+                let kind = match method.as_str() {
+                    "notifications/tools/list_changed" => Some(ListKind::Tools),
+                    "notifications/prompts/list_changed" => Some(ListKind::Prompts),
+                    "notifications/resources/list_changed" => Some(ListKind::Resources),
+                    _ => None,
+                };
+                match kind {
+                    Some(kind) => {
+                        tokio::spawn(refresh(fleet.clone(), server.clone(), conn.clone(), kind));
+                    }
+                    None => {
+                        let _ = fleet.events.send(FleetEvent::Notification {
+                            server: server.name().into(),
+                            method,
+                            params,
+                        });
+                    }
+                }
+            }
+            Inbound::Request { id, method, params } => {
+                if method == "ping" {
+                    conn.respond(&id, Ok(&jsonrpc::to_raw(&serde_json::json!({}))));
+                } else {
+                    let _ = fleet.events.send(FleetEvent::ServerRequest {
+                        conn: conn.clone(),
+                        id,
+                        method,
+                        params,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Graceful stop: close stdin (or end the HTTP session), then SIGTERM, then kill the group.
+async fn stop(fleet: &Fleet, running: &mut Running) {
+    let grace = fleet.config.shutdown_grace;
+    running.conn.begin_shutdown();
+    let Some(process) = running.process.as_mut() else {
+        running.conn.close("stopped by loom");
+        return;
+    };
+    if tokio::time::timeout(grace, running.conn.wait_closed())
+        .await
+        .is_ok()
+    {
+        return;
+    }
+    process.terminate();
+    if tokio::time::timeout(grace, running.conn.wait_closed())
+        .await
+        .is_ok()
+    {
+        return;
+    }
+    process.kill();
+    let _ = tokio::time::timeout(Duration::from_secs(1), running.conn.wait_closed()).await;
+    running.conn.close("stopped by loom");
+}

@@ -1,0 +1,211 @@
+//! JSON-RPC 2.0 framing for the forwarding path.
+//!
+//! Only the envelope is parsed (`id`, `method`, and the presence of `params`, `result`, `error`);
+//! `params`, `result` and `error` stay as [`RawValue`] so a forwarded `result` is copied byte for
+//! byte. This module must never re-serialize a payload it only passes along.
+
+mod framing;
+
+pub use framing::{Line, LineReader};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// JSON-RPC error codes used by loom (the MCP-specific ones live in `protocol`).
+pub mod code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+}
+
+/// One decoded message with its payload left raw.
+#[derive(Debug, Deserialize)]
+pub struct RawMessage {
+    #[serde(default)]
+    pub jsonrpc: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    pub id: Option<Box<RawValue>>,
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub params: Option<Box<RawValue>>,
+    #[serde(default)]
+    pub result: Option<Box<RawValue>>,
+    #[serde(default)]
+    pub error: Option<Box<RawValue>>,
+}
+
+/// Keeps an explicit `"id": null` distinguishable from an absent id.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(d).map(Some)
+}
+
+/// What a message is, decided from which envelope members it carries.
+#[derive(Debug)]
+pub enum Kind {
+    Request,
+    Notification,
+    Response,
+    Invalid(&'static str),
+}
+
+impl RawMessage {
+    pub fn parse(bytes: &[u8]) -> Result<RawMessage, serde_json::Error> {
+        serde_json::from_slice(bytes)
+    }
+
+    pub fn kind(&self) -> Kind {
+        if self.jsonrpc.as_deref() != Some("2.0") {
+            return Kind::Invalid("jsonrpc must be \"2.0\"");
+        }
+        match (
+            &self.id,
+            &self.method,
+            self.result.is_some() || self.error.is_some(),
+        ) {
+            (Some(id), Some(_), false) if id.get() != "null" => Kind::Request,
+            (None, Some(_), false) => Kind::Notification,
+            (Some(_), None, true) => Kind::Response,
+            (Some(_), Some(_), false) => Kind::Invalid("request id must not be null"),
+            _ => Kind::Invalid("not a request, notification or response"),
+        }
+    }
+
+    /// The id as a numeric value, when it is one (loom's own outbound ids are numbers).
+    pub fn numeric_id(&self) -> Option<u64> {
+        self.id.as_ref().and_then(|id| id.get().parse().ok())
+    }
+}
+
+/// Serializes any `Serialize` value into a raw JSON value.
+pub fn to_raw<T: serde::Serialize>(value: &T) -> Box<RawValue> {
+    // Serializing plain data (maps, strings, numbers) cannot fail.
+    serde_json::value::to_raw_value(value).unwrap_or_else(|_| raw_null())
+}
+
+pub fn raw_null() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).unwrap_or_default()
+}
+
+/// `{"jsonrpc":"2.0","id":…,"result":…}` with `result` spliced verbatim.
+pub fn response(id: &RawValue, result: &RawValue) -> String {
+    let mut s = String::with_capacity(result.get().len() + id.get().len() + 40);
+    s.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    s.push_str(id.get());
+    s.push_str(",\"result\":");
+    s.push_str(result.get());
+    s.push('}');
+    s
+}
+
+/// `{"jsonrpc":"2.0","id":…,"error":…}` with the error object spliced verbatim.
+pub fn error_response_raw(id: &RawValue, error: &RawValue) -> String {
+    let mut s = String::with_capacity(error.get().len() + 40);
+    s.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    s.push_str(id.get());
+    s.push_str(",\"error\":");
+    s.push_str(error.get());
+    s.push('}');
+    s
+}
+
+/// A JSON-RPC error response built by loom itself.
+pub fn error_response(
+    id: &RawValue,
+    code: i64,
+    message: &str,
+    data: Option<serde_json::Value>,
+) -> String {
+    let mut err = serde_json::json!({ "code": code, "message": message });
+    if let Some(data) = data {
+        err["data"] = data;
+    }
+    error_response_raw(id, &to_raw(&err))
+}
+
+pub fn request(id: &RawValue, method: &str, params: Option<&RawValue>) -> String {
+    let mut s = String::with_capacity(64 + params.map_or(0, |p| p.get().len()));
+    s.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    s.push_str(id.get());
+    s.push_str(",\"method\":");
+    s.push_str(&serde_json::Value::from(method).to_string());
+    if let Some(p) = params {
+        s.push_str(",\"params\":");
+        s.push_str(p.get());
+    }
+    s.push('}');
+    s
+}
+
+pub fn notification(method: &str, params: Option<&RawValue>) -> String {
+    let mut s = String::with_capacity(64 + params.map_or(0, |p| p.get().len()));
+    s.push_str("{\"jsonrpc\":\"2.0\",\"method\":");
+    s.push_str(&serde_json::Value::from(method).to_string());
+    if let Some(p) = params {
+        s.push_str(",\"params\":");
+        s.push_str(p.get());
+    }
+    s.push('}');
+    s
+}
+
+/// Finds a numeric `"id"` near the start of a message that was too long to parse, so the request
+/// it answers can be failed instead of left waiting.
+pub fn sniff_numeric_id(prefix: &[u8]) -> Option<u64> {
+    let text = String::from_utf8_lossy(prefix);
+    let at = text.find("\"id\"")?;
+    let rest = text[at + 4..].trim_start().strip_prefix(':')?.trim_start();
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_is_spliced_verbatim() {
+        let line = br#"{"jsonrpc":"2.0","id":7,"result":{"z":1,  "a":"\u00e9","x":[1.0,2]}}"#;
+        let msg = RawMessage::parse(line).unwrap();
+        assert!(matches!(msg.kind(), Kind::Response));
+        let id = RawValue::from_string("\"up-1\"".into()).unwrap();
+        let out = response(&id, msg.result.as_deref().unwrap());
+        assert_eq!(
+            out,
+            r#"{"jsonrpc":"2.0","id":"up-1","result":{"z":1,  "a":"\u00e9","x":[1.0,2]}}"#
+        );
+    }
+
+    #[test]
+    fn kinds() {
+        let k = |s: &str| RawMessage::parse(s.as_bytes()).unwrap().kind();
+        assert!(matches!(
+            k(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Kind::Request
+        ));
+        assert!(matches!(
+            k(r#"{"jsonrpc":"2.0","method":"x"}"#),
+            Kind::Notification
+        ));
+        assert!(matches!(
+            k(r#"{"jsonrpc":"2.0","id":1,"error":{}}"#),
+            Kind::Response
+        ));
+        assert!(matches!(
+            k(r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#),
+            Kind::Invalid(_)
+        ));
+        assert!(matches!(k(r#"{"id":1,"method":"ping"}"#), Kind::Invalid(_)));
+    }
+
+    #[test]
+    fn sniffs_id_from_truncated_prefix() {
+        assert_eq!(
+            sniff_numeric_id(br#"{"jsonrpc":"2.0","id": 42,"result":{"content":[{"#),
+            Some(42)
+        );
+        assert_eq!(sniff_numeric_id(br#"{"jsonrpc":"2.0","result""#), None);
+    }
+}

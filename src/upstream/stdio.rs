@@ -1,0 +1,57 @@
+//! `loom serve` over stdio: stdin lines in, protocol messages out on stdout (and nothing else
+//! ever on stdout). Ends on stdin EOF, SIGINT or SIGTERM, stopping every child first.
+
+use super::ClientSession;
+use crate::config::Config;
+use crate::jsonrpc::{Line, LineReader};
+use crate::session::EventBus;
+use std::sync::Arc;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(mut line) = out_rx.recv().await {
+            line.push('\n');
+            if stdout.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+            // Drain what is queued before flushing, so bursts cost one flush.
+            while let Ok(mut more) = out_rx.try_recv() {
+                more.push('\n');
+                if stdout.write_all(more.as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            if stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let session = ClientSession::new(config.clone(), EventBus::default(), out_tx);
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut lines = LineReader::new(
+        BufReader::with_capacity(256 * 1024, tokio::io::stdin()),
+        config.max_message_bytes,
+    );
+    loop {
+        tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(Line::Complete(bytes))) => session.handle_line(&bytes).await,
+                Ok(Some(Line::TooLong { prefix, len })) => session.handle_oversize(&prefix, len),
+                Ok(None) => { tracing::info!("stdin closed; shutting down"); break; }
+                Err(e) => { tracing::warn!("reading stdin failed: {e}; shutting down"); break; }
+            },
+            _ = sigterm.recv() => { tracing::info!("SIGTERM; shutting down"); break; }
+            _ = sigint.recv() => { tracing::info!("SIGINT; shutting down"); break; }
+        }
+    }
+    session.shutdown().await;
+    drop(session);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! Test harness: the real `loom` binary driven over stdio by a raw JSON-RPC client, configs in
+//! temporary folders, and the pinned real peers installed by `scripts/install-test-peers.sh`.
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::mpsc;
+
+pub const LOOM: &str = env!("CARGO_BIN_EXE_loom");
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A file under `.peers/`; fails the test (never skips) when the peer is not installed.
+pub fn peer(rel: &str) -> PathBuf {
+    let p = root().join(".peers").join(rel);
+    assert!(p.exists(), "test peer {} is missing: run scripts/test.sh (it installs the pinned peers)", p.display());
+    p
+}
+
+pub fn everything_js() -> PathBuf {
+    peer("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+pub fn filesystem_js() -> PathBuf {
+    peer("node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+}
+
+pub fn venv_python() -> PathBuf {
+    peer("venv/bin/python")
+}
+
+pub fn testserver() -> String {
+    root().join("tests/fixtures/testserver.py").display().to_string()
+}
+
+/// A config file in its own temporary folder.
+pub struct TempConfig {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl TempConfig {
+    pub fn new(toml: &str) -> TempConfig {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("loom.toml");
+        std::fs::write(&path, toml).expect("write config");
+        TempConfig { dir, path }
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+/// TOML for one stdio server running the test server with `flags`.
+pub fn testserver_entry(name: &str, flags: &[&str]) -> String {
+    let mut args = vec![format!("{:?}", testserver())];
+    args.extend(flags.iter().map(|f| format!("{f:?}")));
+    format!("[[servers]]\nname = \"{name}\"\ncommand = \"python3\"\nargs = [{}]\n", args.join(", "))
+}
+
+pub struct RawClient {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::UnboundedReceiver<String>,
+    backlog: VecDeque<String>,
+    next_id: u64,
+    pub stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl RawClient {
+    pub fn spawn(config: &Path) -> RawClient {
+        Self::spawn_with(config, &[])
+    }
+
+    pub fn spawn_with(config: &Path, env: &[(&str, &str)]) -> RawClient {
+        let mut cmd = tokio::process::Command::new(LOOM);
+        cmd.args(["serve", "-c"]).arg(config).args(["--log-level", "info"]);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn loom");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            let mut r = BufReader::new(stdout).lines();
+            while let Ok(Some(l)) = r.next_line().await {
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let log2 = log.clone();
+        tokio::spawn(async move {
+            let mut r = BufReader::new(stderr).lines();
+            while let Ok(Some(l)) = r.next_line().await {
+                let mut g = log2.lock().unwrap();
+                g.push_str(&l);
+                g.push('\n');
+            }
+        });
+        RawClient { stdin: child.stdin.take(), child, lines: rx, backlog: VecDeque::new(), next_id: 1, stderr: log }
+    }
+
+    pub async fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).await.expect("write");
+        stdin.write_all(b"\n").await.expect("write");
+        stdin.flush().await.expect("flush");
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next line from loom, or None after `timeout`.
+    pub async fn next_line(&mut self, timeout: Duration) -> Option<String> {
+        if let Some(l) = self.backlog.pop_front() {
+            return Some(l);
+        }
+        tokio::time::timeout(timeout, self.lines.recv()).await.ok().flatten()
+    }
+
+    /// Waits for a line matching `pred`, keeping the others for later.
+    pub async fn wait_for(&mut self, timeout: Duration, pred: impl Fn(&Value) -> bool) -> String {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut kept = VecDeque::new();
+        // Look at the backlog first.
+        while let Some(l) = self.backlog.pop_front() {
+            if serde_json::from_str::<Value>(&l).is_ok_and(|v| pred(&v)) {
+                kept.extend(self.backlog.drain(..));
+                self.backlog = kept;
+                return l;
+            }
+            kept.push_back(l);
+        }
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match tokio::time::timeout(left, self.lines.recv()).await {
+                Ok(Some(l)) => {
+                    if serde_json::from_str::<Value>(&l).is_ok_and(|v| pred(&v)) {
+                        self.backlog = kept;
+                        return l;
+                    }
+                    kept.push_back(l);
+                }
+                _ => {
+                    let seen: Vec<_> = kept.iter().cloned().collect();
+                    panic!("timed out; lines seen: {seen:#?}\nloom stderr:\n{}", self.stderr.lock().unwrap());
+                }
+            }
+        }
+    }
+
+    /// Sends a request and returns the raw response line.
+    pub async fn request_raw(&mut self, method: &str, params: Value, timeout: Duration) -> String {
+        let id = self.next_id;
+        self.next_id += 1;
+        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.send_raw(&msg.to_string()).await;
+        self.wait_for(timeout, |v| v["id"] == json!(id) && v.get("method").is_none()).await
+    }
+
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let line = self.request_raw(method, params, Duration::from_secs(30)).await;
+        serde_json::from_str(&line).expect("response is JSON")
+    }
+
+    pub fn next_request_id(&self) -> u64 {
+        self.next_id
+    }
+
+    pub async fn notify(&mut self, method: &str, params: Value) {
+        let msg = json!({ "jsonrpc": "2.0", "method": method, "params": params });
+        self.send_raw(&msg.to_string()).await;
+    }
+
+    pub async fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({})).await
+    }
+
+    pub async fn initialize_with(&mut self, capabilities: Value) -> Value {
+        let r = self
+            .request(
+                "initialize",
+                json!({ "protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": { "name": "raw-test", "version": "0" } }),
+            )
+            .await;
+        self.notify("notifications/initialized", json!({})).await;
+        r
+    }
+
+    pub async fn tool_names(&mut self) -> Vec<String> {
+        let r = self.request("tools/list", json!({})).await;
+        r["result"]["tools"].as_array().expect("tools").iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    }
+
+    pub async fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({ "name": name, "arguments": arguments })).await
+    }
+
+    /// Waits for loom to exit, returning whether it did within `timeout`.
+    pub async fn wait_exit(&mut self, timeout: Duration) -> bool {
+        tokio::time::timeout(timeout, self.child.wait()).await.is_ok()
+    }
+}
+
+/// The text of the first content block of a `tools/call` response.
+pub fn text_of(resp: &Value) -> String {
+    resp["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+}
+
+pub fn is_error_result(resp: &Value) -> bool {
+    resp["result"]["isError"] == json!(true)
+}
+
+/// Whether a process with this pid is alive (and not a zombie).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.split_whitespace().nth(2).is_some_and(|s| s == "Z"),
+        Err(_) => false,
+    }
+}
+
+pub async fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + timeout;
+    while tokio::time::Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    f()
+}
