@@ -20,21 +20,60 @@ async fn sample_server_is_listed_and_small_results_pass() {
     let init = c.initialize().await;
     assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
     let names = c.tool_names().await;
-    for t in ["sample_get_weather", "sample_list_orders", "sample_list_customers", "sample_tail_logs", "sample_cancel_order", "sample_slow_count"] {
+    for t in [
+        "sample_get_weather",
+        "sample_list_orders",
+        "sample_list_customers",
+        "sample_tail_logs",
+        "sample_cancel_order",
+        "sample_slow_count",
+    ] {
         assert!(names.contains(&t.to_owned()), "{t} missing from {names:?}");
     }
-    let r = c.call("sample_get_weather", json!({ "city": "Porto" })).await;
+    let r = c
+        .call("sample_get_weather", json!({ "city": "Porto" }))
+        .await;
     assert!(text_of(&r).starts_with("Porto: "), "{r}");
     let prompts = c.request("prompts/list", json!({})).await;
-    assert_eq!(prompts["result"]["prompts"][0]["name"], "sample_triage_orders");
-    let p = c.request("prompts/get", json!({ "name": "sample_triage_orders", "arguments": { "status": "paid" } })).await;
-    assert!(p["result"]["messages"][0]["content"]["text"].as_str().unwrap().contains("status=paid"));
-    let res = c.request("resources/read", json!({ "uri": "sample://docs/readme" })).await;
-    assert!(res["result"]["contents"][0]["text"].as_str().unwrap().starts_with("# Sample server"));
+    assert_eq!(
+        prompts["result"]["prompts"][0]["name"],
+        "sample_triage_orders"
+    );
+    let p = c
+        .request(
+            "prompts/get",
+            json!({ "name": "sample_triage_orders", "arguments": { "status": "paid" } }),
+        )
+        .await;
+    assert!(
+        p["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("status=paid")
+    );
+    let res = c
+        .request("resources/read", json!({ "uri": "sample://docs/readme" }))
+        .await;
+    assert!(
+        res["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("# Sample server")
+    );
     // A URI that only a template covers routes by the template's prefix.
-    let res = c.request("resources/read", json!({ "uri": "sample://orders/42" })).await;
-    assert!(res["result"]["contents"][0]["text"].as_str().unwrap().contains("\"42\""), "{res}");
-    let missing = c.request("resources/read", json!({ "uri": "nowhere://x" })).await;
+    let res = c
+        .request("resources/read", json!({ "uri": "sample://orders/42" }))
+        .await;
+    assert!(
+        res["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"42\""),
+        "{res}"
+    );
+    let missing = c
+        .request("resources/read", json!({ "uri": "nowhere://x" }))
+        .await;
     assert_eq!(missing["error"]["code"], -32002);
 }
 
@@ -45,9 +84,14 @@ async fn results_pass_through_byte_identical() {
     c.initialize().await;
     c.tool_names().await;
     let id = c.next_request_id();
-    let line = c.request_raw("tools/call", json!({ "name": "t_raw", "arguments": {} }), T).await;
+    let line = c
+        .request_raw("tools/call", json!({ "name": "t_raw", "arguments": {} }), T)
+        .await;
     let expected_result = r#"{"content":[{"type":"text","text":"caf\u00e9 \"exact\"","vendorField":1}],"structuredContent":{"z":1,  "a":[1.0,2e3]},"isError":false,"extra":{"k":null}}"#;
-    assert_eq!(line, format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{expected_result}}}"#));
+    assert_eq!(
+        line,
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{expected_result}}}"#)
+    );
 }
 
 #[tokio::test]
@@ -56,32 +100,55 @@ async fn tool_definitions_keep_everything_but_output_schema() {
     let mut c = RawClient::spawn(&cfg.path);
     c.initialize().await;
     let r = c.request("tools/list", json!({})).await;
-    let raw = r["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "t_raw").cloned().unwrap();
+    let raw = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "t_raw")
+        .cloned()
+        .unwrap();
     assert!(raw.get("outputSchema").is_none(), "{raw}");
     assert_eq!(raw["execution"], json!({ "taskSupport": "optional" }));
     assert_eq!(raw["vendorExtra"], json!({ "z": 1, "a": 2 }));
     assert_eq!(raw["annotations"]["readOnlyHint"], true);
     // Key order as the server sent it.
     let text = serde_json::to_string(&raw).unwrap();
-    assert!(text.find("\"z\"").unwrap() < text.find("\"a\"").unwrap(), "{text}");
+    assert!(
+        text.find("\"z\"").unwrap() < text.find("\"a\"").unwrap(),
+        "{text}"
+    );
 }
 
 #[tokio::test]
 async fn long_clashing_and_non_ascii_names() {
-    let toml = format!("{}{}", testserver_entry("a", &["--names", "--tools", "0"]), testserver_entry("a_b", &["--tools", "0"]));
+    let toml = format!(
+        "{}{}",
+        testserver_entry("a", &["--names", "--tools", "0"]),
+        testserver_entry("a_b", &["--tools", "0"])
+    );
     let cfg = TempConfig::new(&toml);
     let mut c = RawClient::spawn(&cfg.path);
     c.initialize().await;
     let names = c.tool_names().await;
     let unique: std::collections::HashSet<_> = names.iter().collect();
-    assert_eq!(unique.len(), names.len(), "duplicate exposed names: {names:?}");
+    assert_eq!(
+        unique.len(),
+        names.len(),
+        "duplicate exposed names: {names:?}"
+    );
     for n in &names {
-        assert!(n.len() <= 64 && n.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-'), "bad name {n}");
+        assert!(
+            n.len() <= 64
+                && n.chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_' || ch == '-'),
+            "bad name {n}"
+        );
     }
     // Each exposed name routes to its own original, never by splitting on `_`.
     let check = async |c: &mut RawClient, exposed: &str, original: &str| {
         let r = c.call(exposed, json!({})).await;
-        let v: Value = serde_json::from_str(&text_of(&r)).unwrap_or_else(|_| panic!("{exposed}: {r}"));
+        let v: Value =
+            serde_json::from_str(&text_of(&r)).unwrap_or_else(|_| panic!("{exposed}: {r}"));
         assert_eq!(v["tool"], original, "{exposed}");
     };
     check(&mut c, "a_a_b", "a.b").await;
@@ -98,14 +165,20 @@ async fn long_clashing_and_non_ascii_names() {
         originals.push(v["tool"].as_str().unwrap().to_owned());
     }
     originals.sort();
-    assert_eq!(originals, vec!["x".repeat(100), format!("{}y", "x".repeat(99))]);
+    assert_eq!(
+        originals,
+        vec!["x".repeat(100), format!("{}y", "x".repeat(99))]
+    );
     assert!(names.contains(&"a_b_echo".to_owned()));
     check(&mut c, "a_b_echo", "echo").await;
 }
 
 #[tokio::test]
 async fn every_page_is_followed() {
-    let cfg = TempConfig::new(&testserver_entry("p", &["--tools", "25", "--page-size", "4"]));
+    let cfg = TempConfig::new(&testserver_entry(
+        "p",
+        &["--tools", "25", "--page-size", "4"],
+    ));
     let mut c = RawClient::spawn(&cfg.path);
     c.initialize().await;
     let names = c.tool_names().await;
@@ -114,8 +187,13 @@ async fn every_page_is_followed() {
     let prompts = c.request("prompts/list", json!({})).await;
     assert_eq!(prompts["result"]["prompts"].as_array().unwrap().len(), 5);
     let resources = c.request("resources/list", json!({})).await;
-    assert_eq!(resources["result"]["resources"].as_array().unwrap().len(), 5);
-    let r = c.request("resources/read", json!({ "uri": "test://r/04" })).await;
+    assert_eq!(
+        resources["result"]["resources"].as_array().unwrap().len(),
+        5
+    );
+    let r = c
+        .request("resources/read", json!({ "uri": "test://r/04" }))
+        .await;
     assert_eq!(r["result"]["contents"][0]["text"], "content of test://r/04");
 }
 
@@ -129,7 +207,8 @@ async fn list_changed_refreshes_that_server() {
     while c.next_line(Duration::from_millis(300)).await.is_some() {}
     let r = c.call("t_add_tool", json!({})).await;
     assert_eq!(text_of(&r), "added");
-    c.wait_for(T, |v| v["method"] == "notifications/tools/list_changed").await;
+    c.wait_for(T, |v| v["method"] == "notifications/tools/list_changed")
+        .await;
     let after = c.tool_names().await;
     assert_eq!(after.len(), before.len() + 1);
     assert!(after.iter().any(|n| n.starts_with("t_added_")), "{after:?}");
@@ -147,13 +226,21 @@ async fn hanging_server_delays_neither_initialize_nor_others() {
     let t0 = Instant::now();
     c.initialize().await;
     let init_time = t0.elapsed();
-    assert!(init_time < Duration::from_millis(100), "initialize took {init_time:?}");
+    assert!(
+        init_time < Duration::from_millis(100),
+        "initialize took {init_time:?}"
+    );
     let t1 = Instant::now();
     let names = c.tool_names().await;
     let list_time = t1.elapsed();
     assert!(names.iter().any(|n| n == "sample_get_weather"), "{names:?}");
-    assert!(list_time < Duration::from_millis(2500), "first tools/list took {list_time:?}");
-    let r = c.call("sample_get_weather", json!({ "city": "Oslo" })).await;
+    assert!(
+        list_time < Duration::from_millis(2500),
+        "first tools/list took {list_time:?}"
+    );
+    let r = c
+        .call("sample_get_weather", json!({ "city": "Oslo" }))
+        .await;
     assert!(text_of(&r).starts_with("Oslo"));
 }
 
@@ -166,7 +253,10 @@ async fn in_flight_call_on_a_dying_server_gets_an_error_result_then_restart() {
     c.tool_names().await;
     let r = c.call("t_crash", json!({})).await;
     assert!(is_error_result(&r), "{r}");
-    assert!(text_of(&r).contains("server `t`") && text_of(&r).contains("exited with code 9"), "{r}");
+    assert!(
+        text_of(&r).contains("server `t`") && text_of(&r).contains("exited with code 9"),
+        "{r}"
+    );
     // While it restarts, its tools stay listed and a call names the server and the reason.
     let names = c.tool_names().await;
     assert!(names.contains(&"t_echo".to_owned()));
@@ -188,7 +278,10 @@ async fn in_flight_call_on_a_dying_server_gets_an_error_result_then_restart() {
 
 #[tokio::test]
 async fn crash_loop_ends_in_delisting() {
-    let toml = format!("{}max_restarts = 1\nrestart_backoff = 0.05\n", testserver_entry("t", &[]));
+    let toml = format!(
+        "{}max_restarts = 1\nrestart_backoff = 0.05\n",
+        testserver_entry("t", &[])
+    );
     let cfg = TempConfig::new(&toml);
     let mut c = RawClient::spawn(&cfg.path);
     c.initialize().await;
@@ -205,7 +298,8 @@ async fn crash_loop_ends_in_delisting() {
         }
     }
     assert!(crashed_again);
-    c.wait_for(T, |v| v["method"] == "notifications/tools/list_changed").await;
+    c.wait_for(T, |v| v["method"] == "notifications/tools/list_changed")
+        .await;
     let mut gone = false;
     for _ in 0..50 {
         if c.tool_names().await.is_empty() {
@@ -223,14 +317,18 @@ async fn crash_loop_ends_in_delisting() {
 async fn flaky_start_is_retried() {
     let dir = tempfile::tempdir().unwrap();
     let counter = dir.path().join("starts");
-    let toml = format!("{}restart_backoff = 0.05\n", testserver_entry("f", &["--flaky", counter.to_str().unwrap()]));
+    let toml = format!(
+        "{}restart_backoff = 0.05\n",
+        testserver_entry("f", &["--flaky", counter.to_str().unwrap()])
+    );
     let cfg = TempConfig::new(&toml);
     let mut c = RawClient::spawn(&cfg.path);
     c.initialize().await;
     // The first start fails, so the first list may be empty; the restart announces the tools.
     let mut names = c.tool_names().await;
     if names.is_empty() {
-        c.wait_for(T, |v| v["method"] == "notifications/tools/list_changed").await;
+        c.wait_for(T, |v| v["method"] == "notifications/tools/list_changed")
+            .await;
         names = c.tool_names().await;
     }
     assert!(names.contains(&"f_echo".to_owned()), "{names:?}");
@@ -241,9 +339,19 @@ async fn flaky_start_is_retried() {
 
 #[tokio::test]
 async fn child_environment_is_default_deny() {
-    let toml = format!("{}env = {{ OWN_VAR = \"mine\" }}\nenv_passthrough = [\"PASS_ME\"]\n", testserver_entry("e", &[]));
+    let toml = format!(
+        "{}env = {{ OWN_VAR = \"mine\" }}\nenv_passthrough = [\"PASS_ME\"]\n",
+        testserver_entry("e", &[])
+    );
     let cfg = TempConfig::new(&toml);
-    let mut c = RawClient::spawn_with(&cfg.path, &[("SUPER_SECRET_TOKEN", "hunter2"), ("PASS_ME", "yes"), ("LC_ALL", "C.UTF-8")]);
+    let mut c = RawClient::spawn_with(
+        &cfg.path,
+        &[
+            ("SUPER_SECRET_TOKEN", "hunter2"),
+            ("PASS_ME", "yes"),
+            ("LC_ALL", "C.UTF-8"),
+        ],
+    );
     c.initialize().await;
     c.tool_names().await;
     let r = c.call("e_env", json!({})).await;
@@ -252,19 +360,29 @@ async fn child_environment_is_default_deny() {
     assert_eq!(env["PASS_ME"], "yes");
     assert_eq!(env["LC_ALL"], "C.UTF-8");
     assert!(env.get("PATH").is_some());
-    assert!(env.get("SUPER_SECRET_TOKEN").is_none(), "secret leaked: {env}");
+    assert!(
+        env.get("SUPER_SECRET_TOKEN").is_none(),
+        "secret leaked: {env}"
+    );
     assert!(!text_of(&r).contains("hunter2"));
 }
 
 async fn grandchild_setup() -> (TempConfig, RawClient, i32) {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("gc.pid");
-    let cfg = TempConfig::new(&testserver_entry("g", &["--grandchild", pidfile.to_str().unwrap()]));
+    let cfg = TempConfig::new(&testserver_entry(
+        "g",
+        &["--grandchild", pidfile.to_str().unwrap()],
+    ));
     let mut c = RawClient::spawn(&cfg.path);
     c.initialize().await;
     c.tool_names().await;
     assert!(eventually(T, || pidfile.exists()).await);
-    let pid: i32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(alive(pid));
     std::mem::forget(dir);
     (cfg, c, pid)
@@ -278,14 +396,20 @@ async fn no_orphan_after_sigkill() {
         libc::kill(loom_pid, libc::SIGKILL);
     }
     assert!(c.wait_exit(T).await);
-    assert!(eventually(Duration::from_secs(10), || !alive(grandchild)).await, "grandchild {grandchild} outlived loom");
+    assert!(
+        eventually(Duration::from_secs(10), || !alive(grandchild)).await,
+        "grandchild {grandchild} outlived loom"
+    );
 }
 
 #[tokio::test]
 async fn stdin_eof_shuts_down_and_stops_children() {
     let (_cfg, mut c, grandchild) = grandchild_setup().await;
     c.close_stdin();
-    assert!(c.wait_exit(Duration::from_secs(15)).await, "loom did not exit on stdin EOF");
+    assert!(
+        c.wait_exit(Duration::from_secs(15)).await,
+        "loom did not exit on stdin EOF"
+    );
     assert!(eventually(Duration::from_secs(10), || !alive(grandchild)).await);
 }
 
@@ -308,20 +432,35 @@ async fn malformed_client_input_gets_errors_and_loom_keeps_serving() {
     let l = c.wait_for(T, |v| v["error"]["code"] == -32700).await;
     assert!(l.contains("\"id\":null"));
     c.send_raw(r#"{"jsonrpc":"2.0","id":77}"#).await;
-    c.wait_for(T, |v| v["id"] == 77 && v["error"]["code"] == -32600).await;
-    c.send_raw(r#"{"jsonrpc":"1.0","id":78,"method":"ping"}"#).await;
-    c.wait_for(T, |v| v["id"] == 78 && v["error"]["code"] == -32600).await;
-    let big = format!(r#"{{"jsonrpc":"2.0","id":79,"method":"tools/call","params":{{"name":"x","arguments":{{"s":"{}"}}}}}}"#, "a".repeat(5000));
+    c.wait_for(T, |v| v["id"] == 77 && v["error"]["code"] == -32600)
+        .await;
+    c.send_raw(r#"{"jsonrpc":"1.0","id":78,"method":"ping"}"#)
+        .await;
+    c.wait_for(T, |v| v["id"] == 78 && v["error"]["code"] == -32600)
+        .await;
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":79,"method":"tools/call","params":{{"name":"x","arguments":{{"s":"{}"}}}}}}"#,
+        "a".repeat(5000)
+    );
     c.send_raw(&big).await;
     let l = c.wait_for(T, |v| v["id"] == 79).await;
-    assert!(l.contains("-32600") && l.contains("max_message_bytes"), "{l}");
+    assert!(
+        l.contains("-32600") && l.contains("max_message_bytes"),
+        "{l}"
+    );
     let r = c.request("no/such/method", json!({})).await;
     assert_eq!(r["error"]["code"], -32601);
-    let r = c.request("tools/call", json!({ "name": "nope_nope" })).await;
+    let r = c
+        .request("tools/call", json!({ "name": "nope_nope" }))
+        .await;
     assert_eq!(r["error"]["code"], -32602);
-    let r = c.request("logging/setLevel", json!({ "level": "loud" })).await;
+    let r = c
+        .request("logging/setLevel", json!({ "level": "loud" }))
+        .await;
     assert_eq!(r["error"]["code"], -32602);
-    let r = c.request("logging/setLevel", json!({ "level": "info" })).await;
+    let r = c
+        .request("logging/setLevel", json!({ "level": "info" }))
+        .await;
     assert_eq!(r["result"], json!({}));
     let r = c.request("ping", json!({})).await;
     assert_eq!(r["result"], json!({}));
@@ -351,10 +490,16 @@ async fn garbage_on_stdout_and_stderr_lines_are_tolerated() {
     c.close_stdin();
     assert!(c.wait_exit(T).await);
     while let Some(line) = c.next_line(Duration::from_millis(200)).await {
-        let v: Value = serde_json::from_str(&line).unwrap_or_else(|_| panic!("non-JSON on stdout: {line}"));
+        let v: Value =
+            serde_json::from_str(&line).unwrap_or_else(|_| panic!("non-JSON on stdout: {line}"));
         assert_eq!(v["jsonrpc"], "2.0");
     }
-    assert!(c.stderr.lock().unwrap().contains("testserver got tools/call"));
+    assert!(
+        c.stderr
+            .lock()
+            .unwrap()
+            .contains("testserver got tools/call")
+    );
 }
 
 #[tokio::test]
@@ -367,25 +512,48 @@ async fn modern_era_client() {
         "io.modelcontextprotocol/clientInfo": { "name": "modern", "version": "1" }
     });
     let d = c.request("server/discover", json!({ "_meta": meta })).await;
-    assert!(d["result"]["supportedVersions"].as_array().unwrap().iter().any(|v| v == "2026-07-28"), "{d}");
+    assert!(
+        d["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "2026-07-28"),
+        "{d}"
+    );
     assert_eq!(d["result"]["resultType"], "complete");
     let l = c.request("tools/list", json!({ "_meta": meta })).await;
     assert!(l["result"]["tools"].as_array().unwrap().len() >= 6);
     assert_eq!(l["result"]["cacheScope"], "private");
-    let r = c.request("tools/call", json!({ "name": "sample_get_weather", "arguments": { "city": "Rome" }, "_meta": meta })).await;
+    let r = c
+        .request(
+            "tools/call",
+            json!({ "name": "sample_get_weather", "arguments": { "city": "Rome" }, "_meta": meta }),
+        )
+        .await;
     assert!(text_of(&r).starts_with("Rome"));
     let mut bad = meta.clone();
     bad["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
     let r = c.request("tools/list", json!({ "_meta": bad })).await;
     assert_eq!(r["error"]["code"], -32022);
     assert_eq!(r["error"]["data"]["requested"], "2099-01-01");
-    assert!(r["error"]["data"]["supported"].as_array().unwrap().iter().any(|v| v == "2026-07-28"));
+    assert!(
+        r["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|v| v == "2026-07-28")
+    );
 }
 
 #[tokio::test]
 async fn legacy_versions_are_negotiated() {
     let cfg = TempConfig::new(&sample_entry());
-    for (asked, answered) in [("2024-11-05", "2024-11-05"), ("2025-03-26", "2025-03-26"), ("2025-11-25", "2025-11-25"), ("2030-01-01", "2025-11-25")] {
+    for (asked, answered) in [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2025-11-25", "2025-11-25"),
+        ("2030-01-01", "2025-11-25"),
+    ] {
         let mut c = RawClient::spawn(&cfg.path);
         let r = c.request("initialize", json!({ "protocolVersion": asked, "capabilities": {}, "clientInfo": { "name": "x", "version": "0" } })).await;
         assert_eq!(r["result"]["protocolVersion"], answered);
@@ -396,9 +564,13 @@ async fn legacy_versions_are_negotiated() {
 async fn downstream_sees_the_clients_capabilities() {
     let cfg = TempConfig::new(&testserver_entry("t", &[]));
     let mut c = RawClient::spawn(&cfg.path);
-    c.initialize_with(json!({ "roots": { "listChanged": true }, "sampling": {} })).await;
+    c.initialize_with(json!({ "roots": { "listChanged": true }, "sampling": {} }))
+        .await;
     c.tool_names().await;
     let r = c.call("t_caps", json!({})).await;
     let caps: Value = serde_json::from_str(&text_of(&r)).unwrap();
-    assert_eq!(caps, json!({ "roots": { "listChanged": true }, "sampling": {} }));
+    assert_eq!(
+        caps,
+        json!({ "roots": { "listChanged": true }, "sampling": {} })
+    );
 }

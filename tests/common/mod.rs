@@ -20,7 +20,11 @@ pub fn root() -> PathBuf {
 /// A file under `.peers/`; fails the test (never skips) when the peer is not installed.
 pub fn peer(rel: &str) -> PathBuf {
     let p = root().join(".peers").join(rel);
-    assert!(p.exists(), "test peer {} is missing: run scripts/test.sh (it installs the pinned peers)", p.display());
+    assert!(
+        p.exists(),
+        "test peer {} is missing: run scripts/test.sh (it installs the pinned peers)",
+        p.display()
+    );
     p
 }
 
@@ -37,7 +41,10 @@ pub fn venv_python() -> PathBuf {
 }
 
 pub fn testserver() -> String {
-    root().join("tests/fixtures/testserver.py").display().to_string()
+    root()
+        .join("tests/fixtures/testserver.py")
+        .display()
+        .to_string()
 }
 
 /// A config file in its own temporary folder.
@@ -63,7 +70,10 @@ impl TempConfig {
 pub fn testserver_entry(name: &str, flags: &[&str]) -> String {
     let mut args = vec![format!("{:?}", testserver())];
     args.extend(flags.iter().map(|f| format!("{f:?}")));
-    format!("[[servers]]\nname = \"{name}\"\ncommand = \"python3\"\nargs = [{}]\n", args.join(", "))
+    format!(
+        "[[servers]]\nname = \"{name}\"\ncommand = \"python3\"\nargs = [{}]\n",
+        args.join(", ")
+    )
 }
 
 pub struct RawClient {
@@ -82,7 +92,9 @@ impl RawClient {
 
     pub fn spawn_with(config: &Path, env: &[(&str, &str)]) -> RawClient {
         let mut cmd = tokio::process::Command::new(LOOM);
-        cmd.args(["serve", "-c"]).arg(config).args(["--log-level", "info"]);
+        cmd.args(["serve", "-c"])
+            .arg(config)
+            .args(["--log-level", "info"]);
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -114,7 +126,14 @@ impl RawClient {
                 g.push('\n');
             }
         });
-        RawClient { stdin: child.stdin.take(), child, lines: rx, backlog: VecDeque::new(), next_id: 1, stderr: log }
+        RawClient {
+            stdin: child.stdin.take(),
+            child,
+            lines: rx,
+            backlog: VecDeque::new(),
+            next_id: 1,
+            stderr: log,
+        }
     }
 
     pub async fn send_raw(&mut self, line: &str) {
@@ -133,7 +152,10 @@ impl RawClient {
         if let Some(l) = self.backlog.pop_front() {
             return Some(l);
         }
-        tokio::time::timeout(timeout, self.lines.recv()).await.ok().flatten()
+        tokio::time::timeout(timeout, self.lines.recv())
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Waits for a line matching `pred`, keeping the others for later.
@@ -161,7 +183,10 @@ impl RawClient {
                 }
                 _ => {
                     let seen: Vec<_> = kept.iter().cloned().collect();
-                    panic!("timed out; lines seen: {seen:#?}\nloom stderr:\n{}", self.stderr.lock().unwrap());
+                    panic!(
+                        "timed out; lines seen: {seen:#?}\nloom stderr:\n{}",
+                        self.stderr.lock().unwrap()
+                    );
                 }
             }
         }
@@ -173,11 +198,16 @@ impl RawClient {
         self.next_id += 1;
         let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
         self.send_raw(&msg.to_string()).await;
-        self.wait_for(timeout, |v| v["id"] == json!(id) && v.get("method").is_none()).await
+        self.wait_for(timeout, |v| {
+            v["id"] == json!(id) && v.get("method").is_none()
+        })
+        .await
     }
 
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
-        let line = self.request_raw(method, params, Duration::from_secs(30)).await;
+        let line = self
+            .request_raw(method, params, Duration::from_secs(30))
+            .await;
         serde_json::from_str(&line).expect("response is JSON")
     }
 
@@ -207,22 +237,36 @@ impl RawClient {
 
     pub async fn tool_names(&mut self) -> Vec<String> {
         let r = self.request("tools/list", json!({})).await;
-        r["result"]["tools"].as_array().expect("tools").iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+        r["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
     }
 
     pub async fn call(&mut self, name: &str, arguments: Value) -> Value {
-        self.request("tools/call", json!({ "name": name, "arguments": arguments })).await
+        self.request(
+            "tools/call",
+            json!({ "name": name, "arguments": arguments }),
+        )
+        .await
     }
 
     /// Waits for loom to exit, returning whether it did within `timeout`.
     pub async fn wait_exit(&mut self, timeout: Duration) -> bool {
-        tokio::time::timeout(timeout, self.child.wait()).await.is_ok()
+        tokio::time::timeout(timeout, self.child.wait())
+            .await
+            .is_ok()
     }
 }
 
 /// The text of the first content block of a `tools/call` response.
 pub fn text_of(resp: &Value) -> String {
-    resp["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    resp["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 pub fn is_error_result(resp: &Value) -> bool {
@@ -232,7 +276,7 @@ pub fn is_error_result(resp: &Value) -> bool {
 /// Whether a process with this pid is alive (and not a zombie).
 pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat.split_whitespace().nth(2).is_some_and(|s| s == "Z"),
+        Ok(stat) => stat.split_whitespace().nth(2).is_none_or(|s| s != "Z"),
         Err(_) => false,
     }
 }
