@@ -22,10 +22,11 @@ pub async fn run(config: Arc<Config>, out: &mut impl Write) -> anyhow::Result<bo
             .unwrap_or_default(),
         if n == 1 { "" } else { "s" }
     )?;
-    let (fleet, _events) = Fleet::start(
+    let fleet = Fleet::start(
         config.clone(),
         ClientCapabilities::default(),
         EventBus::default(),
+        Arc::new(|_| {}),
     );
     let deadline = tokio::time::Instant::now()
         + config

@@ -36,6 +36,10 @@ pub enum Inbound {
     },
 }
 
+/// Receives what the server sends that is not a reply, synchronously and in arrival order, so
+/// a progress notification is always relayed before the reply that follows it.
+pub type InboundSink = Arc<dyn Fn(&Arc<Connection>, Inbound) + Send + Sync>;
+
 /// How frames leave loom for this server.
 pub enum Outbound {
     Stdio(mpsc::UnboundedSender<StdioFrame>),
@@ -63,7 +67,7 @@ pub struct Connection {
     outbound: Outbound,
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
     next_id: AtomicU64,
-    inbound: mpsc::UnboundedSender<Inbound>,
+    inbound: InboundSink,
     closed: watch::Sender<Option<String>>,
     era: Mutex<Era>,
     client_caps: ClientCapabilities,
@@ -75,20 +79,20 @@ impl Connection {
         server: &str,
         outbound: Outbound,
         client_caps: ClientCapabilities,
-    ) -> (Arc<Connection>, mpsc::UnboundedReceiver<Inbound>) {
-        let (tx, rx) = mpsc::unbounded_channel();
+        inbound: InboundSink,
+    ) -> Arc<Connection> {
         let conn = Connection {
             server: server.to_owned(),
             outbound,
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
-            inbound: tx,
+            inbound,
             closed: watch::channel(None).0,
             era: Mutex::new(Era::Legacy),
             client_caps,
             log_level: Mutex::new(None),
         };
-        (Arc::new(conn), rx)
+        Arc::new(conn)
     }
 
     pub fn era(&self) -> Era {
@@ -100,7 +104,7 @@ impl Connection {
     }
 
     /// Handles one message from the server.
-    pub fn handle_incoming(&self, bytes: &[u8]) {
+    pub fn handle_incoming(self: &Arc<Self>, bytes: &[u8]) {
         let msg = match RawMessage::parse(bytes) {
             Ok(m) => m,
             Err(e) => {
@@ -123,20 +127,26 @@ impl Connection {
             }
             Kind::Notification => {
                 let method = msg.method.unwrap_or_default();
-                let _ = self.inbound.send(Inbound::Notification {
-                    method,
-                    params: msg.params,
-                });
+                (self.inbound)(
+                    self,
+                    Inbound::Notification {
+                        method,
+                        params: msg.params,
+                    },
+                );
             }
             Kind::Request => {
                 let (Some(id), Some(method)) = (msg.id, msg.method) else {
                     return;
                 };
-                let _ = self.inbound.send(Inbound::Request {
-                    id,
-                    method,
-                    params: msg.params,
-                });
+                (self.inbound)(
+                    self,
+                    Inbound::Request {
+                        id,
+                        method,
+                        params: msg.params,
+                    },
+                );
             }
             Kind::Invalid(why) => {
                 tracing::warn!(server = %self.server, "ignoring an invalid message: {why}")

@@ -2,13 +2,12 @@
 //! whose reply is JSON or an SSE stream; the session id and protocol-version headers follow the
 //! negotiated era. Replies are fed to the connection as raw bytes, never re-encoded.
 
-use super::connection::{Connection, Inbound, Outbound};
+use super::connection::{Connection, InboundSink, Outbound};
 use crate::protocol::{ClientCapabilities, Era, V_2026_07_28};
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
 
 pub struct HttpSink {
     client: reqwest::Client,
@@ -24,11 +23,10 @@ pub struct HttpLaunch<'a> {
     pub headers: &'a BTreeMap<String, String>,
     pub bearer_token_env: Option<&'a str>,
     pub client_caps: ClientCapabilities,
+    pub inbound: InboundSink,
 }
 
-pub fn connect(
-    launch: HttpLaunch<'_>,
-) -> Result<(Arc<Connection>, mpsc::UnboundedReceiver<Inbound>), String> {
+pub fn connect(launch: HttpLaunch<'_>) -> Result<Arc<Connection>, String> {
     let mut headers = HeaderMap::new();
     for (k, v) in launch.headers {
         let name =
@@ -59,6 +57,7 @@ pub fn connect(
         launch.server,
         Outbound::Http(sink),
         launch.client_caps,
+        launch.inbound,
     ))
 }
 
@@ -218,7 +217,7 @@ impl HttpSink {
     }
 }
 
-async fn read_sse(resp: reqwest::Response, conn: &Connection) {
+async fn read_sse(resp: reqwest::Response, conn: &Arc<Connection>) {
     let mut parser = SseParser::default();
     let mut stream = resp.bytes_stream();
     while let Some(chunk) = stream.next().await {

@@ -19,7 +19,7 @@ use naming::{NameRegistry, Target};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 /// The lists a server publishes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,9 @@ pub enum ListKind {
     Prompts,
     Resources,
 }
+
+/// Receives fleet events synchronously, in the order servers sent them.
+pub type EventSink = Arc<dyn Fn(FleetEvent) + Send + Sync>;
 
 /// What servers send that an upstream client may need.
 pub enum FleetEvent {
@@ -144,7 +147,7 @@ pub struct Fleet {
     servers: Vec<Arc<ServerHandle>>,
     tool_names: Mutex<NameRegistry>,
     prompt_names: Mutex<NameRegistry>,
-    events: mpsc::UnboundedSender<FleetEvent>,
+    events: EventSink,
     bus: EventBus,
     settled: watch::Sender<usize>,
     shutdown: watch::Sender<bool>,
@@ -160,8 +163,8 @@ impl Fleet {
         config: Arc<Config>,
         client_caps: ClientCapabilities,
         bus: EventBus,
-    ) -> (Arc<Fleet>, mpsc::UnboundedReceiver<FleetEvent>) {
-        let (tx, rx) = mpsc::unbounded_channel();
+        events: EventSink,
+    ) -> Arc<Fleet> {
         let servers = config
             .servers
             .iter()
@@ -185,7 +188,7 @@ impl Fleet {
             servers,
             tool_names: Mutex::new(NameRegistry::default()),
             prompt_names: Mutex::new(NameRegistry::default()),
-            events: tx,
+            events,
             bus,
             settled: watch::channel(0).0,
             shutdown: watch::channel(false).0,
@@ -198,7 +201,7 @@ impl Fleet {
             let task = tokio::spawn(supervisor::supervise(fleet.clone(), server.clone()));
             lock(&fleet.tasks).push(task);
         }
-        (fleet, rx)
+        fleet
     }
 
     pub fn servers(&self) -> &[Arc<ServerHandle>] {

@@ -2,7 +2,7 @@
 //! connection, stderr lines to the log and the event bus, frames from the connection to stdin.
 //! stdout of the child never reaches loom's own stdout.
 
-use super::connection::{Connection, Inbound, Outbound, StdioFrame};
+use super::connection::{Connection, InboundSink, Outbound, StdioFrame};
 use super::guard::{self, Lifeline};
 use crate::jsonrpc::{Line, LineReader};
 use crate::protocol::ClientCapabilities;
@@ -47,6 +47,7 @@ pub struct StdioLaunch<'a> {
     pub cwd: &'a Path,
     pub max_line: usize,
     pub client_caps: ClientCapabilities,
+    pub inbound: InboundSink,
 }
 
 pub type StderrSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -54,14 +55,7 @@ pub type StderrSink = Arc<dyn Fn(&str) + Send + Sync>;
 pub fn spawn(
     launch: StdioLaunch<'_>,
     on_stderr: StderrSink,
-) -> Result<
-    (
-        Arc<Connection>,
-        mpsc::UnboundedReceiver<Inbound>,
-        StdioProcess,
-    ),
-    String,
-> {
+) -> Result<(Arc<Connection>, StdioProcess), String> {
     let exe =
         std::env::current_exe().map_err(|e| format!("cannot find loom's own executable: {e}"))?;
     if !launch.cwd.is_dir() {
@@ -102,10 +96,11 @@ pub fn spawn(
     };
 
     let (frames_tx, mut frames_rx) = mpsc::unbounded_channel::<StdioFrame>();
-    let (conn, inbound) = Connection::new(
+    let conn = Connection::new(
         launch.server,
         Outbound::Stdio(frames_tx),
         launch.client_caps,
+        launch.inbound,
     );
 
     tokio::spawn(async move {
@@ -200,7 +195,6 @@ pub fn spawn(
 
     Ok((
         conn,
-        inbound,
         StdioProcess {
             pid,
             lifeline: Some(lifeline),

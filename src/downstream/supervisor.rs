@@ -2,7 +2,7 @@
 //! exponential backoff when it dies. Failures are counted over a sliding window, so a crash loop
 //! ends in delisting while a long-stable server that crashes once is simply restarted.
 
-use super::connection::{Connection, Inbound, lock};
+use super::connection::{Connection, Inbound, InboundSink, lock};
 use super::stdio::{StdioLaunch, StdioProcess};
 use super::{Fleet, FleetEvent, ListKind, Lists, ServerHandle, ServerState, env, http, stdio};
 use crate::config::TransportSpec;
@@ -12,7 +12,6 @@ use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 struct Running {
@@ -50,7 +49,7 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
             }
         };
         let failure = match launched {
-            Ok((mut running, inbound)) => {
+            Ok(mut running) => {
                 *lock(&server.conn) = Some(running.conn.clone());
                 {
                     let mut st = lock(&server.status);
@@ -61,23 +60,15 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
                     settled = true;
                     fleet.settled.send_modify(|n| *n += 1);
                 }
-                let pump = tokio::spawn(pump_inbound(
-                    fleet.clone(),
-                    server.clone(),
-                    running.conn.clone(),
-                    inbound,
-                ));
                 let started = Instant::now();
                 let reason = tokio::select! {
                     reason = running.conn.wait_closed() => reason,
                     _ = stopping(&mut shutdown) => {
                         stop(&fleet, &mut running).await;
-                        pump.abort();
                         set_state(&fleet, &server, ServerState::Stopped, None);
                         return;
                     }
                 };
-                pump.abort();
                 drop(running);
                 if started.elapsed() >= policy.window {
                     failures.clear();
@@ -106,7 +97,7 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
             *lock(&server.lists) = Lists::default();
             lock(&server.status).tools = 0;
             for kind in [ListKind::Tools, ListKind::Prompts, ListKind::Resources] {
-                let _ = fleet.events.send(FleetEvent::ListChanged(kind));
+                (fleet.events)(FleetEvent::ListChanged(kind));
             }
             return;
         }
@@ -143,13 +134,19 @@ async fn stopping(rx: &mut tokio::sync::watch::Receiver<bool>) {
 }
 
 /// Starts the server, shakes hands and lists everything, all within the handshake timeout.
-async fn launch(
-    fleet: &Arc<Fleet>,
-    server: &Arc<ServerHandle>,
-) -> Result<(Running, mpsc::UnboundedReceiver<Inbound>), String> {
+async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Running, String> {
     let spec = &server.spec;
     let caps = fleet.client_caps.clone();
-    let (conn, inbound, process) = match &spec.transport {
+    let inbound: InboundSink = {
+        let fleet = Arc::downgrade(fleet);
+        let server = Arc::downgrade(server);
+        Arc::new(move |conn: &Arc<Connection>, msg: Inbound| {
+            if let (Some(fleet), Some(server)) = (fleet.upgrade(), server.upgrade()) {
+                on_inbound(&fleet, &server, conn, msg);
+            }
+        })
+    };
+    let (conn, process) = match &spec.transport {
         TransportSpec::Stdio {
             command,
             args,
@@ -175,23 +172,25 @@ async fn launch(
                 cwd,
                 max_line: fleet.config.max_downstream_message_bytes,
                 client_caps: caps,
+                inbound,
             };
-            let (c, i, p) = stdio::spawn(launch, on_stderr)?;
-            (c, i, Some(p))
+            let (c, p) = stdio::spawn(launch, on_stderr)?;
+            (c, Some(p))
         }
         TransportSpec::Http {
             url,
             headers,
             bearer_token_env,
         } => {
-            let (c, i) = http::connect(http::HttpLaunch {
+            let c = http::connect(http::HttpLaunch {
                 server: &spec.name,
                 url,
                 headers,
                 bearer_token_env: bearer_token_env.as_deref(),
                 client_caps: caps,
+                inbound,
             })?;
-            (c, i, None)
+            (c, None)
         }
     };
     let mut running = Running {
@@ -228,7 +227,7 @@ async fn launch(
         }
     };
     install_lists(fleet, server, lists);
-    Ok((running, inbound))
+    Ok(running)
 }
 
 async fn fetch_lists(
@@ -270,17 +269,13 @@ fn install_lists(fleet: &Fleet, server: &ServerHandle, lists: Lists) {
         })
         .count();
     if old.tools != lists.tools {
-        let _ = fleet.events.send(FleetEvent::ListChanged(ListKind::Tools));
+        (fleet.events)(FleetEvent::ListChanged(ListKind::Tools));
     }
     if old.prompts != lists.prompts {
-        let _ = fleet
-            .events
-            .send(FleetEvent::ListChanged(ListKind::Prompts));
+        (fleet.events)(FleetEvent::ListChanged(ListKind::Prompts));
     }
     if old.resources != lists.resources || old.templates != lists.templates {
-        let _ = fleet
-            .events
-            .send(FleetEvent::ListChanged(ListKind::Resources));
+        (fleet.events)(FleetEvent::ListChanged(ListKind::Resources));
     }
 }
 
@@ -319,47 +314,43 @@ async fn refresh(
     }
 }
 
-/// Routes what the server sends: list changes refresh that server only; `ping` is answered
-/// here; everything else goes to the upstream side.
-async fn pump_inbound(
-    fleet: Arc<Fleet>,
-    server: Arc<ServerHandle>,
-    conn: Arc<Connection>,
-    mut inbound: mpsc::UnboundedReceiver<Inbound>,
+/// Routes what the server sends, in arrival order: list changes refresh that server only;
+/// `ping` is answered here; everything else goes to the upstream side at once.
+fn on_inbound(
+    fleet: &Arc<Fleet>,
+    server: &Arc<ServerHandle>,
+    conn: &Arc<Connection>,
+    msg: Inbound,
 ) {
-    while let Some(msg) = inbound.recv().await {
-        match msg {
-            Inbound::Notification { method, params } => {
-                let kind = match method.as_str() {
-                    "notifications/tools/list_changed" => Some(ListKind::Tools),
-                    "notifications/prompts/list_changed" => Some(ListKind::Prompts),
-                    "notifications/resources/list_changed" => Some(ListKind::Resources),
-                    _ => None,
-                };
-                match kind {
-                    Some(kind) => {
-                        tokio::spawn(refresh(fleet.clone(), server.clone(), conn.clone(), kind));
-                    }
-                    None => {
-                        let _ = fleet.events.send(FleetEvent::Notification {
-                            server: server.name().into(),
-                            method,
-                            params,
-                        });
-                    }
+    match msg {
+        Inbound::Notification { method, params } => {
+            let kind = match method.as_str() {
+                "notifications/tools/list_changed" => Some(ListKind::Tools),
+                "notifications/prompts/list_changed" => Some(ListKind::Prompts),
+                "notifications/resources/list_changed" => Some(ListKind::Resources),
+                _ => None,
+            };
+            match kind {
+                Some(kind) => {
+                    tokio::spawn(refresh(fleet.clone(), server.clone(), conn.clone(), kind));
                 }
+                None => (fleet.events)(FleetEvent::Notification {
+                    server: server.name().into(),
+                    method,
+                    params,
+                }),
             }
-            Inbound::Request { id, method, params } => {
-                if method == "ping" {
-                    conn.respond(&id, Ok(&jsonrpc::to_raw(&serde_json::json!({}))));
-                } else {
-                    let _ = fleet.events.send(FleetEvent::ServerRequest {
-                        conn: conn.clone(),
-                        id,
-                        method,
-                        params,
-                    });
-                }
+        }
+        Inbound::Request { id, method, params } => {
+            if method == "ping" {
+                conn.respond(&id, Ok(&jsonrpc::to_raw(&serde_json::json!({}))));
+            } else {
+                (fleet.events)(FleetEvent::ServerRequest {
+                    conn: conn.clone(),
+                    id,
+                    method,
+                    params,
+                });
             }
         }
     }

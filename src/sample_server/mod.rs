@@ -277,6 +277,14 @@ impl Server {
                 return;
             }
         };
+        let mut result = result;
+        let modern = params
+            .get("_meta")
+            .and_then(|m| m.get(protocol::META_PROTOCOL_VERSION))
+            .is_some();
+        if modern && let Some(obj) = result.as_object_mut() {
+            obj.entry("resultType").or_insert(json!("complete"));
+        }
         self.send(jsonrpc::response(&id, &jsonrpc::to_raw(&result)));
     }
 }

@@ -7,7 +7,7 @@ pub mod stdio;
 
 use crate::config::Config;
 use crate::downstream::connection::{Reply, lock};
-use crate::downstream::{Fleet, FleetEvent, ListKind, ServerHandle};
+use crate::downstream::{EventSink, Fleet, FleetEvent, ListKind, ServerHandle};
 use crate::jsonrpc::{self, Kind, RawMessage, code};
 use crate::protocol::{self, ClientCapabilities, Era};
 use crate::session::{Event, EventBus};
@@ -104,9 +104,13 @@ impl ClientSession {
         self.fleet
             .get_or_init(|| async {
                 let caps = lock(&self.caps).clone();
-                let (fleet, events) = Fleet::start(self.config.clone(), caps, self.bus.clone());
-                tokio::spawn(self.clone().route_fleet_events(events));
-                fleet
+                let me = Arc::downgrade(self);
+                let sink: EventSink = Arc::new(move |ev| {
+                    if let Some(me) = me.upgrade() {
+                        me.on_fleet_event(ev);
+                    }
+                });
+                Fleet::start(self.config.clone(), caps, self.bus.clone(), sink)
             })
             .await
             .clone()
@@ -514,6 +518,11 @@ impl ClientSession {
                 Ok(None)
             }
             Some(Reply::Result(raw)) => {
+                let raw = if self.is_modern() {
+                    with_result_type(raw)
+                } else {
+                    raw
+                };
                 let is_error = is_call && raw.get().contains("\"isError\":true");
                 finish(if is_error { "error" } else { "passed" }, raw.get().len());
                 Ok(Some(jsonrpc::response(id, &raw)))
@@ -576,59 +585,57 @@ impl ClientSession {
         }
     }
 
-    async fn route_fleet_events(self: Arc<Self>, mut events: mpsc::UnboundedReceiver<FleetEvent>) {
-        while let Some(ev) = events.recv().await {
-            match ev {
-                FleetEvent::ListChanged(kind) => {
-                    if self.is_modern() {
-                        continue;
-                    }
-                    let method = match kind {
-                        ListKind::Tools => "notifications/tools/list_changed",
-                        ListKind::Prompts => "notifications/prompts/list_changed",
-                        ListKind::Resources => "notifications/resources/list_changed",
+    /// Called synchronously, in order, for what the servers send.
+    fn on_fleet_event(&self, ev: FleetEvent) {
+        match ev {
+            FleetEvent::ListChanged(kind) => {
+                if self.is_modern() {
+                    return;
+                }
+                let method = match kind {
+                    ListKind::Tools => "notifications/tools/list_changed",
+                    ListKind::Prompts => "notifications/prompts/list_changed",
+                    ListKind::Resources => "notifications/resources/list_changed",
+                };
+                self.send(jsonrpc::notification(method, None));
+            }
+            FleetEvent::Notification {
+                server,
+                method,
+                params,
+            } => self.relay_notification(&server, &method, params),
+            FleetEvent::ServerRequest {
+                conn,
+                id,
+                method,
+                params,
+            } => {
+                let needed = protocol::capability_for_server_request(&method);
+                let allowed = needed.is_some_and(|cap| lock(&self.caps).has(cap));
+                if !allowed {
+                    let why = match needed {
+                        Some(cap) => format!(
+                            "the client connected to loom does not support {cap} ({method})"
+                        ),
+                        None => format!("loom does not relay {method}"),
                     };
-                    self.send(jsonrpc::notification(method, None));
+                    let err =
+                        jsonrpc::to_raw(&json!({ "code": code::METHOD_NOT_FOUND, "message": why }));
+                    conn.respond(&id, Err(&err));
+                    return;
                 }
-                FleetEvent::Notification {
-                    server,
-                    method,
-                    params,
-                } => self.relay_notification(&server, &method, params),
-                FleetEvent::ServerRequest {
-                    conn,
-                    id,
-                    method,
-                    params,
-                } => {
-                    let needed = protocol::capability_for_server_request(&method);
-                    let allowed = needed.is_some_and(|cap| lock(&self.caps).has(cap));
-                    if !allowed {
-                        let why = match needed {
-                            Some(cap) => format!(
-                                "the client connected to loom does not support {cap} ({method})"
-                            ),
-                            None => format!("loom does not relay {method}"),
-                        };
-                        let err = jsonrpc::to_raw(
-                            &json!({ "code": code::METHOD_NOT_FOUND, "message": why }),
-                        );
-                        conn.respond(&id, Err(&err));
-                        continue;
-                    }
-                    let ours = jsonrpc::to_raw(&format!(
-                        "loom-s-{}",
-                        self.next_id.fetch_add(1, Ordering::Relaxed)
-                    ));
-                    lock(&self.relayed).insert(
-                        id_key(&ours),
-                        RelayedRequest {
-                            conn,
-                            downstream_id: id,
-                        },
-                    );
-                    self.send(jsonrpc::request(&ours, &method, params.as_deref()));
-                }
+                let ours = jsonrpc::to_raw(&format!(
+                    "loom-s-{}",
+                    self.next_id.fetch_add(1, Ordering::Relaxed)
+                ));
+                lock(&self.relayed).insert(
+                    id_key(&ours),
+                    RelayedRequest {
+                        conn,
+                        downstream_id: id,
+                    },
+                );
+                self.send(jsonrpc::request(&ours, &method, params.as_deref()));
             }
         }
     }
@@ -702,3 +709,48 @@ impl ClientSession {
 }
 
 type RpcError = (i64, String, Option<Value>);
+
+/// A 2026-07-28 client requires `resultType` on every result; older servers do not send it.
+/// It is spliced in front of the other members, which stay byte for byte as the server sent them.
+fn with_result_type(raw: Box<RawValue>) -> Box<RawValue> {
+    let text = raw.get();
+    let keys: Result<HashMap<String, serde::de::IgnoredAny>, _> = serde_json::from_str(text);
+    match keys {
+        Ok(k) if !k.contains_key("resultType") => {
+            let body = text.trim_start();
+            let inner = &body[1..];
+            let sep = if inner.trim_start().starts_with('}') {
+                ""
+            } else {
+                ","
+            };
+            RawValue::from_string(format!("{{\"resultType\":\"complete\"{sep}{inner}"))
+                .unwrap_or(raw)
+        }
+        _ => raw,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_type_is_spliced_without_touching_the_rest() {
+        let raw = RawValue::from_string(r#"{"content":[],  "z":"\u00e9"}"#.into()).unwrap();
+        assert_eq!(
+            with_result_type(raw).get(),
+            r#"{"resultType":"complete","content":[],  "z":"\u00e9"}"#
+        );
+        let empty = RawValue::from_string("{ }".into()).unwrap();
+        assert_eq!(
+            with_result_type(empty).get(),
+            r#"{"resultType":"complete" }"#
+        );
+        let has = RawValue::from_string(r#"{"resultType":"input_required"}"#.into()).unwrap();
+        assert_eq!(
+            with_result_type(has).get(),
+            r#"{"resultType":"input_required"}"#
+        );
+    }
+}
