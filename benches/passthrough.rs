@@ -1,1 +1,169 @@
-fn main() {}
+//! Pass-through overhead: N small `tools/call`s straight to the sample server versus through
+//! `loom serve`, one at a time, reporting p50/p99 latency of each and the difference, plus
+//! loom's resident memory idle and under load. `cargo bench --bench passthrough` runs 10,000
+//! calls; under `cargo test` it runs a short smoke pass so the harness itself stays working.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const LOOM: &str = env!("CARGO_BIN_EXE_loom");
+
+struct Peer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Peer {
+    fn spawn(args: &[&str]) -> Peer {
+        let mut child = Command::new(LOOM)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn loom");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        Peer {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        }
+    }
+
+    /// Sends a request and waits for the response with the same id.
+    fn request(&mut self, method: &str, params: &str) -> String {
+        let id = self.next;
+        self.next += 1;
+        writeln!(
+            self.stdin,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
+        )
+        .expect("write");
+        self.stdin.flush().expect("flush");
+        let want = format!(r#""id":{id},"#);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self.stdout.read_line(&mut line).expect("read") == 0 {
+                panic!("peer closed its stdout");
+            }
+            if line.contains(&want) && !line.contains("\"method\"") {
+                return line;
+            }
+        }
+    }
+
+    fn initialize(&mut self) {
+        self.request("initialize", r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}"#);
+        writeln!(
+            self.stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .expect("write");
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn measure(peer: &mut Peer, tool: &str, n: usize) -> Vec<Duration> {
+    let params = format!(r#"{{"name":"{tool}","arguments":{{"city":"Lisbon"}}}}"#);
+    for _ in 0..n.min(200) {
+        peer.request("tools/call", &params);
+    }
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            let r = peer.request("tools/call", &params);
+            let d = t.elapsed();
+            assert!(r.contains("Lisbon"), "unexpected reply: {r}");
+            d
+        })
+        .collect();
+    times.sort();
+    times
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let n = if full { 10_000 } else { 200 };
+
+    let mut direct = Peer::spawn(&["sample-server"]);
+    direct.initialize();
+    let d = measure(&mut direct, "get_weather", n);
+    drop(direct);
+
+    let dir = std::env::temp_dir().join(format!("loom-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let cfg = dir.join("loom.toml");
+    std::fs::write(
+        &cfg,
+        "[[servers]]\nname = \"sample\"\ncommand = \"loom\"\nargs = [\"sample-server\"]\n",
+    )
+    .expect("config");
+    let mut proxied = Peer::spawn(&["serve", "-c", cfg.to_str().expect("utf-8 path")]);
+    proxied.initialize();
+    proxied.request("tools/list", "{}");
+    std::thread::sleep(Duration::from_millis(500));
+    let idle = proxied.rss_kib();
+    let l = measure(&mut proxied, "sample_get_weather", n);
+    let loaded = proxied.rss_kib();
+    drop(proxied);
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let (d50, d99, l50, l99) = (
+        percentile(&d, 0.5),
+        percentile(&d, 0.99),
+        percentile(&l, 0.5),
+        percentile(&l, 0.99),
+    );
+    println!("pass-through overhead, {n} sequential small tools/call (sample get_weather)");
+    println!(
+        "  direct       p50 {:8.1} µs   p99 {:8.1} µs",
+        us(d50),
+        us(d99)
+    );
+    println!(
+        "  through loom p50 {:8.1} µs   p99 {:8.1} µs",
+        us(l50),
+        us(l99)
+    );
+    println!(
+        "  added        p50 {:8.1} µs   p99 {:8.1} µs",
+        us(l50) - us(d50),
+        us(l99) - us(d99)
+    );
+    println!(
+        "  loom RSS idle {:.1} MiB, after load {:.1} MiB",
+        idle as f64 / 1024.0,
+        loaded as f64 / 1024.0
+    );
+}

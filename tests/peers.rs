@@ -409,3 +409,39 @@ async fn python_sdk_client_in_both_eras() {
         assert!(v["readme"].as_str().unwrap().starts_with("# Sample server"));
     }
 }
+
+#[tokio::test]
+async fn completion_and_resource_subscriptions_are_routed() {
+    let cfg = TempConfig::new(&everything_entry("everything"));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    let r = c
+        .request(
+            "completion/complete",
+            json!({ "ref": { "type": "ref/prompt", "name": "everything_completable-prompt" }, "argument": { "name": "department", "value": "S" } }),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["completion"]["values"],
+        json!(["Sales", "Support"]),
+        "{r}"
+    );
+    let list = c.request("resources/list", json!({})).await;
+    let uri = list["result"]["resources"][0]["uri"]
+        .as_str()
+        .expect("a resource")
+        .to_owned();
+    let read = c.request("resources/read", json!({ "uri": uri })).await;
+    assert_eq!(read["result"]["contents"][0]["uri"], json!(uri), "{read}");
+    let sub = c
+        .request("resources/subscribe", json!({ "uri": uri }))
+        .await;
+    assert_eq!(sub["result"], json!({}), "{sub}");
+    c.call("everything_toggle-subscriber-updates", json!({}))
+        .await;
+    let l = c
+        .wait_for(T, |v| v["method"] == "notifications/resources/updated")
+        .await;
+    assert!(l.contains(&uri), "{l}");
+}

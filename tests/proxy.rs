@@ -182,7 +182,7 @@ async fn every_page_is_followed() {
     let mut c = RawClient::spawn(&cfg.path);
     c.initialize().await;
     let names = c.tool_names().await;
-    assert_eq!(names.len(), 7 + 25, "{names:?}");
+    assert_eq!(names.len(), 8 + 25, "{names:?}");
     assert!(names.contains(&"p_tool_024".to_owned()));
     let prompts = c.request("prompts/list", json!({})).await;
     assert_eq!(prompts["result"]["prompts"].as_array().unwrap().len(), 5);
@@ -573,4 +573,133 @@ async fn downstream_sees_the_clients_capabilities() {
         caps,
         json!({ "roots": { "listChanged": true }, "sampling": {} })
     );
+}
+
+#[tokio::test]
+async fn server_requests_get_a_clean_error_when_the_client_cannot_answer() {
+    let cfg = TempConfig::new(&testserver_entry("t", &[]));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    let r = c.call("t_ask_roots", json!({})).await;
+    let reply: Value = serde_json::from_str(&text_of(&r)).unwrap();
+    assert_eq!(reply["error"]["code"], -32601, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not support roots")
+    );
+}
+
+#[tokio::test]
+async fn server_requests_are_relayed_and_answered() {
+    let cfg = TempConfig::new(&testserver_entry("t", &[]));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize_with(json!({ "roots": {} })).await;
+    c.tool_names().await;
+    let id = c.next_request_id();
+    c.send_raw(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": "t_ask_roots", "arguments": {} } }).to_string()).await;
+    let l = c.wait_for(T, |v| v["method"] == "roots/list").await;
+    let v: Value = serde_json::from_str(&l).unwrap();
+    c.send_raw(&json!({ "jsonrpc": "2.0", "id": v["id"], "result": { "roots": [{ "uri": "file:///w" }] } }).to_string()).await;
+    let r: Value = serde_json::from_str(&c.wait_for(T, |v| v["id"] == json!(id)).await).unwrap();
+    let reply: Value = serde_json::from_str(&text_of(&r)).unwrap();
+    assert_eq!(reply["id"], "srv-1", "the server's own id must come back");
+    assert_eq!(reply["result"]["roots"][0]["uri"], "file:///w");
+}
+
+fn loom_check(args: &[&str], cwd: &std::path::Path, env: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(LOOM);
+    cmd.args(args).current_dir(cwd).env_remove("LOOM_CONFIG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn check_reports_health_and_tool_counts() {
+    let cfg = TempConfig::new(&format!(
+        "{}{}handshake_timeout = 1\nmax_restarts = 0\n",
+        sample_entry(),
+        testserver_entry("broken", &["--crash-after-init"])
+    ));
+    let (code, out, _) = loom_check(
+        &["check", "-c", cfg.path.to_str().unwrap()],
+        cfg.dir.path(),
+        &[],
+    );
+    assert_eq!(code, 1, "{out}");
+    let sample = out.lines().find(|l| l.starts_with("sample")).unwrap();
+    assert!(sample.contains("up") && sample.contains(" 6 "), "{out}");
+    let broken = out.lines().find(|l| l.starts_with("broken")).unwrap();
+    assert!(broken.contains("failed"), "{out}");
+    let ok = TempConfig::new(&sample_entry());
+    let (code, out, _) = loom_check(
+        &["check", "-c", ok.path.to_str().unwrap()],
+        ok.dir.path(),
+        &[],
+    );
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn bad_config_fails_fast_with_every_problem() {
+    let cfg = TempConfig::new(
+        "naming = 3\n[[servers]]\nname = \"A\"\n[[servers]]\nname = \"b\"\ncommand = \"x\"\nurl = \"http://x\"\n",
+    );
+    let t = Instant::now();
+    let (code, _, err) = loom_check(
+        &["serve", "-c", cfg.path.to_str().unwrap()],
+        cfg.dir.path(),
+        &[],
+    );
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(code, 2);
+    for needle in [
+        "naming: must be a string",
+        "servers[0].name",
+        "servers[0]: needs either `command`",
+        "servers[1]: has both",
+    ] {
+        assert!(err.contains(needle), "missing {needle:?} in {err}");
+    }
+    let (code, _, err) = loom_check(
+        &["check", "-c", "/nonexistent/loom.toml"],
+        cfg.dir.path(),
+        &[],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("cannot read config /nonexistent/loom.toml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn config_flag_wins_over_loom_config_which_wins_over_the_default() {
+    let good = TempConfig::new(&sample_entry());
+    let bad = TempConfig::new("oops = 1\n");
+    let good_path = good.path.to_str().unwrap();
+    let bad_path = bad.path.to_str().unwrap();
+    // LOOM_CONFIG is used when --config is absent.
+    let (code, _, err) = loom_check(&["check"], good.dir.path(), &[("LOOM_CONFIG", bad_path)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("oops"), "{err}");
+    // --config wins.
+    let (code, out, _) = loom_check(
+        &["check", "-c", good_path],
+        bad.dir.path(),
+        &[("LOOM_CONFIG", bad_path)],
+    );
+    assert_eq!(code, 0, "{out}");
+    // Neither: ./loom.toml.
+    let (code, out, _) = loom_check(&["check"], good.dir.path(), &[]);
+    assert_eq!(code, 0, "{out}");
 }
