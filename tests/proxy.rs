@@ -703,3 +703,47 @@ fn config_flag_wins_over_loom_config_which_wins_over_the_default() {
     let (code, out, _) = loom_check(&["check"], good.dir.path(), &[]);
     assert_eq!(code, 0, "{out}");
 }
+
+#[tokio::test]
+async fn progress_resets_the_call_timeout() {
+    let cfg = TempConfig::new(&format!("{}call_timeout = 0.6\n", sample_entry()));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    // 6 steps of 0.3 s take 1.8 s, three times the timeout, but each step reports progress.
+    let r = c
+        .request("tools/call", json!({ "name": "sample_slow_count", "arguments": { "steps": 6, "delay_ms": 300 }, "_meta": { "progressToken": 1 } }))
+        .await;
+    assert_eq!(text_of(&r), "counted to 6", "{r}");
+    // Without a progress token nothing resets it.
+    let r = c
+        .call("sample_slow_count", json!({ "steps": 6, "delay_ms": 300 }))
+        .await;
+    assert!(
+        is_error_result(&r) && text_of(&r).contains("call_timeout"),
+        "{r}"
+    );
+}
+
+#[tokio::test]
+async fn bare_naming_keeps_original_names_unless_they_clash() {
+    let toml = format!(
+        "naming = \"bare\"\n{}{}",
+        testserver_entry("one", &["--tools", "0"]),
+        testserver_entry("two", &["--tools", "1"])
+    );
+    let cfg = TempConfig::new(&toml);
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    let names = c.tool_names().await;
+    // `echo` clashes between the two servers: the first keeps it bare, the second is qualified.
+    assert!(
+        names.contains(&"echo".to_owned()) && names.contains(&"two_echo".to_owned()),
+        "{names:?}"
+    );
+    assert!(names.contains(&"tool_000".to_owned()), "{names:?}");
+    // Qualified names are still accepted.
+    let r = c.call("one_echo", json!({})).await;
+    let v: Value = serde_json::from_str(&text_of(&r)).unwrap();
+    assert_eq!(v["tool"], "echo");
+}

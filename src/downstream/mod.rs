@@ -155,6 +155,7 @@ pub struct Fleet {
     log_level: Mutex<Option<String>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     started_at: tokio::time::Instant,
+    names_ready: std::sync::atomic::AtomicBool,
 }
 
 impl Fleet {
@@ -196,6 +197,7 @@ impl Fleet {
             log_level: Mutex::new(None),
             tasks: Mutex::new(Vec::new()),
             started_at: tokio::time::Instant::now(),
+            names_ready: std::sync::atomic::AtomicBool::new(false),
         });
         for server in &fleet.servers {
             let task = tokio::spawn(supervisor::supervise(fleet.clone(), server.clone()));
@@ -219,6 +221,24 @@ impl Fleet {
         let n = self.servers.len();
         let deadline = self.started_at + self.config.startup_grace;
         let _ = tokio::time::timeout_at(deadline, rx.wait_for(|c| *c >= n)).await;
+        // Names are first given out here, in config order, so that which server keeps a bare
+        // name (or the unsuffixed one) does not depend on which came up first.
+        if !self
+            .names_ready
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            for server in &self.servers {
+                let lists = server.lists();
+                self.allocate_names(server, &lists);
+            }
+        }
+    }
+
+    /// Gives names to a server's (new) list entries once the startup naming round is done.
+    fn names_for(&self, server: &ServerHandle, lists: &Lists) {
+        if self.names_ready.load(std::sync::atomic::Ordering::SeqCst) {
+            self.allocate_names(server, lists);
+        }
     }
 
     fn bare(&self) -> bool {

@@ -204,6 +204,16 @@ async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Runnin
     let setup = async {
         let hs = conn.handshake(timeout).await?;
         conn.established(&hs);
+        // A level the client set before this server came up applies to it too.
+        let level = lock(&fleet.log_level).clone();
+        if let (Some(level), crate::protocol::Era::Legacy) = (level, hs.era)
+            && hs.capabilities.get("logging").is_some()
+        {
+            let params = serde_json::json!({ "level": level });
+            if let serde_json::Value::Object(params) = params {
+                let _ = conn.call("logging/setLevel", Some(params), timeout).await;
+            }
+        }
         {
             let mut st = lock(&server.status);
             st.era = Some(hs.era);
@@ -257,8 +267,8 @@ async fn fetch_lists(
 
 /// Replaces a server's lists, allocates names, and announces the kinds that changed.
 fn install_lists(fleet: &Fleet, server: &ServerHandle, lists: Lists) {
-    fleet.allocate_names(server, &lists);
     let old = std::mem::replace(&mut *lock(&server.lists), lists.clone());
+    fleet.names_for(server, &lists);
     lock(&server.status).tools = lists
         .tools
         .iter()

@@ -116,6 +116,13 @@ impl ClientSession {
             .clone()
     }
 
+    /// The fleet, once its startup naming round is done (at most `startup_grace`).
+    async fn ready_fleet(self: &Arc<Self>) -> Arc<Fleet> {
+        let fleet = self.ensure_fleet().await;
+        fleet.wait_startup().await;
+        fleet
+    }
+
     /// Handles one line from the client.
     pub async fn handle_line(self: &Arc<Self>, bytes: &[u8]) {
         let msg = match RawMessage::parse(bytes) {
@@ -301,8 +308,7 @@ impl ClientSession {
                         None,
                     ));
                 }
-                let fleet = self.ensure_fleet().await;
-                fleet.wait_startup().await;
+                let fleet = self.ready_fleet().await;
                 let (key, items) = match method {
                     "tools/list" => ("tools", fleet.tools()),
                     "prompts/list" => ("prompts", fleet.prompts()),
@@ -315,7 +321,7 @@ impl ClientSession {
             }
             "tools/call" => self.call_tool(id, params).await,
             "prompts/get" => {
-                let fleet = self.ensure_fleet().await;
+                let fleet = self.ready_fleet().await;
                 let name = params
                     .get("name")
                     .and_then(Value::as_str)
@@ -333,7 +339,7 @@ impl ClientSession {
                 self.forward(id, &route.server, method, params).await
             }
             "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-                let fleet = self.ensure_fleet().await;
+                let fleet = self.ready_fleet().await;
                 let uri = params
                     .get("uri")
                     .and_then(Value::as_str)
@@ -354,7 +360,7 @@ impl ClientSession {
                 self.forward(id, &server, method, params).await
             }
             "completion/complete" => {
-                let fleet = self.ensure_fleet().await;
+                let fleet = self.ready_fleet().await;
                 let mut params = params;
                 let reference = params.get("ref").cloned().unwrap_or(Value::Null);
                 let server = match reference["type"].as_str() {
@@ -403,13 +409,12 @@ impl ClientSession {
         id: &RawValue,
         params: Map<String, Value>,
     ) -> Result<Option<String>, RpcError> {
-        let fleet = self.ensure_fleet().await;
+        let fleet = self.ready_fleet().await;
         let name = params
             .get("name")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        fleet.wait_startup().await;
         let route = fleet.route_tool(&name).ok_or_else(|| {
             (
                 code::INVALID_PARAMS,
