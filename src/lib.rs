@@ -4,6 +4,7 @@
 pub mod check;
 pub mod config;
 pub mod downstream;
+pub mod intercept;
 pub mod jsonrpc;
 pub mod protocol;
 pub mod sample_server;

@@ -1,0 +1,92 @@
+//! Finding rows in a tool result, rung by rung: `structuredContent`; JSON in text (one fenced
+//! block allowed); one JSON object per text block; NDJSON; CSV/TSV; markdown tables; `Key:
+//! value` record blocks; aligned fixed-width tables and `[TAG] name` listings. Each rung either
+//! accounts for every row or declines: ambiguity is a pass-through, never a guess.
+
+mod csv;
+mod fixed_width;
+mod json;
+mod markdown;
+mod records;
+
+use super::table::{Table, Tier};
+use serde_json::{Map, Value};
+
+/// Records plus how to read their cells.
+pub struct Found {
+    pub records: Vec<Map<String, Value>>,
+    pub tier: Tier,
+    pub context: Map<String, Value>,
+    pub rung: &'static str,
+}
+
+impl Found {
+    fn text(records: Vec<Map<String, Value>>, rung: &'static str) -> Option<Found> {
+        (!records.is_empty()).then_some(Found {
+            records,
+            tier: Tier::Text,
+            context: Map::new(),
+            rung,
+        })
+    }
+
+    pub fn into_table(self) -> Option<Table> {
+        Table::from_records(&self.records, self.tier, self.context, self.rung)
+    }
+}
+
+/// Tries every rung on a result's `structuredContent` and text blocks.
+pub fn find_rows(structured: Option<&Value>, texts: &[&str]) -> Option<Found> {
+    if let Some(s) = structured
+        && let Some(found) = json::rows_in_value(s, "structuredContent")
+    {
+        return Some(found);
+    }
+    if texts.len() == 1 {
+        return find_in_text(texts[0]);
+    }
+    if texts.len() > 1 {
+        return json::one_object_per_block(texts);
+    }
+    None
+}
+
+/// The text rungs, in order, on one text.
+pub fn find_in_text(text: &str) -> Option<Found> {
+    json::in_text(text)
+        .or_else(|| json::ndjson(text))
+        .or_else(|| csv::parse(text))
+        .or_else(|| markdown::parse(text))
+        .or_else(|| records::parse(text))
+        .or_else(|| fixed_width::tagged(text))
+        .or_else(|| fixed_width::aligned(text))
+}
+
+/// Non-empty lines with their text, for the line-based rungs.
+fn lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| !l.trim().is_empty())
+        .collect()
+}
+
+/// A record from parallel header/value lists, as string cells.
+fn record(header: &[String], values: Vec<String>) -> Map<String, Value> {
+    header
+        .iter()
+        .cloned()
+        .zip(values.into_iter().map(Value::String))
+        .collect()
+}
+
+/// Header names must be present and distinct for rows to be read by them.
+fn good_header(header: &[String]) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    header.len() >= 2
+        && header
+            .iter()
+            .all(|h| !h.trim().is_empty() && seen.insert(h.to_lowercase()))
+}
+
+#[cfg(test)]
+mod tests;

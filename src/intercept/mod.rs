@@ -1,0 +1,105 @@
+//! Deciding what to do with a tool result: pass it through untouched, or find the rows in it.
+//! Error results, results with non-text blocks and results under the token threshold always
+//! pass through; so does anything ambiguous. Nothing here may fail loudly: every problem is a
+//! pass-through.
+
+pub mod extract;
+pub mod redact;
+pub mod table;
+pub mod tokens;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+pub use table::Table;
+
+/// What to do with one result.
+#[derive(Debug)]
+pub enum Decision {
+    /// Forward the original bytes; the reason is for the log and the workbench.
+    Pass(&'static str),
+    /// Rows were found: ingest them and answer with an envelope.
+    Table { table: Table, tokens: usize },
+    /// Large text that is not a table (parked by a later layer; passed through for now).
+    Text { tokens: usize },
+}
+
+/// Looks at a `tools/call` result and decides.
+pub fn decide(result: &RawValue, threshold: usize) -> Decision {
+    // A token is at least one byte of JSON on average (CJK: three bytes, ~one token), so a
+    // result shorter than the threshold in bytes can never exceed it: skip parsing.
+    if result.get().len() < threshold {
+        return Decision::Pass("small");
+    }
+    let Ok(v) = serde_json::from_str::<Value>(result.get()) else {
+        return Decision::Pass("unparseable");
+    };
+    if v.get("isError").and_then(Value::as_bool) == Some(true) {
+        return Decision::Pass("error result");
+    }
+    let blocks = v
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let mut texts = Vec::with_capacity(blocks.len());
+    for b in blocks {
+        match (
+            b.get("type").and_then(Value::as_str),
+            b.get("text").and_then(Value::as_str),
+        ) {
+            (Some("text"), Some(t)) => texts.push(t),
+            _ => return Decision::Pass("non-text content"),
+        }
+    }
+    let structured = v.get("structuredContent").filter(|s| !s.is_null());
+    let mut tokens: usize = texts.iter().map(|t| tokens::estimate(t)).sum();
+    if let Some(s) = structured {
+        tokens += tokens::estimate(&s.to_string());
+    }
+    if tokens < threshold {
+        return Decision::Pass("below threshold");
+    }
+    match extract::find_rows(structured, &texts).and_then(extract::Found::into_table) {
+        Some(table) => Decision::Table { table, tokens },
+        None => Decision::Text { tokens },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(v: Value) -> Box<RawValue> {
+        serde_json::value::to_raw_value(&v).unwrap()
+    }
+
+    fn big_rows(n: usize) -> String {
+        let rows: Vec<Value> = (0..n).map(|i| serde_json::json!({ "id": i, "name": format!("item {i}"), "price": i as f64 * 1.5 })).collect();
+        Value::Array(rows).to_string()
+    }
+
+    #[test]
+    fn gates() {
+        let text = big_rows(500);
+        let ok = raw(serde_json::json!({ "content": [{ "type": "text", "text": text }] }));
+        assert!(matches!(decide(&ok, 2000), Decision::Table { .. }));
+        let err = raw(
+            serde_json::json!({ "content": [{ "type": "text", "text": text }], "isError": true }),
+        );
+        assert!(matches!(decide(&err, 2000), Decision::Pass("error result")));
+        let image = raw(
+            serde_json::json!({ "content": [{ "type": "text", "text": text }, { "type": "image", "data": "AAAA", "mimeType": "image/png" }] }),
+        );
+        assert!(matches!(
+            decide(&image, 2000),
+            Decision::Pass("non-text content")
+        ));
+        let small =
+            raw(serde_json::json!({ "content": [{ "type": "text", "text": big_rows(3) }] }));
+        assert!(matches!(decide(&small, 2000), Decision::Pass(_)));
+        let prose = raw(
+            serde_json::json!({ "content": [{ "type": "text", "text": "All work and no play makes Jack a dull boy. ".repeat(500) }] }),
+        );
+        assert!(matches!(decide(&prose, 2000), Decision::Text { .. }));
+    }
+}
