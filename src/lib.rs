@@ -9,6 +9,7 @@ pub mod jsonrpc;
 pub mod protocol;
 pub mod sample_server;
 pub mod session;
+pub mod store;
 pub mod upstream;
 
 /// Installs the TLS crypto provider used for HTTPS downstreams (once per process).

@@ -36,7 +36,53 @@ pub struct Config {
     /// Largest message accepted from a downstream server, in bytes.
     pub max_downstream_message_bytes: usize,
     pub log_file: Option<PathBuf>,
+    pub store: StoreSettings,
     pub servers: Vec<ServerSpec>,
+}
+
+/// Settings of the DuckDB store.
+#[derive(Debug, Clone)]
+pub struct StoreSettings {
+    pub memory_limit: String,
+    pub threads: u32,
+    pub memory_budget: u64,
+    pub query_timeout: Duration,
+    pub envelope_budget: usize,
+    pub inline_rows: usize,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        StoreSettings {
+            memory_limit: "2GB".into(),
+            threads: 2,
+            memory_budget: 256 << 20,
+            query_timeout: Duration::from_secs(30),
+            envelope_budget: 1500,
+            inline_rows: 100,
+        }
+    }
+}
+
+/// Parses `256MiB`, `1GB`, `512 MB`, or a plain number of bytes.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" => 1e3,
+        "kib" | "k" => 1024.0,
+        "mb" => 1e6,
+        "mib" | "m" => 1024.0 * 1024.0,
+        "gb" => 1e9,
+        "gib" | "g" => 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    Some((n * mult) as u64)
 }
 
 #[derive(Debug, Clone)]
@@ -45,6 +91,10 @@ pub struct ServerSpec {
     pub transport: TransportSpec,
     pub tools: ToolFilter,
     pub call_timeout: Duration,
+    /// Whether large results of this server become datasets (`intercept = "auto" | "never"`).
+    pub intercept: bool,
+    /// Tool globs whose arguments are never stored as provenance.
+    pub provenance_denylist: Vec<String>,
     pub handshake_timeout: Duration,
     pub restart: RestartPolicy,
 }
@@ -195,6 +245,39 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         .integer("max_downstream_message_bytes", 1024, 1 << 30, p)
         .unwrap_or(64 << 20) as usize;
     let log_file = f.string("log_file", p).map(|s| base.join(s));
+    let mut store = StoreSettings::default();
+    if let Some(m) = f.string("memory_limit", p) {
+        match parse_size(&m) {
+            Some(b) if b >= 64 << 20 => store.memory_limit = format!("{}MiB", b >> 20),
+            _ => p.push(
+                "memory_limit",
+                format!(
+                    "must be a size of at least 64MiB like \"2GB\" or \"512MiB\", found \"{m}\""
+                ),
+            ),
+        }
+    }
+    if let Some(t) = f.integer("threads", 1, 256, p) {
+        store.threads = t as u32;
+    }
+    if let Some(m) = f.string("memory_budget", p) {
+        match parse_size(&m) {
+            Some(b) if b >= 1 << 20 => store.memory_budget = b,
+            _ => p.push(
+                "memory_budget",
+                format!("must be a size of at least 1MiB like \"256MiB\", found \"{m}\""),
+            ),
+        }
+    }
+    if let Some(q) = f.seconds("query_timeout", 0.1, 3600.0, p) {
+        store.query_timeout = secs(q);
+    }
+    if let Some(b) = f.integer("envelope_budget", 200, 100_000, p) {
+        store.envelope_budget = b as usize;
+    }
+    if let Some(r) = f.integer("inline_rows", 1, 10_000, p) {
+        store.inline_rows = r as usize;
+    }
     let mut servers = Vec::new();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for (path, t) in f.array_of_tables("servers", p) {
@@ -224,6 +307,7 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         max_message_bytes,
         max_downstream_message_bytes,
         log_file,
+        store,
         servers,
     }
 }
@@ -397,6 +481,10 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         f.seconds("handshake_timeout", 0.1, 600.0, p)
             .unwrap_or(30.0),
     );
+    let intercept = f
+        .one_of("intercept", &["auto", "never"], p)
+        .is_none_or(|v| v == "auto");
+    let provenance_denylist = f.string_list("provenance_denylist", p).unwrap_or_default();
     let mut restart = RestartPolicy::default();
     if let Some(n) = f.integer("max_restarts", 0, 1000, p) {
         restart.max_restarts = n as u32;
@@ -429,6 +517,8 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         call_timeout,
         handshake_timeout,
         restart,
+        intercept,
+        provenance_denylist,
     })
 }
 

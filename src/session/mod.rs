@@ -54,3 +54,52 @@ impl EventBus {
         self.tx.subscribe()
     }
 }
+
+use crate::config::Config;
+use crate::store::{Store, StoreConfig};
+use std::sync::Arc;
+
+/// The session's store, opened once in the background; every front end awaits the same one.
+pub struct StoreSlot {
+    config: StoreConfig,
+    cell: tokio::sync::OnceCell<Result<Arc<Store>, String>>,
+}
+
+impl StoreSlot {
+    pub fn new(config: &Config) -> Arc<StoreSlot> {
+        let s = &config.store;
+        let probe_file = config
+            .source
+            .clone()
+            .or_else(|| std::env::current_exe().ok())
+            .unwrap_or_else(|| "/etc/hostname".into());
+        Arc::new(StoreSlot {
+            config: StoreConfig {
+                memory_limit: s.memory_limit.clone(),
+                threads: s.threads,
+                memory_budget: s.memory_budget,
+                query_timeout: s.query_timeout,
+                export_dir: config.export_dir.clone(),
+                envelope_budget: s.envelope_budget,
+                inline_rows: s.inline_rows,
+                probe_file,
+            },
+            cell: tokio::sync::OnceCell::new(),
+        })
+    }
+
+    /// The open store, or why it could not be opened.
+    pub async fn get(&self) -> Result<Arc<Store>, String> {
+        self.cell
+            .get_or_init(|| async {
+                let config = self.config.clone();
+                match tokio::task::spawn_blocking(move || Store::open(config)).await {
+                    Ok(Ok(store)) => Ok(Arc::new(store)),
+                    Ok(Err(e)) => Err(e.to_string()),
+                    Err(e) => Err(format!("opening the store panicked: {e}")),
+                }
+            })
+            .await
+            .clone()
+    }
+}

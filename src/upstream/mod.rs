@@ -4,13 +4,14 @@
 //! Results that loom does not change are spliced back verbatim.
 
 pub mod stdio;
+pub mod tools;
 
 use crate::config::Config;
 use crate::downstream::connection::{Reply, lock};
 use crate::downstream::{EventSink, Fleet, FleetEvent, ListKind, ServerHandle};
 use crate::jsonrpc::{self, Kind, RawMessage, code};
 use crate::protocol::{self, ClientCapabilities, Era};
-use crate::session::{Event, EventBus};
+use crate::session::{Event, EventBus, StoreSlot};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -46,6 +47,7 @@ pub struct ClientSession {
     relayed: Mutex<HashMap<String, RelayedRequest>>,
     next_id: AtomicU64,
     log_level: Mutex<Option<String>>,
+    store: Arc<StoreSlot>,
 }
 
 /// The key an id is tracked under: its canonical JSON text.
@@ -75,6 +77,7 @@ impl ClientSession {
         config: Arc<Config>,
         bus: EventBus,
         out: mpsc::UnboundedSender<String>,
+        store: Arc<StoreSlot>,
     ) -> Arc<ClientSession> {
         Arc::new(ClientSession {
             config,
@@ -88,6 +91,7 @@ impl ClientSession {
             relayed: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             log_level: Mutex::new(None),
+            store,
         })
     }
 
@@ -310,7 +314,11 @@ impl ClientSession {
                 }
                 let fleet = self.ready_fleet().await;
                 let (key, items) = match method {
-                    "tools/list" => ("tools", fleet.tools()),
+                    "tools/list" => ("tools", {
+                        let mut all = fleet.tools();
+                        all.extend(tools::definitions());
+                        all
+                    }),
                     "prompts/list" => ("prompts", fleet.prompts()),
                     "resources/list" => ("resources", fleet.resources()),
                     _ => ("resourceTemplates", fleet.resource_templates()),
@@ -409,12 +417,41 @@ impl ClientSession {
         id: &RawValue,
         params: Map<String, Value>,
     ) -> Result<Option<String>, RpcError> {
-        let fleet = self.ready_fleet().await;
         let name = params
             .get("name")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
+        if let Some(spec) = tools::spec(&name) {
+            let args = params
+                .get("arguments")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let result = match tools::validate(spec, &args) {
+                Err(msg) => tool_error(&msg),
+                Ok(()) => match self.store.get().await {
+                    Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
+                    Ok(store) => {
+                        let name = spec.name;
+                        match tokio::task::spawn_blocking(move || tools::run(&store, name, &args))
+                            .await
+                        {
+                            Ok(Ok(v)) => jsonrpc::to_raw(&v),
+                            Ok(Err(msg)) => tool_error(&msg),
+                            Err(e) => tool_error(&format!("{name} failed inside loom: {e}")),
+                        }
+                    }
+                },
+            };
+            let result = if self.is_modern() {
+                with_result_type(result)
+            } else {
+                result
+            };
+            return Ok(Some(jsonrpc::response(id, &result)));
+        }
+        let fleet = self.ready_fleet().await;
         let route = fleet.route_tool(&name).ok_or_else(|| {
             (
                 code::INVALID_PARAMS,
@@ -493,6 +530,7 @@ impl ClientSession {
             );
             token_key = Some(key);
         }
+        let call_args = params.get("arguments").cloned();
         let up_key = id_key(id);
         let (cancel_tx, mut cancel_rx) = oneshot::channel();
         lock(&self.in_flight).insert(up_key.clone(), InFlight { cancel: cancel_tx });
@@ -523,6 +561,20 @@ impl ClientSession {
                 Ok(None)
             }
             Some(Reply::Result(raw)) => {
+                let (raw, dataset) = if is_call && server.spec.intercept {
+                    self.intercept(raw, server, &tool, call_args).await
+                } else {
+                    (raw, None)
+                };
+                if let Some(r) = dataset {
+                    let raw = if self.is_modern() {
+                        with_result_type(raw)
+                    } else {
+                        raw
+                    };
+                    finish(&format!("intercepted:{r}"), raw.get().len());
+                    return Ok(Some(jsonrpc::response(id, &raw)));
+                }
                 let raw = if self.is_modern() {
                     with_result_type(raw)
                 } else {
@@ -543,6 +595,88 @@ impl ClientSession {
                     server.name()
                 ))
             }
+        }
+    }
+
+    /// Turns a large tabular result into a dataset and answers with its envelope; anything
+    /// that fails or does not pay off forwards the original untouched.
+    async fn intercept(
+        &self,
+        raw: Box<RawValue>,
+        server: &Arc<ServerHandle>,
+        tool: &str,
+        arguments: Option<Value>,
+    ) -> (Box<RawValue>, Option<String>) {
+        // Cheap check first: small results never wait for the store.
+        let threshold = self.config.token_threshold as usize;
+        if raw.get().len() < threshold {
+            return (raw, None);
+        }
+        let Ok(store) = self.store.get().await else {
+            return (raw, None);
+        };
+        let denied = server
+            .spec
+            .provenance_denylist
+            .iter()
+            .any(|g| crate::config::glob_match(g, tool));
+        let provenance_args = if denied {
+            None
+        } else {
+            arguments.map(|a| crate::intercept::redact::redact(&a))
+        };
+        let server_name = server.name().to_owned();
+        let tool = tool.to_owned();
+        let original = raw.clone();
+        let work = tokio::task::spawn_blocking(move || -> Option<(Box<RawValue>, String)> {
+            let crate::intercept::Decision::Table { mut table, tokens } =
+                crate::intercept::decide(&raw, threshold)
+            else {
+                return None;
+            };
+            if let Value::Object(context) =
+                crate::intercept::redact::redact(&Value::Object(std::mem::take(&mut table.context)))
+            {
+                table.context = context;
+            }
+            let provenance = crate::store::Provenance {
+                server: server_name,
+                tool,
+                arguments: provenance_args,
+                at: crate::store::now_iso(),
+                rung: table.rung.to_owned(),
+            };
+            let meta = match store.ingest(&table, provenance) {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!("ingest failed, passing the result through: {e}");
+                    return None;
+                }
+            };
+            let envelope = store.profile(&meta.dataset_ref, 5).map(|p| {
+                crate::store::envelope::render(
+                    &meta,
+                    &p,
+                    store.config().envelope_budget,
+                    Some(tokens),
+                )
+            });
+            match envelope {
+                Ok((env, env_tokens)) if env_tokens < tokens => {
+                    Some((jsonrpc::to_raw(&env), meta.dataset_ref))
+                }
+                other => {
+                    if let Err(e) = other {
+                        tracing::warn!("profiling failed, passing the result through: {e}");
+                    }
+                    let _ = store.drop_dataset(&meta.dataset_ref);
+                    None
+                }
+            }
+        });
+        match work.await {
+            Ok(Some((env, r))) => (env, Some(r)),
+            _ => (original, None),
         }
     }
 

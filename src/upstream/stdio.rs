@@ -4,7 +4,7 @@
 use super::ClientSession;
 use crate::config::Config;
 use crate::jsonrpc::{Line, LineReader};
-use crate::session::EventBus;
+use crate::session::{EventBus, StoreSlot};
 use std::sync::Arc;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::signal::unix::{SignalKind, signal};
@@ -31,7 +31,19 @@ pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
             }
         }
     });
-    let session = ClientSession::new(config.clone(), EventBus::default(), out_tx);
+    let store = StoreSlot::new(&config);
+    {
+        // The store opens in the background; a broken seal stops loom before it serves tools.
+        let store = store.clone();
+        tokio::spawn(async move {
+            if let Err(e) = store.get().await {
+                tracing::error!("{e}");
+                eprintln!("loom: {e}");
+                std::process::exit(2);
+            }
+        });
+    }
+    let session = ClientSession::new(config.clone(), EventBus::default(), out_tx, store);
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut lines = LineReader::new(

@@ -235,13 +235,23 @@ impl RawClient {
         r
     }
 
-    pub async fn tool_names(&mut self) -> Vec<String> {
+    /// Every exposed tool, loom's own included.
+    pub async fn all_tool_names(&mut self) -> Vec<String> {
         let r = self.request("tools/list", json!({})).await;
         r["result"]["tools"]
             .as_array()
             .expect("tools")
             .iter()
             .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// The downstream servers' tools (without loom's own `loom_*` tools).
+    pub async fn tool_names(&mut self) -> Vec<String> {
+        self.all_tool_names()
+            .await
+            .into_iter()
+            .filter(|n| !n.starts_with("loom_"))
             .collect()
     }
 

@@ -1,0 +1,132 @@
+//! Interception throughput: JSON text of N rows × 10 columns → rows found and typed → ingested
+//! into the sealed store → profiled → envelope, against DuckDB's own `read_json` on the same
+//! rows (an unsealed engine reading a file: the physical bound). Also the envelope's size
+//! against the raw result, and a CSV export of 100k rows. `cargo bench --bench ingest`; under
+//! `cargo test` it runs once on small inputs so the harness keeps working.
+
+use loom::intercept::{Decision, decide};
+use loom::store::{ExportFormat, Provenance, Store, StoreConfig, envelope};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+
+fn rows_json(n: usize) -> String {
+    let statuses = ["pending", "paid", "shipped", "delivered", "refunded"];
+    let currencies = ["EUR", "USD", "JPY"];
+    let countries = ["PT", "DE", "FR", "JP"];
+    let rows: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({
+                "order_id": 7_300_000_000_000_000_000u64 + i as u64 * 7919,
+                "customer_id": 1 + (i * 37) % 5000,
+                "status": statuses[i % 5],
+                "amount": (500 + (i * 7717) % 250_000) as f64 / 100.0,
+                "currency": currencies[i % 3],
+                "items": 1 + i % 9,
+                "created_at": format!("2025-{:02}-{:02}T{:02}:{:02}:00Z", 1 + i % 12, 1 + i % 28, i % 24, i % 60),
+                "country": countries[i % 4],
+                "express": i % 7 == 0,
+                "note": format!("order number {i}"),
+            })
+        })
+        .collect();
+    Value::Array(rows).to_string()
+}
+
+fn result_of(text: &str) -> Box<serde_json::value::RawValue> {
+    serde_json::value::to_raw_value(&json!({ "content": [{ "type": "text", "text": text }] }))
+        .unwrap()
+}
+
+fn store(dir: &std::path::Path) -> Store {
+    Store::open(StoreConfig {
+        memory_limit: "4GB".into(),
+        threads: 2,
+        memory_budget: 2 << 30,
+        query_timeout: Duration::from_secs(60),
+        export_dir: dir.to_owned(),
+        envelope_budget: 1500,
+        inline_rows: 100,
+        probe_file: std::env::current_exe().unwrap(),
+    })
+    .unwrap()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let sizes: &[usize] = if full { &[10_000, 100_000] } else { &[1_000] };
+    let runs = if full { 3 } else { 1 };
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(dir.path());
+    for &n in sizes {
+        let text = rows_json(n);
+        let raw = result_of(&text);
+        let mut loom_times = Vec::new();
+        let mut env_tokens = 0;
+        let mut raw_tokens = 0;
+        let mut last_ref = String::new();
+        for _ in 0..runs {
+            let t = Instant::now();
+            let Decision::Table { table, tokens } = decide(&raw, 2000) else {
+                panic!("not a table")
+            };
+            let meta = s
+                .ingest(
+                    &table,
+                    Provenance {
+                        server: "bench".into(),
+                        tool: "orders".into(),
+                        arguments: None,
+                        at: String::new(),
+                        rung: table.rung.into(),
+                    },
+                )
+                .unwrap();
+            let p = s.profile(&meta.dataset_ref, 5).unwrap();
+            let (_env, et) = envelope::render(&meta, &p, 1500, Some(tokens));
+            loom_times.push(t.elapsed().as_secs_f64());
+            env_tokens = et;
+            raw_tokens = tokens;
+            last_ref = meta.dataset_ref;
+        }
+        // The physical bound: DuckDB's own JSON reader on the same rows, from a file.
+        let file = dir.path().join(format!("rows-{n}.json"));
+        std::fs::write(&file, &text).unwrap();
+        let mut duck_times = Vec::new();
+        for i in 0..runs {
+            let c = duckdb::Connection::open_in_memory().unwrap();
+            let t = Instant::now();
+            c.execute_batch(&format!(
+                "CREATE TABLE t{i} AS SELECT * FROM read_json('{}')",
+                file.display()
+            ))
+            .unwrap();
+            duck_times.push(t.elapsed().as_secs_f64());
+        }
+        let (l, d) = (median(loom_times), median(duck_times));
+        println!(
+            "{n} rows × 10 columns: loom decide+ingest+profile+envelope {:.3} s, DuckDB read_json {:.3} s, ratio {:.2}×",
+            l,
+            d,
+            l / d
+        );
+        println!(
+            "  raw result ~{raw_tokens} tokens, envelope ~{env_tokens} tokens ({:.0}× smaller)",
+            raw_tokens as f64 / env_tokens as f64
+        );
+        if n == *sizes.last().unwrap() {
+            let mut exports = Vec::new();
+            for _ in 0..runs {
+                let t = Instant::now();
+                let (_, rows) = s.export(&last_ref, ExportFormat::Csv, None).unwrap();
+                exports.push(t.elapsed().as_secs_f64());
+                assert_eq!(rows as usize, n);
+            }
+            println!("  CSV export of {n} rows: {:.3} s", median(exports));
+        }
+    }
+}

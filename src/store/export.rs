@@ -1,0 +1,156 @@
+//! Export of a dataset to CSV, JSON or JSON Lines. loom writes the file, never DuckDB (the
+//! engine has no file access). Files go under `export_dir` and are never overwritten: an
+//! existing name gets a numeric suffix. Rows stream from the engine; memory stays flat.
+
+use super::{Result, Store, StoreError, quote_ident};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    Csv,
+    Json,
+    Jsonl,
+}
+
+impl ExportFormat {
+    pub fn parse(s: &str) -> Option<ExportFormat> {
+        match s.to_ascii_lowercase().as_str() {
+            "csv" => Some(ExportFormat::Csv),
+            "json" => Some(ExportFormat::Json),
+            "jsonl" | "ndjson" => Some(ExportFormat::Jsonl),
+            _ => None,
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Csv => "csv",
+            ExportFormat::Json => "json",
+            ExportFormat::Jsonl => "jsonl",
+        }
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// Opens a new file in `dir` named after `stem`, never replacing an existing one.
+fn create_new(dir: &std::path::Path, stem: &str, ext: &str) -> Result<(PathBuf, std::fs::File)> {
+    for n in 0..10_000 {
+        let name = if n == 0 {
+            format!("{stem}.{ext}")
+        } else {
+            format!("{stem}-{n}.{ext}")
+        };
+        let path = dir.join(name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(StoreError::Io(format!(
+                    "cannot create {}: {e}",
+                    path.display()
+                )));
+            }
+        }
+    }
+    Err(StoreError::Io("no free file name".into()))
+}
+
+/// A file stem from a requested name: no folders, no dots at the start, only safe characters.
+fn stem_of(requested: &str, ext: &str) -> Option<String> {
+    let base = requested.rsplit(['/', '\\']).next()?.trim();
+    let base = base.strip_suffix(&format!(".{ext}")).unwrap_or(base);
+    let clean: String = base
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        .collect();
+    let clean = clean.trim_start_matches('.').to_owned();
+    (!clean.is_empty()).then_some(clean)
+}
+
+pub fn export(
+    store: &Store,
+    r: &str,
+    format: ExportFormat,
+    filename: Option<&str>,
+) -> Result<(PathBuf, u64)> {
+    let meta = store.dataset(r)?;
+    let dir = &store.config.export_dir;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| StoreError::Io(format!("cannot create {}: {e}", dir.display())))?;
+    let ext = format.extension();
+    let stem = filename
+        .and_then(|f| stem_of(f, ext))
+        .unwrap_or_else(|| r.to_owned());
+    let (path, file) = create_new(dir, &stem, ext)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let io = |e: std::io::Error| StoreError::Io(format!("writing {}: {e}", path.display()));
+    let reader = Store::lock(&store.reader);
+    let t = quote_ident(r);
+    let mut count = 0u64;
+    match format {
+        ExportFormat::Csv => {
+            let header: Vec<String> = meta.columns.iter().map(|(n, _)| csv_field(n)).collect();
+            writeln!(out, "{}", header.join(",")).map_err(io)?;
+            let cols: Vec<String> = meta
+                .columns
+                .iter()
+                .map(|(n, _)| format!("{}::VARCHAR", quote_ident(n)))
+                .collect();
+            let mut stmt = reader.prepare(&format!("SELECT {} FROM {t}", cols.join(", ")))?;
+            let n = meta.columns.len();
+            let mut rows = stmt.query([])?;
+            let mut line = String::new();
+            while let Some(row) = rows.next()? {
+                line.clear();
+                for i in 0..n {
+                    if i > 0 {
+                        line.push(',');
+                    }
+                    if let Some(v) = row.get::<_, Option<String>>(i)? {
+                        line.push_str(&csv_field(&v));
+                    }
+                }
+                line.push('\n');
+                out.write_all(line.as_bytes()).map_err(io)?;
+                count += 1;
+            }
+        }
+        ExportFormat::Json | ExportFormat::Jsonl => {
+            let mut stmt = reader.prepare(&format!("SELECT to_json(t)::VARCHAR FROM {t} t"))?;
+            let mut rows = stmt.query([])?;
+            let json = format == ExportFormat::Json;
+            if json {
+                out.write_all(b"[\n").map_err(io)?;
+            }
+            while let Some(row) = rows.next()? {
+                let v: String = row.get(0)?;
+                if json && count > 0 {
+                    out.write_all(b",\n").map_err(io)?;
+                }
+                out.write_all(v.as_bytes()).map_err(io)?;
+                if !json {
+                    out.write_all(b"\n").map_err(io)?;
+                }
+                count += 1;
+            }
+            if json {
+                out.write_all(b"\n]\n").map_err(io)?;
+            }
+        }
+    }
+    out.flush().map_err(io)?;
+    let abs = std::path::absolute(&path).unwrap_or(path);
+    Ok((abs, count))
+}

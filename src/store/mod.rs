@@ -1,0 +1,382 @@
+//! The store: a sealed, in-memory DuckDB holding the session's datasets. Ingest, profiling,
+//! queries and exports all run here, off the request path (callers use `spawn_blocking`).
+//! Ingest and queries use separate connections on one database, so neither blocks the other
+//! for long. Rows are never pulled into loom's memory to be shipped inline beyond small results.
+
+pub mod envelope;
+mod export;
+mod ingest;
+mod profile;
+mod query;
+pub mod sealed;
+
+pub use export::ExportFormat;
+pub use profile::{ColumnStats, JoinHint, Profile};
+pub use query::QueryOutcome;
+
+use crate::intercept::table::Table;
+use sealed::SealedDb;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Seal(#[from] sealed::SealError),
+    #[error("{0}")]
+    Engine(String),
+    #[error("no dataset named `{0}`; loom_list_datasets lists them")]
+    UnknownDataset(String),
+    #[error("{0}")]
+    Refused(String),
+    #[error("the query was cancelled after {0:.0}s (query_timeout)")]
+    Timeout(f64),
+    #[error("{0}")]
+    Io(String),
+}
+
+impl From<duckdb::Error> for StoreError {
+    fn from(e: duckdb::Error) -> Self {
+        StoreError::Engine(e.to_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    /// DuckDB `memory_limit` (engine working memory; spills beyond it).
+    pub memory_limit: String,
+    pub threads: u32,
+    /// Bytes of datasets kept before least recently used ones are evicted.
+    pub memory_budget: u64,
+    pub query_timeout: Duration,
+    pub export_dir: PathBuf,
+    /// Token budget of one envelope.
+    pub envelope_budget: usize,
+    /// Rows at most in an inline query result (more becomes a dataset).
+    pub inline_rows: usize,
+    /// A file the seal self-test tries (and must fail) to read.
+    pub probe_file: PathBuf,
+}
+
+/// Why a dataset exists; decides eviction order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatasetKind {
+    /// A large query result.
+    Query,
+    /// A downstream tool result.
+    Ingest,
+    /// Made on purpose by `loom_materialize`.
+    Materialized,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Provenance {
+    pub server: String,
+    pub tool: String,
+    /// Arguments with secrets masked; `None` when the server's denylist omits them.
+    pub arguments: Option<Value>,
+    pub at: String,
+    pub rung: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DatasetMeta {
+    #[serde(rename = "ref")]
+    pub dataset_ref: String,
+    pub kind: DatasetKind,
+    pub rows: u64,
+    pub columns: Vec<(String, String)>,
+    pub pinned: bool,
+    pub provenance: Option<Provenance>,
+    pub context: Map<String, Value>,
+    #[serde(skip)]
+    pub last_used: u64,
+    pub created: String,
+}
+
+pub struct Store {
+    config: StoreConfig,
+    // Field order is drop order: connections before the database they live on.
+    writer: Mutex<duckdb::Connection>,
+    reader: Mutex<duckdb::Connection>,
+    interrupt: std::sync::Arc<duckdb::InterruptHandle>,
+    db: SealedDb,
+    catalog: Mutex<HashMap<String, DatasetMeta>>,
+    clock: std::sync::atomic::AtomicU64,
+    counter: std::sync::atomic::AtomicU64,
+    _spill: tempfile::TempDir,
+}
+
+pub fn now_iso() -> String {
+    let secs = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let days = secs / 86_400;
+    let (y, m, d) = civil_from_days(days as i64);
+    let s = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// `"name"` with inner quotes doubled: any Unicode spelling is a valid identifier this way.
+pub fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// A dataset ref: lowercase letters, digits and `_`, starting with a letter, at most 48 chars.
+pub fn valid_ref(r: &str) -> bool {
+    r.len() <= 48
+        && r.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && r.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn ref_base(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    let out = out.trim_matches('_');
+    let out = if out.chars().next().is_some_and(|c| c.is_ascii_lowercase()) {
+        out.to_owned()
+    } else {
+        format!("d_{out}")
+    };
+    out.chars()
+        .take(40)
+        .collect::<String>()
+        .trim_end_matches('_')
+        .to_owned()
+}
+
+impl Store {
+    /// Opens and seals the engine, then proves the seal.
+    pub fn open(config: StoreConfig) -> Result<Store> {
+        let spill = tempfile::Builder::new()
+            .prefix("loom-spill-")
+            .tempdir()
+            .map_err(|e| StoreError::Io(format!("cannot create the spill folder: {e}")))?;
+        let db = SealedDb::open(spill.path(), &config.memory_limit, config.threads)?;
+        let writer = db.connect()?;
+        let reader = db.connect()?;
+        sealed::self_test(&reader, &config.probe_file)?;
+        let interrupt = reader.interrupt_handle();
+        Ok(Store {
+            config,
+            writer: Mutex::new(writer),
+            reader: Mutex::new(reader),
+            interrupt,
+            db,
+            catalog: Mutex::new(HashMap::new()),
+            clock: std::sync::atomic::AtomicU64::new(1),
+            counter: std::sync::atomic::AtomicU64::new(1),
+            _spill: spill,
+        })
+    }
+
+    pub fn config(&self) -> &StoreConfig {
+        &self.config
+    }
+
+    pub fn spill_dir(&self) -> &Path {
+        self._spill.path()
+    }
+
+    fn tick(&self) -> u64 {
+        self.clock
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A fresh ref starting with `base`.
+    fn new_ref(&self, base: &str) -> String {
+        let n = self
+            .counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{}_{n}", ref_base(base))
+    }
+
+    fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn datasets(&self) -> Vec<DatasetMeta> {
+        let mut all: Vec<_> = Self::lock(&self.catalog).values().cloned().collect();
+        all.sort_by(|a, b| {
+            a.created
+                .cmp(&b.created)
+                .then(a.dataset_ref.cmp(&b.dataset_ref))
+        });
+        all
+    }
+
+    pub fn dataset(&self, r: &str) -> Result<DatasetMeta> {
+        let mut cat = Self::lock(&self.catalog);
+        let t = self.tick();
+        let meta = cat
+            .get_mut(r)
+            .ok_or_else(|| StoreError::UnknownDataset(r.to_owned()))?;
+        meta.last_used = t;
+        Ok(meta.clone())
+    }
+
+    /// Ingests a downstream table as a new dataset and returns its catalog entry.
+    pub fn ingest(&self, table: &Table, provenance: Provenance) -> Result<DatasetMeta> {
+        let r = self.new_ref(&format!("{}_{}", provenance.server, provenance.tool));
+        let writer = Self::lock(&self.writer);
+        let rows = ingest::create_and_append(&writer, &r, table)?;
+        drop(writer);
+        let meta = DatasetMeta {
+            dataset_ref: r.clone(),
+            kind: DatasetKind::Ingest,
+            rows,
+            columns: table
+                .columns
+                .iter()
+                .map(|c| (c.name.clone(), c.ty.sql().to_owned()))
+                .collect(),
+            pinned: false,
+            provenance: Some(provenance),
+            context: table.context.clone(),
+            last_used: self.tick(),
+            created: now_iso(),
+        };
+        Self::lock(&self.catalog).insert(r, meta.clone());
+        self.evict();
+        Ok(meta)
+    }
+
+    /// Registers a table that a statement created inside the engine.
+    fn register(&self, r: &str, kind: DatasetKind, pinned: bool) -> Result<DatasetMeta> {
+        let reader = Self::lock(&self.reader);
+        let (rows, columns) = profile::shape(&reader, r)?;
+        drop(reader);
+        let meta = DatasetMeta {
+            dataset_ref: r.to_owned(),
+            kind,
+            rows,
+            columns,
+            pinned,
+            provenance: None,
+            context: Map::new(),
+            last_used: self.tick(),
+            created: now_iso(),
+        };
+        Self::lock(&self.catalog).insert(r.to_owned(), meta.clone());
+        self.evict();
+        Ok(meta)
+    }
+
+    pub fn drop_dataset(&self, r: &str) -> Result<DatasetMeta> {
+        let meta = Self::lock(&self.catalog)
+            .remove(r)
+            .ok_or_else(|| StoreError::UnknownDataset(r.to_owned()))?;
+        Self::lock(&self.writer)
+            .execute_batch(&format!("DROP TABLE IF EXISTS {}", quote_ident(r)))?;
+        Ok(meta)
+    }
+
+    /// Profile for an envelope or `loom_describe`: stats, samples and join hints.
+    pub fn profile(&self, r: &str, samples: usize) -> Result<Profile> {
+        let meta = self.dataset(r)?;
+        let others: Vec<DatasetMeta> = self
+            .datasets()
+            .into_iter()
+            .filter(|d| d.dataset_ref != r)
+            .collect();
+        // The writer connection: a long user query on the reader never delays an envelope.
+        let writer = Self::lock(&self.writer);
+        profile::profile(&writer, &meta, &others, samples)
+    }
+
+    /// Bytes the engine holds, by its own accounting.
+    pub fn memory_bytes(&self) -> u64 {
+        let writer = Self::lock(&self.writer);
+        writer
+            .query_row(
+                "SELECT coalesce(sum(memory_usage_bytes), 0)::UBIGINT FROM duckdb_memory()",
+                [],
+                |r| r.get::<_, u64>(0),
+            )
+            .unwrap_or(0)
+    }
+
+    /// Drops least recently used datasets until the engine is within `memory_budget`: query
+    /// results first, then downstream ingests; pinned ones never.
+    pub fn evict(&self) -> Vec<String> {
+        let mut evicted = Vec::new();
+        loop {
+            if self.memory_bytes() <= self.config.memory_budget {
+                break;
+            }
+            let victim = {
+                let cat = Self::lock(&self.catalog);
+                cat.values()
+                    .filter(|d| !d.pinned)
+                    .min_by_key(|d| {
+                        (
+                            if d.kind == DatasetKind::Query { 0 } else { 1 },
+                            d.last_used,
+                        )
+                    })
+                    .map(|d| d.dataset_ref.clone())
+            };
+            let Some(v) = victim else { break };
+            if self.drop_dataset(&v).is_err() {
+                break;
+            }
+            tracing::info!(dataset = %v, "evicted to stay within memory_budget");
+            evicted.push(v);
+        }
+        evicted
+    }
+
+    pub fn query(&self, sql: &str) -> Result<QueryOutcome> {
+        query::run(self, sql)
+    }
+
+    pub fn materialize(&self, sql: &str, name: &str) -> Result<DatasetMeta> {
+        query::materialize(self, sql, name)
+    }
+
+    pub fn export(
+        &self,
+        r: &str,
+        format: ExportFormat,
+        filename: Option<&str>,
+    ) -> Result<(PathBuf, u64)> {
+        export::export(self, r, format, filename)
+    }
+}

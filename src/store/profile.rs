@@ -1,0 +1,273 @@
+//! Profiling a dataset inside the engine: per-column null fraction, approximate distinct
+//! count, min/max for numbers and times, top values for low-cardinality columns; the first rows
+//! as exact JSON; and join hints scored by exact containment against every other dataset.
+
+use super::{DatasetMeta, Result, quote_ident};
+use serde::Serialize;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ColumnStats {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    pub null_fraction: f64,
+    pub distinct: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub top: Vec<(Value, u64)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JoinHint {
+    pub column: String,
+    pub other: String,
+    pub other_column: String,
+    /// Share of this column's distinct values found in the other column.
+    pub this_in_other: f64,
+    /// Share of the other column's distinct values found in this one.
+    pub other_in_this: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Profile {
+    pub rows: u64,
+    pub columns: Vec<ColumnStats>,
+    pub samples: Vec<Value>,
+    pub join_hints: Vec<JoinHint>,
+}
+
+const TOP_VALUES_MAX_DISTINCT: u64 = 20;
+const JOIN_BUDGET: Duration = Duration::from_millis(500);
+
+fn is_ordered(ty: &str) -> bool {
+    let t = ty.to_uppercase();
+    [
+        "INT", "DOUBLE", "FLOAT", "DECIMAL", "DATE", "TIME", "REAL", "NUMERIC",
+    ]
+    .iter()
+    .any(|k| t.contains(k))
+}
+
+fn is_numeric(ty: &str) -> bool {
+    let t = ty.to_uppercase();
+    ["INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"]
+        .iter()
+        .any(|k| t.contains(k))
+}
+
+/// Rows and (name, type) columns of a table.
+pub fn shape(conn: &duckdb::Connection, table: &str) -> Result<(u64, Vec<(String, String)>)> {
+    let rows: u64 = conn.query_row(
+        &format!("SELECT count(*)::UBIGINT FROM {}", quote_ident(table)),
+        [],
+        |r| r.get(0),
+    )?;
+    let mut stmt = conn.prepare("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' ORDER BY column_index")?;
+    let cols = stmt
+        .query_map([table], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok((rows, cols))
+}
+
+/// One exact JSON value from its JSON text (as the engine's `to_json` renders it).
+fn json_of(text: Option<String>) -> Value {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The first `n` rows of `table`, as exact JSON objects in column order.
+pub fn first_rows(conn: &duckdb::Connection, from: &str, n: usize) -> Result<Vec<Value>> {
+    let sql = format!("SELECT to_json(t)::VARCHAR FROM (SELECT * FROM {from} LIMIT {n}) t");
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(rows.into_iter().map(|r| json_of(Some(r))).collect())
+}
+
+pub fn profile(
+    conn: &duckdb::Connection,
+    meta: &DatasetMeta,
+    others: &[DatasetMeta],
+    samples: usize,
+) -> Result<Profile> {
+    let t = quote_ident(&meta.dataset_ref);
+    let mut columns = Vec::with_capacity(meta.columns.len());
+    if !meta.columns.is_empty() {
+        let mut exprs = vec!["count(*)::UBIGINT".to_owned()];
+        for (name, ty) in &meta.columns {
+            let c = quote_ident(name);
+            exprs.push(format!("count({c})::UBIGINT"));
+            exprs.push(format!("approx_count_distinct({c})::UBIGINT"));
+            if is_ordered(ty) {
+                exprs.push(format!("to_json(min({c}))::VARCHAR"));
+                exprs.push(format!("to_json(max({c}))::VARCHAR"));
+            } else {
+                exprs.push("NULL::VARCHAR".into());
+                exprs.push("NULL::VARCHAR".into());
+            }
+        }
+        let sql = format!("SELECT {} FROM {t}", exprs.join(", "));
+        let stats = conn.query_row(&sql, [], |r| {
+            let total: u64 = r.get(0)?;
+            let mut out = Vec::new();
+            for i in 0..meta.columns.len() {
+                let base = 1 + i * 4;
+                let non_null: u64 = r.get(base)?;
+                let distinct: u64 = r.get(base + 1)?;
+                let min: Option<String> = r.get(base + 2)?;
+                let max: Option<String> = r.get(base + 3)?;
+                out.push((total, non_null, distinct, min, max));
+            }
+            Ok(out)
+        })?;
+        for ((name, ty), (total, non_null, distinct, min, max)) in meta.columns.iter().zip(stats) {
+            let mut top = Vec::new();
+            let distinct = distinct.min(non_null);
+            if distinct > 0
+                && distinct <= TOP_VALUES_MAX_DISTINCT
+                && non_null > distinct
+                && !ty.starts_with("JSON")
+            {
+                let c = quote_ident(name);
+                let sql = format!(
+                    "SELECT to_json({c})::VARCHAR, count(*)::UBIGINT FROM {t} WHERE {c} IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"
+                );
+                let mut stmt = conn.prepare(&sql)?;
+                top = stmt
+                    .query_map([], |r| Ok((json_of(r.get(0)?), r.get::<_, u64>(1)?)))?
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+            }
+            columns.push(ColumnStats {
+                name: name.clone(),
+                ty: ty.clone(),
+                null_fraction: if total == 0 {
+                    0.0
+                } else {
+                    1.0 - non_null as f64 / total as f64
+                },
+                distinct,
+                min: min.map(|m| json_of(Some(m))),
+                max: max.map(|m| json_of(Some(m))),
+                top,
+            });
+        }
+    }
+    let samples = first_rows(conn, &t, samples)?;
+    let join_hints = join_hints(conn, meta, others).unwrap_or_default();
+    Ok(Profile {
+        rows: meta.rows,
+        columns,
+        samples,
+        join_hints,
+    })
+}
+
+fn family(ty: &str) -> &'static str {
+    let t = ty.to_uppercase();
+    if is_numeric(&t) && !t.contains("DOUBLE") && !t.contains("FLOAT") && !t.contains("REAL") {
+        "integer"
+    } else if t.starts_with("VARCHAR") {
+        "text"
+    } else if t.contains("DATE") || t.contains("TIME") {
+        "time"
+    } else {
+        "other"
+    }
+}
+
+fn singular(s: &str) -> String {
+    let s = s.to_lowercase();
+    s.strip_suffix("ies")
+        .map(|x| format!("{x}y"))
+        .or_else(|| s.strip_suffix('s').map(str::to_owned))
+        .unwrap_or(s)
+}
+
+/// Whether two columns may refer to the same thing: same name, or `x_id` against the `id` of a
+/// dataset whose name mentions `x`.
+fn candidate(a: &str, a_ds: &str, b: &str, b_ds: &str) -> bool {
+    let (a, b) = (a.to_lowercase(), b.to_lowercase());
+    if a == b {
+        return a.ends_with("id")
+            || a.ends_with("_key")
+            || a.ends_with("code")
+            || a.ends_with("email")
+            || a.ends_with("name")
+            || a.contains("id");
+    }
+    let fk = |col: &str, other_col: &str, other_ds: &str| {
+        other_col == "id"
+            && col
+                .strip_suffix("_id")
+                .is_some_and(|x| !x.is_empty() && other_ds.contains(&singular(x)))
+    };
+    fk(&a, &b, b_ds) || fk(&b, &a, a_ds)
+}
+
+/// Scores candidate pairs by exact containment, computed in the engine, under a time budget;
+/// keeps the best five with any overlap.
+pub fn join_hints(
+    conn: &duckdb::Connection,
+    meta: &DatasetMeta,
+    others: &[DatasetMeta],
+) -> Result<Vec<JoinHint>> {
+    let started = Instant::now();
+    let mut hints = Vec::new();
+    'outer: for other in others {
+        for (a, aty) in &meta.columns {
+            for (b, bty) in &other.columns {
+                if started.elapsed() > JOIN_BUDGET {
+                    break 'outer;
+                }
+                if family(aty) == "other"
+                    || family(aty) != family(bty)
+                    || !candidate(a, &meta.dataset_ref, b, &other.dataset_ref)
+                {
+                    continue;
+                }
+                let sql = format!(
+                    "WITH a AS (SELECT DISTINCT {ac} AS v FROM {at} WHERE {ac} IS NOT NULL), b AS (SELECT DISTINCT {bc} AS v FROM {bt} WHERE {bc} IS NOT NULL) \
+                     SELECT (SELECT count(*) FROM a)::UBIGINT, (SELECT count(*) FROM b)::UBIGINT, (SELECT count(*) FROM a JOIN b ON a.v = b.v)::UBIGINT",
+                    ac = quote_ident(a),
+                    at = quote_ident(&meta.dataset_ref),
+                    bc = quote_ident(b),
+                    bt = quote_ident(&other.dataset_ref),
+                );
+                let Ok((na, nb, both)) = conn.query_row(&sql, [], |r| {
+                    Ok((
+                        r.get::<_, u64>(0)?,
+                        r.get::<_, u64>(1)?,
+                        r.get::<_, u64>(2)?,
+                    ))
+                }) else {
+                    continue;
+                };
+                if both == 0 || na == 0 || nb == 0 {
+                    continue;
+                }
+                hints.push(JoinHint {
+                    column: a.clone(),
+                    other: other.dataset_ref.clone(),
+                    other_column: b.clone(),
+                    this_in_other: both as f64 / na as f64,
+                    other_in_this: both as f64 / nb as f64,
+                });
+            }
+        }
+    }
+    hints.sort_by(|x, y| {
+        let sx = x.this_in_other.max(x.other_in_this);
+        let sy = y.this_in_other.max(y.other_in_this);
+        sy.total_cmp(&sx)
+    });
+    hints.truncate(5);
+    Ok(hints)
+}

@@ -1,0 +1,192 @@
+//! The sealed engine: one in-memory DuckDB database that reaches no file, network or
+//! extension. External access, extension install and autoload are off and the configuration is
+//! locked before any query runs; spill goes to a private folder removed on exit. A self-test at
+//! start proves the seal or the store refuses to open. This module also owns the statement
+//! guard, which asks DuckDB's own parser what a statement is before anything runs it.
+
+use duckdb::ffi;
+use std::ffi::{CStr, CString};
+use std::os::raw::c_char;
+use std::path::Path;
+use std::ptr;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SealError {
+    #[error("cannot open the DuckDB engine: {0}")]
+    Open(String),
+    #[error("the engine is not sealed: {0}; refusing to start")]
+    NotSealed(String),
+}
+
+/// What kind of statement a query is, as DuckDB's parser and binder see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatementKind {
+    Select,
+    Explain,
+    Other(u32),
+}
+
+/// Owns the raw database handle (closed last) and a raw connection for the statement guard.
+pub struct SealedDb {
+    db: ffi::duckdb_database,
+    guard_con: std::sync::Mutex<ffi::duckdb_connection>,
+}
+
+// SAFETY: DuckDB database handles are thread-safe; the guard connection is used under a mutex.
+unsafe impl Send for SealedDb {}
+unsafe impl Sync for SealedDb {}
+
+fn c(s: &str) -> Result<CString, SealError> {
+    CString::new(s).map_err(|_| SealError::Open(format!("NUL byte in {s:?}")))
+}
+
+/// Settings applied at open, in order; `lock_configuration` comes last so nothing can change
+/// them afterwards.
+fn settings(spill: &Path, memory_limit: &str, threads: u32) -> Vec<(&'static str, String)> {
+    vec![
+        // Paths first: once external access is off they can no longer be set.
+        ("temp_directory", spill.display().to_string()),
+        ("max_memory", memory_limit.to_owned()),
+        ("threads", threads.max(1).to_string()),
+        ("preserve_insertion_order", "true".into()),
+        ("autoinstall_known_extensions", "false".into()),
+        ("autoload_known_extensions", "false".into()),
+        ("allow_community_extensions", "false".into()),
+        ("allow_unsigned_extensions", "false".into()),
+        ("enable_external_access", "false".into()),
+        ("lock_configuration", "true".into()),
+    ]
+}
+
+impl SealedDb {
+    pub fn open(spill: &Path, memory_limit: &str, threads: u32) -> Result<SealedDb, SealError> {
+        // SAFETY: plain use of the DuckDB C API; every created object is destroyed on all paths.
+        unsafe {
+            let mut config: ffi::duckdb_config = ptr::null_mut();
+            if ffi::duckdb_create_config(&mut config) != ffi::DuckDBSuccess {
+                return Err(SealError::Open("duckdb_create_config failed".into()));
+            }
+            for (k, v) in settings(spill, memory_limit, threads) {
+                let (ck, cv) = (c(k)?, c(&v)?);
+                if ffi::duckdb_set_config(config, ck.as_ptr(), cv.as_ptr()) != ffi::DuckDBSuccess {
+                    ffi::duckdb_destroy_config(&mut config);
+                    return Err(SealError::Open(format!("setting {k} = {v} was refused")));
+                }
+            }
+            let mut db: ffi::duckdb_database = ptr::null_mut();
+            let mut err: *mut c_char = ptr::null_mut();
+            let path = c(":memory:")?;
+            let r = ffi::duckdb_open_ext(path.as_ptr(), &mut db, config, &mut err);
+            ffi::duckdb_destroy_config(&mut config);
+            if r != ffi::DuckDBSuccess {
+                let msg = if err.is_null() {
+                    "unknown error".to_owned()
+                } else {
+                    CStr::from_ptr(err).to_string_lossy().into_owned()
+                };
+                if !err.is_null() {
+                    ffi::duckdb_free(err.cast());
+                }
+                return Err(SealError::Open(msg));
+            }
+            let mut con: ffi::duckdb_connection = ptr::null_mut();
+            if ffi::duckdb_connect(db, &mut con) != ffi::DuckDBSuccess {
+                ffi::duckdb_close(&mut db);
+                return Err(SealError::Open("cannot connect".into()));
+            }
+            Ok(SealedDb {
+                db,
+                guard_con: std::sync::Mutex::new(con),
+            })
+        }
+    }
+
+    /// A new duckdb-rs connection on this database.
+    pub fn connect(&self) -> Result<duckdb::Connection, SealError> {
+        // SAFETY: `self.db` is a valid, open database for as long as `self` lives, and
+        // connections are dropped before `self` (the store owns both and drops them first).
+        unsafe { duckdb::Connection::open_from_raw(self.db) }
+            .map_err(|e| SealError::Open(e.to_string()))
+    }
+
+    /// Parses and binds `sql` without running it: exactly one statement, and its kind.
+    pub fn classify(&self, sql: &str) -> Result<StatementKind, String> {
+        let query =
+            CString::new(sql).map_err(|_| "the statement contains a NUL byte".to_owned())?;
+        let con = *self.guard_con.lock().unwrap_or_else(|e| e.into_inner());
+        // SAFETY: C API calls on a live connection; extracted statements and the prepared
+        // statement are destroyed on every path.
+        unsafe {
+            let mut extracted: ffi::duckdb_extracted_statements = ptr::null_mut();
+            let n = ffi::duckdb_extract_statements(con, query.as_ptr(), &mut extracted);
+            if n == 0 {
+                let e = ffi::duckdb_extract_statements_error(extracted);
+                let msg = if e.is_null() {
+                    "no statement found".to_owned()
+                } else {
+                    CStr::from_ptr(e).to_string_lossy().into_owned()
+                };
+                ffi::duckdb_destroy_extracted(&mut extracted);
+                return Err(msg);
+            }
+            if n > 1 {
+                ffi::duckdb_destroy_extracted(&mut extracted);
+                return Err(format!("only one statement may run at a time; found {n}"));
+            }
+            let mut stmt: ffi::duckdb_prepared_statement = ptr::null_mut();
+            let r = ffi::duckdb_prepare_extracted_statement(con, extracted, 0, &mut stmt);
+            let outcome = if r != ffi::DuckDBSuccess {
+                let e = ffi::duckdb_prepare_error(stmt);
+                Err(if e.is_null() {
+                    "the statement could not be prepared".to_owned()
+                } else {
+                    CStr::from_ptr(e).to_string_lossy().into_owned()
+                })
+            } else {
+                let t = ffi::duckdb_prepared_statement_type(stmt);
+                Ok(
+                    if t == ffi::duckdb_statement_type_DUCKDB_STATEMENT_TYPE_SELECT {
+                        StatementKind::Select
+                    } else if t == ffi::duckdb_statement_type_DUCKDB_STATEMENT_TYPE_EXPLAIN {
+                        StatementKind::Explain
+                    } else {
+                        StatementKind::Other(t as u32)
+                    },
+                )
+            };
+            ffi::duckdb_destroy_prepare(&mut stmt);
+            ffi::duckdb_destroy_extracted(&mut extracted);
+            outcome
+        }
+    }
+}
+
+impl Drop for SealedDb {
+    fn drop(&mut self) {
+        // SAFETY: the handles were created in `open` and are closed exactly once, here.
+        unsafe {
+            let mut con = *self.guard_con.lock().unwrap_or_else(|e| e.into_inner());
+            ffi::duckdb_disconnect(&mut con);
+            ffi::duckdb_close(&mut self.db);
+        }
+    }
+}
+
+/// Proves the seal: reading a host file, loading an extension and changing a setting must all
+/// fail. `probe_file` is a file that certainly exists (loom's own config or executable).
+pub fn self_test(conn: &duckdb::Connection, probe_file: &Path) -> Result<(), SealError> {
+    let path = probe_file.display().to_string().replace('\'', "''");
+    let attempts = [
+        format!("SELECT * FROM read_text('{path}')"),
+        format!("SELECT * FROM read_csv('{path}')"),
+        "SET enable_external_access = true".to_owned(),
+        "INSTALL httpfs".to_owned(),
+        "SELECT * FROM glob('/*')".to_owned(),
+    ];
+    for sql in attempts {
+        if conn.execute_batch(&sql).is_ok() {
+            return Err(SealError::NotSealed(format!("`{sql}` succeeded")));
+        }
+    }
+    Ok(())
+}

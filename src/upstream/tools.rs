@@ -1,0 +1,400 @@
+//! loom's own tools, listed after the downstream ones: query, list, describe, materialize,
+//! drop and export datasets. Arguments are checked against each tool's fields; a wrong call
+//! gets every field error, a did-you-mean for unknown keys, the required and optional
+//! arguments, and one corrected example call.
+
+use serde_json::{Map, Value, json};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Str,
+    Int,
+}
+
+pub struct Field {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub required: bool,
+    pub about: &'static str,
+}
+
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub fields: &'static [Field],
+    pub example: &'static str,
+    pub read_only: bool,
+}
+
+const fn req(name: &'static str, kind: Kind, about: &'static str) -> Field {
+    Field {
+        name,
+        kind,
+        required: true,
+        about,
+    }
+}
+
+const fn opt(name: &'static str, kind: Kind, about: &'static str) -> Field {
+    Field {
+        name,
+        kind,
+        required: false,
+        about,
+    }
+}
+
+pub const TOOLS: &[ToolSpec] = &[
+    ToolSpec {
+        name: "loom_query",
+        title: "Query datasets with SQL",
+        description: "Run one read-only DuckDB SQL statement (SELECT, WITH, FROM-first, VALUES, DESCRIBE, SUMMARIZE, EXPLAIN) over the datasets loom made from large tool results; joins across servers work. Use it instead of re-calling a tool to look at its data again. Small results come back inline with exact values; large ones become a new dataset with an envelope.",
+        fields: &[req(
+            "sql",
+            Kind::Str,
+            "one read-only SQL statement; datasets are tables named by their ref",
+        )],
+        example: r#"{"sql": "SELECT status, count(*) FROM sample_list_orders_1 GROUP BY 1"}"#,
+        read_only: true,
+    },
+    ToolSpec {
+        name: "loom_list_datasets",
+        title: "List datasets",
+        description: "List the datasets of this session (ref, rows, columns, source, pinned), newest last. Use it to find a ref to query.",
+        fields: &[opt(
+            "cursor",
+            Kind::Str,
+            "the next_cursor of a previous page",
+        )],
+        example: r#"{}"#,
+        read_only: true,
+    },
+    ToolSpec {
+        name: "loom_describe",
+        title: "Describe a dataset",
+        description: "Full schema and column statistics of a dataset, 10 sample rows, fresh join hints against the other datasets, provenance and context.",
+        fields: &[req("ref", Kind::Str, "the dataset's ref")],
+        example: r#"{"ref": "sample_list_orders_1"}"#,
+        read_only: true,
+    },
+    ToolSpec {
+        name: "loom_materialize",
+        title: "Save a query as a dataset",
+        description: "Run a read-only query and keep its result as a new pinned dataset under a name you choose (types kept), for reuse in later queries.",
+        fields: &[
+            req("sql", Kind::Str, "one read-only SQL statement"),
+            req(
+                "name",
+                Kind::Str,
+                "the new dataset's name: lowercase letters, digits and _",
+            ),
+        ],
+        example: r#"{"sql": "SELECT * FROM sample_list_orders_1 WHERE status = 'paid'", "name": "paid_orders"}"#,
+        read_only: false,
+    },
+    ToolSpec {
+        name: "loom_drop",
+        title: "Drop a dataset",
+        description: "Drop a dataset to free memory (pinned ones too).",
+        fields: &[req("ref", Kind::Str, "the dataset's ref")],
+        example: r#"{"ref": "q_7"}"#,
+        read_only: false,
+    },
+    ToolSpec {
+        name: "loom_export",
+        title: "Export a dataset to a file",
+        description: "Write a dataset to a CSV, JSON or JSON Lines file under loom's export folder (never overwriting an existing file). Returns the absolute path and the row count.",
+        fields: &[
+            req("ref", Kind::Str, "the dataset's ref"),
+            req("format", Kind::Str, "csv, json or jsonl"),
+            opt(
+                "filename",
+                Kind::Str,
+                "a file name (no folders); default: the ref",
+            ),
+        ],
+        example: r#"{"ref": "sample_list_orders_1", "format": "csv"}"#,
+        read_only: false,
+    },
+];
+
+pub fn spec(name: &str) -> Option<&'static ToolSpec> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// Tool definitions for `tools/list`.
+pub fn definitions() -> Vec<Value> {
+    TOOLS
+        .iter()
+        .map(|t| {
+            let mut props = Map::new();
+            for f in t.fields {
+                let ty = if f.kind == Kind::Int { "integer" } else { "string" };
+                props.insert(f.name.into(), json!({ "type": ty, "description": f.about }));
+            }
+            let required: Vec<&str> = t.fields.iter().filter(|f| f.required).map(|f| f.name).collect();
+            json!({
+                "name": t.name,
+                "title": t.title,
+                "description": t.description,
+                "inputSchema": { "type": "object", "properties": props, "required": required, "additionalProperties": false },
+                "annotations": { "readOnlyHint": t.read_only, "destructiveHint": false, "openWorldHint": false },
+            })
+        })
+        .collect()
+}
+
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Checks arguments; `Err` holds the whole message for an `isError` result.
+pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String> {
+    let mut problems = Vec::new();
+    for f in spec.fields {
+        match args.get(f.name) {
+            None | Some(Value::Null) if f.required => {
+                problems.push(format!("`{}` is required ({})", f.name, f.about))
+            }
+            None | Some(Value::Null) => {}
+            Some(v) => {
+                let ok = match f.kind {
+                    Kind::Str => v
+                        .as_str()
+                        .is_some_and(|s| !s.trim().is_empty() || !f.required),
+                    Kind::Int => v.as_i64().is_some(),
+                };
+                if !ok {
+                    let want = if f.kind == Kind::Int {
+                        "an integer"
+                    } else {
+                        "a non-empty string"
+                    };
+                    problems.push(format!("`{}` must be {want}, got {v}", f.name));
+                }
+            }
+        }
+    }
+    for k in args.keys() {
+        if spec.fields.iter().any(|f| f.name == k) {
+            continue;
+        }
+        let near = spec
+            .fields
+            .iter()
+            .map(|f| (distance(k, f.name), f.name))
+            .min();
+        match near {
+            Some((d, name)) if d <= 3 => {
+                problems.push(format!("unknown argument `{k}`; did you mean `{name}`?"))
+            }
+            _ => problems.push(format!("unknown argument `{k}`")),
+        }
+    }
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let required: Vec<&str> = spec
+        .fields
+        .iter()
+        .filter(|f| f.required)
+        .map(|f| f.name)
+        .collect();
+    let optional: Vec<&str> = spec
+        .fields
+        .iter()
+        .filter(|f| !f.required)
+        .map(|f| f.name)
+        .collect();
+    Err(format!(
+        "{} was called with wrong arguments:\n- {}\nrequired: {}; optional: {}\nexample: {} {}",
+        spec.name,
+        problems.join("\n- "),
+        if required.is_empty() {
+            "none".into()
+        } else {
+            required.join(", ")
+        },
+        if optional.is_empty() {
+            "none".into()
+        } else {
+            optional.join(", ")
+        },
+        spec.name,
+        spec.example
+    ))
+}
+
+use crate::store::{ExportFormat, QueryOutcome, Store, envelope};
+
+const PAGE: usize = 50;
+
+fn text_and_structured(text: String, structured: Value) -> Value {
+    json!({ "content": [{ "type": "text", "text": text }], "structuredContent": structured })
+}
+
+fn arg<'a>(args: &'a Map<String, Value>, k: &str) -> &'a str {
+    args.get(k).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Runs one of loom's tools (arguments already validated); `Err` is an `isError` message.
+pub fn run(store: &Store, name: &str, args: &Map<String, Value>) -> Result<Value, String> {
+    let e = |e: crate::store::StoreError| e.to_string();
+    match name {
+        "loom_query" => match store.query(arg(args, "sql")).map_err(e)? {
+            QueryOutcome::Inline { columns, rows } => {
+                let cols: Vec<Value> = columns
+                    .iter()
+                    .map(|(n, t)| json!({ "name": n, "type": t }))
+                    .collect();
+                let structured = json!({ "kind": "rows", "columns": cols, "row_count": rows.len(), "rows": rows });
+                let mut text = format!(
+                    "{} row(s); columns: {}\n",
+                    rows.len(),
+                    columns
+                        .iter()
+                        .map(|(n, t)| format!("{n} {t}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                for r in &rows {
+                    text.push_str(&r.to_string());
+                    text.push('\n');
+                }
+                Ok(text_and_structured(text, structured))
+            }
+            QueryOutcome::Dataset(meta) => {
+                let p = store.profile(&meta.dataset_ref, 5).map_err(e)?;
+                Ok(envelope::render(&meta, &p, store.config().envelope_budget, None).0)
+            }
+        },
+        "loom_list_datasets" => {
+            let all = store.datasets();
+            let start: usize = match args.get("cursor").and_then(Value::as_str) {
+                None | Some("") => 0,
+                Some(c) => c.parse().map_err(|_| {
+                    format!("invalid cursor `{c}`: pass the next_cursor of a previous page")
+                })?,
+            };
+            let page: Vec<Value> = all
+                .iter()
+                .skip(start)
+                .take(PAGE)
+                .map(|d| {
+                    json!({
+                        "ref": d.dataset_ref,
+                        "kind": d.kind,
+                        "rows": d.rows,
+                        "columns": d.columns.len(),
+                        "source": d.provenance.as_ref().map(|p| format!("{}/{}", p.server, p.tool)),
+                        "pinned": d.pinned,
+                        "created": d.created,
+                    })
+                })
+                .collect();
+            let next = (start + PAGE < all.len()).then(|| (start + PAGE).to_string());
+            let mut text = if all.is_empty() {
+                "No datasets yet: large tabular tool results become datasets automatically.\n"
+                    .to_owned()
+            } else {
+                String::new()
+            };
+            for d in &page {
+                text.push_str(&format!(
+                    "{} — {} rows × {} columns{}{}\n",
+                    d["ref"].as_str().unwrap_or_default(),
+                    d["rows"],
+                    d["columns"],
+                    d["source"]
+                        .as_str()
+                        .map(|s| format!(" from {s}"))
+                        .unwrap_or_default(),
+                    if d["pinned"] == true { " (pinned)" } else { "" }
+                ));
+            }
+            if let Some(n) = &next {
+                text.push_str(&format!(
+                    "more: loom_list_datasets {{\"cursor\": \"{n}\"}}\n"
+                ));
+            }
+            Ok(text_and_structured(
+                text,
+                json!({ "datasets": page, "next_cursor": next, "total": all.len() }),
+            ))
+        }
+        "loom_describe" => {
+            let r = arg(args, "ref");
+            let meta = store.dataset(r).map_err(e)?;
+            let p = store.profile(r, 10).map_err(e)?;
+            Ok(envelope::render(&meta, &p, usize::MAX, None).0)
+        }
+        "loom_materialize" => {
+            let meta = store
+                .materialize(arg(args, "sql"), arg(args, "name"))
+                .map_err(e)?;
+            let p = store.profile(&meta.dataset_ref, 5).map_err(e)?;
+            Ok(envelope::render(&meta, &p, store.config().envelope_budget, None).0)
+        }
+        "loom_drop" => {
+            let meta = store.drop_dataset(arg(args, "ref")).map_err(e)?;
+            Ok(text_and_structured(
+                format!("dropped `{}` ({} rows)", meta.dataset_ref, meta.rows),
+                json!({ "dropped": meta.dataset_ref, "rows": meta.rows }),
+            ))
+        }
+        "loom_export" => {
+            let f = arg(args, "format");
+            let format = ExportFormat::parse(f)
+                .ok_or_else(|| format!("unknown format `{f}`; use csv, json or jsonl"))?;
+            let filename = args.get("filename").and_then(Value::as_str);
+            let (path, rows) = store
+                .export(arg(args, "ref"), format, filename)
+                .map_err(e)?;
+            let path = path.display().to_string();
+            Ok(text_and_structured(
+                format!("wrote {rows} rows to {path}"),
+                json!({ "path": path, "rows": rows, "format": format.extension() }),
+            ))
+        }
+        other => Err(format!("unknown loom tool {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrong_arguments_are_explained() {
+        let s = spec("loom_export").unwrap();
+        let args: Map<String, Value> =
+            serde_json::from_str(r#"{"reff": "x", "format": 3}"#).unwrap();
+        let e = validate(s, &args).unwrap_err();
+        assert!(e.contains("`ref` is required"), "{e}");
+        assert!(e.contains("`format` must be a non-empty string"), "{e}");
+        assert!(
+            e.contains("unknown argument `reff`; did you mean `ref`?"),
+            "{e}"
+        );
+        assert!(
+            e.contains("required: ref, format; optional: filename"),
+            "{e}"
+        );
+        assert!(e.contains(r#"example: loom_export {"ref""#), "{e}");
+        let ok: Map<String, Value> =
+            serde_json::from_str(r#"{"ref": "x", "format": "csv"}"#).unwrap();
+        assert!(validate(s, &ok).is_ok());
+    }
+}

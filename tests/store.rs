@@ -1,0 +1,426 @@
+//! The sealed DuckDB store through its library API: sealing, ingest with exact types,
+//! profiling, queries (inline and as datasets), the statement guard, materialize, export,
+//! join hints and eviction.
+
+use loom::intercept::extract::find_in_text;
+use loom::store::{
+    ExportFormat, Provenance, QueryOutcome, Store, StoreConfig, StoreError, envelope,
+};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+fn open_with(dir: &std::path::Path, memory_budget: u64, query_timeout: Duration) -> Store {
+    Store::open(StoreConfig {
+        memory_limit: "1GB".into(),
+        threads: 2,
+        memory_budget,
+        query_timeout,
+        export_dir: dir.join("exports"),
+        envelope_budget: 1500,
+        inline_rows: 100,
+        probe_file: std::env::current_exe().unwrap(),
+    })
+    .expect("store opens and proves its seal")
+}
+
+fn open(dir: &std::path::Path) -> Store {
+    open_with(dir, 512 << 20, Duration::from_secs(5))
+}
+
+fn prov(tool: &str) -> Provenance {
+    Provenance {
+        server: "sample".into(),
+        tool: tool.into(),
+        arguments: Some(json!({ "limit": 10 })),
+        at: "2026-11-30T00:00:00Z".into(),
+        rung: "json".into(),
+    }
+}
+
+fn ingest_json(store: &Store, tool: &str, text: &str) -> String {
+    let table = find_in_text(text)
+        .expect("rows found")
+        .into_table()
+        .expect("typed table");
+    store
+        .ingest(&table, prov(tool))
+        .expect("ingest")
+        .dataset_ref
+}
+
+fn inline(store: &Store, sql: &str) -> Vec<Value> {
+    match store.query(sql).unwrap_or_else(|e| panic!("{sql}: {e}")) {
+        QueryOutcome::Inline { rows, .. } => rows,
+        QueryOutcome::Dataset(d) => panic!("expected inline rows, got dataset {}", d.dataset_ref),
+    }
+}
+
+const ORDERS: &str = r#"[
+ {"order_id": 7300000000000007919, "customer_id": 1, "status": "paid", "amount": 10.5, "created_at": "2025-03-01T10:00:00Z", "day": "2025-03-01", "meta": {"channel": "web", "tags": ["a", "b"]}},
+ {"order_id": 7300000000000015838, "customer_id": 2, "status": "pending", "amount": 99.99, "created_at": "2025-03-02T11:30:00Z", "day": "2025-03-02", "meta": {"channel": "app", "tags": []}},
+ {"order_id": 7300000000000023757, "customer_id": 1, "status": "paid", "amount": 5, "created_at": "2025-03-03T12:00:00Z", "day": "2025-03-03", "meta": {"channel": "web", "tags": ["c"]}}
+]"#;
+
+const CUSTOMERS: &str = r#"{"total": 3, "customers": [
+ {"customer_id": 1, "name": "Ana"}, {"customer_id": 2, "name": "Bruno"}, {"customer_id": 3, "name": "Chen"}]}"#;
+
+#[test]
+fn ingest_keeps_exact_types_order_and_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let r = ingest_json(&store, "list_orders", ORDERS);
+    let meta = store.dataset(&r).unwrap();
+    let types: Vec<(&str, &str)> = meta
+        .columns
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    assert_eq!(
+        types,
+        vec![
+            ("order_id", "BIGINT"),
+            ("customer_id", "BIGINT"),
+            ("status", "VARCHAR"),
+            ("amount", "DOUBLE"),
+            ("created_at", "TIMESTAMPTZ"),
+            ("day", "DATE"),
+            ("meta.channel", "VARCHAR"),
+            ("meta.tags", "JSON"),
+        ]
+    );
+    // A 19-digit id comes back exactly, in insertion order.
+    let rows = inline(&store, &format!("SELECT order_id FROM {r}"));
+    assert_eq!(rows[0]["order_id"].to_string(), "7300000000000007919");
+    assert_eq!(rows[2]["order_id"].to_string(), "7300000000000023757");
+    let rows = inline(
+        &store,
+        &format!("SELECT count(*) AS n FROM {r} WHERE day >= DATE '2025-03-02'"),
+    );
+    assert_eq!(rows[0]["n"], 2);
+    let rows = inline(
+        &store,
+        &format!("SELECT \"meta.tags\"->>'$[0]' AS first_tag FROM {r} ORDER BY order_id"),
+    );
+    assert_eq!(rows[0]["first_tag"], "a");
+    let c = ingest_json(&store, "list_customers", CUSTOMERS);
+    assert_eq!(store.dataset(&c).unwrap().context["total"], 3);
+}
+
+#[test]
+fn envelope_profile_and_join_hints() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = ingest_json(&store, "list_customers", CUSTOMERS);
+    let o = ingest_json(&store, "list_orders", ORDERS);
+    let meta = store.dataset(&o).unwrap();
+    let p = store.profile(&o, 5).unwrap();
+    assert_eq!(p.samples.len(), 3);
+    let status = p.columns.iter().find(|c| c.name == "status").unwrap();
+    assert_eq!(status.top[0], (json!("paid"), 2));
+    let amount = p.columns.iter().find(|c| c.name == "amount").unwrap();
+    assert_eq!(amount.min, Some(json!(5.0)));
+    let hint = p
+        .join_hints
+        .iter()
+        .find(|h| h.other == c)
+        .expect("join hint to customers");
+    assert_eq!(hint.column, "customer_id");
+    // Every order's customer exists: a foreign key into a primary key scores 1.0 that way.
+    assert_eq!(hint.this_in_other, 1.0);
+    assert!((hint.other_in_this - 2.0 / 3.0).abs() < 1e-9);
+    let (env, tokens) = envelope::render(&meta, &p, 1500, Some(5000));
+    assert!(tokens <= 1500);
+    let text = env["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(&format!("Dataset `{o}`: 3 rows")), "{text}");
+    assert!(text.contains("join hints"), "{text}");
+    assert_eq!(env["structuredContent"]["ref"], json!(o));
+    assert_eq!(
+        env["structuredContent"]["provenance"]["tool"],
+        "list_orders"
+    );
+    // Joins across datasets work.
+    let rows = inline(
+        &store,
+        &format!(
+            "SELECT c.name, sum(o.amount) AS total FROM {o} o JOIN {c} c USING (customer_id) GROUP BY 1 ORDER BY 1"
+        ),
+    );
+    assert_eq!(
+        rows,
+        vec![
+            json!({ "name": "Ana", "total": 15.5 }),
+            json!({ "name": "Bruno", "total": 99.99 })
+        ]
+    );
+}
+
+#[test]
+fn wide_tables_stay_within_the_envelope_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let rows: Vec<Value> = (0..200)
+        .map(|i| {
+            let mut o = serde_json::Map::new();
+            for c in 0..80 {
+                o.insert(
+                    format!("column_number_{c}"),
+                    json!(format!(
+                        "value {i} {c} with some longer text to make it wide"
+                    )),
+                );
+            }
+            Value::Object(o)
+        })
+        .collect();
+    let r = ingest_json(&store, "wide", &Value::Array(rows).to_string());
+    let meta = store.dataset(&r).unwrap();
+    let p = store.profile(&r, 5).unwrap();
+    let (env, tokens) = envelope::render(&meta, &p, 1500, Some(100_000));
+    assert!(
+        tokens <= 1500
+            || env["structuredContent"]["sample_rows"]
+                .as_array()
+                .unwrap()
+                .is_empty(),
+        "{tokens}"
+    );
+}
+
+#[test]
+fn large_query_results_become_datasets() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    match store
+        .query("SELECT range AS n, range * 2 AS twice FROM range(5000)")
+        .unwrap()
+    {
+        QueryOutcome::Dataset(d) => {
+            assert_eq!(d.rows, 5000);
+            assert!(d.dataset_ref.starts_with("q_"));
+            let rows = inline(
+                &store,
+                &format!("SELECT max(twice) AS m FROM {}", d.dataset_ref),
+            );
+            assert_eq!(rows[0]["m"], 9998);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn every_read_only_form_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let r = ingest_json(&store, "list_orders", ORDERS);
+    for sql in [
+        "SELECT 1 AS one".to_owned(),
+        "SELECT 1;".to_owned(),
+        "  -- a comment\nSELECT 2 AS two -- trailing".to_owned(),
+        "/* block */ SELECT ';' AS semi".to_owned(),
+        "WITH x AS (SELECT 1 AS a) SELECT * FROM x".to_owned(),
+        format!("FROM {r}"),
+        format!("FROM {r} SELECT status"),
+        "VALUES (1, 'a'), (2, 'b')".to_owned(),
+        format!("DESCRIBE {r}"),
+        format!("SUMMARIZE {r}"),
+        format!("EXPLAIN SELECT * FROM {r}"),
+        format!("SELECT * FROM {r} WHERE status IN (SELECT status FROM {r} LIMIT 1)"),
+        "SELECT 18446744073709551615::UBIGINT AS big, 170141183460469231731687303715884105727::HUGEINT AS huge".to_owned(),
+    ] {
+        store.query(&sql).unwrap_or_else(|e| panic!("{sql:?} refused: {e}"));
+    }
+    let rows = inline(
+        &store,
+        "SELECT 18446744073709551615::UBIGINT AS big, 170141183460469231731687303715884105727::HUGEINT AS huge",
+    );
+    assert_eq!(rows[0]["big"].to_string(), "18446744073709551615");
+    assert_eq!(
+        rows[0]["huge"].to_string(),
+        "170141183460469231731687303715884105727"
+    );
+}
+
+#[test]
+fn escape_attempts_are_all_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let r = ingest_json(&store, "list_orders", ORDERS);
+    let spill = store.spill_dir().display().to_string();
+    let secret = dir.path().join("secret.txt");
+    std::fs::write(&secret, "top secret").unwrap();
+    let secret = secret.display().to_string();
+    let attempts = vec![
+        format!("COPY (SELECT 1) TO '{}/out.csv'", dir.path().display()),
+        format!("COPY {r} FROM '{secret}'"),
+        format!(
+            "COPY {r} TO '{}/t.parquet' (FORMAT parquet)",
+            dir.path().display()
+        ),
+        format!("ATTACH '{}/x.db' AS x", dir.path().display()),
+        "ATTACH ':memory:' AS m".into(),
+        "DETACH memory".into(),
+        "INSTALL httpfs".into(),
+        "LOAD httpfs".into(),
+        "FORCE INSTALL json".into(),
+        "SET enable_external_access = true".into(),
+        "SET memory_limit = '100GB'".into(),
+        "RESET memory_limit".into(),
+        "SET temp_directory = '/tmp'".into(),
+        "PRAGMA enable_profiling".into(),
+        "PRAGMA memory_limit = '1GB'".into(),
+        "CALL pragma_version()".into(),
+        "CREATE TABLE x AS SELECT 1".into(),
+        "CREATE TEMP TABLE x (a INTEGER)".into(),
+        "CREATE VIEW v AS SELECT 1".into(),
+        "CREATE MACRO m(a) AS a".into(),
+        "CREATE SEQUENCE s".into(),
+        format!("INSERT INTO {r} (order_id) VALUES (1)"),
+        format!("UPDATE {r} SET status = 'x'"),
+        format!("DELETE FROM {r}"),
+        format!("DROP TABLE {r}"),
+        format!("ALTER TABLE {r} ADD COLUMN z INTEGER"),
+        format!("TRUNCATE {r}"),
+        format!("SELECT 1; DROP TABLE {r}"),
+        "SELECT 1; SELECT 2".into(),
+        format!("/* hello */ DROP TABLE {r}"),
+        format!("-- hello\nDROP TABLE {r}"),
+        format!("WITH x AS (SELECT 1) INSERT INTO {r} (order_id) SELECT * FROM x"),
+        format!("SELECT * FROM read_csv('{secret}')"),
+        format!("SELECT * FROM read_text('{secret}')"),
+        format!("SELECT * FROM read_blob('{secret}')"),
+        format!("SELECT * FROM read_json('{secret}')"),
+        format!("SELECT * FROM read_parquet('{secret}')"),
+        format!("SELECT * FROM '{secret}'"),
+        "SELECT * FROM glob('/*')".into(),
+        format!("SELECT * FROM glob('{spill}/*')"),
+        format!("SELECT * FROM read_text('{spill}/*')"),
+        format!("SUMMARIZE SELECT * FROM read_csv('{secret}')"),
+        format!("EXPORT DATABASE '{}/dump'", dir.path().display()),
+        format!("IMPORT DATABASE '{}/dump'", dir.path().display()),
+        "CHECKPOINT".into(),
+        "VACUUM".into(),
+        "BEGIN TRANSACTION".into(),
+        "EXPLAIN ANALYZE SELECT 1".into(),
+        "USE memory".into(),
+        "CREATE SECRET s (TYPE s3, KEY_ID 'x', SECRET 'y')".into(),
+        "SELECT current_setting('temp_directory') AS t; SET threads = 1".into(),
+        "".into(),
+        ";".into(),
+    ];
+    assert!(attempts.len() >= 40);
+    for sql in &attempts {
+        let out = store.query(sql);
+        assert!(out.is_err(), "escape attempt ran: {sql:?} -> {out:?}");
+    }
+    // Nothing was written or changed.
+    assert!(!dir.path().join("out.csv").exists());
+    assert!(!dir.path().join("dump").exists());
+    let rows = inline(&store, &format!("SELECT count(*) AS n FROM {r}"));
+    assert_eq!(rows[0]["n"], 3);
+    assert!(matches!(
+        store.query("DROP TABLE x"),
+        Err(StoreError::Refused(_))
+    ));
+}
+
+#[test]
+fn materialize_drop_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let r = ingest_json(&store, "list_orders", ORDERS);
+    let m = store
+        .materialize(
+            &format!("SELECT order_id, amount FROM {r} WHERE status = 'paid'"),
+            "paid_orders",
+        )
+        .unwrap();
+    assert!(m.pinned);
+    assert_eq!(m.rows, 2);
+    assert!(store.materialize("SELECT 1", "paid_orders").is_err());
+    assert!(store.materialize("SELECT 1", "Bad Name").is_err());
+    assert!(store.materialize("DROP TABLE paid_orders", "x_y").is_err());
+    let (csv, n) = store.export(&r, ExportFormat::Csv, None).unwrap();
+    assert_eq!(n, 3);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        text.starts_with(
+            "order_id,customer_id,status,amount,created_at,day,meta.channel,meta.tags\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("7300000000000007919,1,paid,10.5,"), "{text}");
+    assert!(
+        text.contains("\"[\"\"a\"\",\"\"b\"\"]\""),
+        "JSON cells are quoted: {text}"
+    );
+    // Never overwrites: the second export gets a new name.
+    let (csv2, _) = store.export(&r, ExportFormat::Csv, None).unwrap();
+    assert_ne!(csv, csv2);
+    let (json_path, _) = store
+        .export(&r, ExportFormat::Json, Some("../../escape.json"))
+        .unwrap();
+    assert!(
+        json_path.starts_with(dir.path().join("exports")),
+        "{}",
+        json_path.display()
+    );
+    let parsed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    assert_eq!(parsed[0]["order_id"].to_string(), "7300000000000007919");
+    let (jsonl, _) = store
+        .export("paid_orders", ExportFormat::Jsonl, Some("paid"))
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(jsonl).unwrap().lines().count(), 2);
+    store.drop_dataset("paid_orders").unwrap();
+    assert!(matches!(
+        store.dataset("paid_orders"),
+        Err(StoreError::UnknownDataset(_))
+    ));
+}
+
+#[test]
+fn query_timeout_interrupts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(dir.path(), 512 << 20, Duration::from_millis(300));
+    let out = store.query("SELECT count(*) FROM range(100000000000) a");
+    assert!(matches!(out, Err(StoreError::Timeout(_))), "{out:?}");
+    // The connection is usable afterwards.
+    assert!(store.query("SELECT 1").is_ok());
+}
+
+#[test]
+fn eviction_keeps_the_engine_within_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_with(dir.path(), 24 << 20, Duration::from_secs(30));
+    let pinned = store
+        .materialize("SELECT range AS n FROM range(1000)", "keep_me")
+        .unwrap();
+    let mut refs = Vec::new();
+    for _ in 0..8 {
+        let QueryOutcome::Dataset(d) = store
+            .query("SELECT range AS n, md5(range::VARCHAR) AS h FROM range(200000)")
+            .unwrap()
+        else {
+            panic!()
+        };
+        refs.push(d.dataset_ref);
+    }
+    assert!(
+        store.memory_bytes() <= 24 << 20 || store.datasets().len() == 1,
+        "{} bytes",
+        store.memory_bytes()
+    );
+    let left: Vec<String> = store
+        .datasets()
+        .into_iter()
+        .map(|d| d.dataset_ref)
+        .collect();
+    assert!(
+        left.contains(&pinned.dataset_ref),
+        "pinned dataset evicted: {left:?}"
+    );
+    assert!(
+        !left.contains(&refs[0]),
+        "the oldest query result should be gone: {left:?}"
+    );
+}
