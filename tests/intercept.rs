@@ -206,3 +206,20 @@ async fn secrets_in_arguments_never_reach_the_envelope() {
         "denylisted tool's arguments are omitted: {r}"
     );
 }
+
+#[tokio::test]
+async fn envelopes_are_at_least_twenty_times_smaller_for_ten_thousand_rows() {
+    let (_cfg, mut c) = client("").await;
+    let r = c
+        .call("sample_list_orders", json!({ "limit": 10000 }))
+        .await;
+    let env = structured(&r);
+    assert_eq!(env["rows"], 10000);
+    let original = env["original_tokens"].as_u64().unwrap() as f64;
+    let envelope = loom::intercept::tokens::estimate(&r["result"].to_string()) as f64;
+    assert!(
+        original / envelope >= 20.0,
+        "only {:.1}× smaller ({original} → {envelope})",
+        original / envelope
+    );
+}

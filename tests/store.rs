@@ -304,6 +304,10 @@ fn escape_attempts_are_all_refused() {
         "USE memory".into(),
         "CREATE SECRET s (TYPE s3, KEY_ID 'x', SECRET 'y')".into(),
         "SELECT current_setting('temp_directory') AS t; SET threads = 1".into(),
+        "SELECT current_setting('temp_directory') AS t".into(),
+        "SELECT * FROM duckdb_settings()".into(),
+        "SELECT * FROM \"glob\"('/*')".into(),
+        "SELECT * FROM main.read_text('/etc/hostname')".into(),
         "".into(),
         ";".into(),
     ];
@@ -423,4 +427,31 @@ fn eviction_keeps_the_engine_within_budget() {
         !left.contains(&refs[0]),
         "the oldest query result should be gone: {left:?}"
     );
+}
+
+/// The envelope text of a fixed dataset, compared with `tests/snapshots/orders_envelope.txt`
+/// (set `UPDATE_SNAPSHOTS=1` to rewrite it after an intended change).
+#[test]
+fn envelope_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = ingest_json(&store, "list_customers", CUSTOMERS);
+    let o = ingest_json(&store, "list_orders", ORDERS);
+    let meta = store.dataset(&o).unwrap();
+    let p = store.profile(&o, 5).unwrap();
+    let (env, _) = envelope::render(&meta, &p, 1500, Some(4321));
+    let text = env["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .replace(&c, "CUSTOMERS_REF")
+        .replace(&o, "ORDERS_REF");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots/orders_envelope.txt");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+    }
+    let expected =
+        std::fs::read_to_string(&path).expect("snapshot exists (run with UPDATE_SNAPSHOTS=1 once)");
+    assert_eq!(text, expected);
 }

@@ -89,19 +89,47 @@ fn pct(f: f64) -> String {
     format!("{:.0}%", f * 100.0)
 }
 
+/// A column name as it is simplest to type in SQL: bare when that is unambiguous.
+fn sql_name(name: &str) -> String {
+    let bare = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !matches!(
+            name,
+            "select"
+                | "from"
+                | "where"
+                | "group"
+                | "order"
+                | "by"
+                | "limit"
+                | "table"
+                | "user"
+                | "default"
+        );
+    if bare {
+        name.to_owned()
+    } else {
+        super::quote_ident(name)
+    }
+}
+
 fn usage_hint(meta: &DatasetMeta) -> String {
     let r = &meta.dataset_ref;
     let group = meta
         .columns
         .iter()
         .find(|(_, t)| t == "VARCHAR" || t == "BOOLEAN")
-        .map(|(n, _)| super::quote_ident(n));
-    match group {
-        Some(g) => format!(
-            "loom_query {{\"sql\": \"SELECT {g}, count(*) FROM {r} GROUP BY 1 ORDER BY 2 DESC\"}}"
-        ),
-        None => format!("loom_query {{\"sql\": \"SELECT * FROM {r} LIMIT 20\"}}"),
-    }
+        .map(|(n, _)| sql_name(n));
+    let sql = match group {
+        Some(g) => format!("SELECT {g}, count(*) FROM {r} GROUP BY 1 ORDER BY 2 DESC"),
+        None => format!("SELECT * FROM {r} LIMIT 20"),
+    };
+    format!("loom_query {}", json!({ "sql": sql }))
 }
 
 fn structured(meta: &DatasetMeta, p: &Profile, d: Detail, original_tokens: Option<usize>) -> Value {
