@@ -30,6 +30,12 @@ pub enum Event {
         millis: u64,
         bytes: usize,
     },
+    DatasetCreated {
+        dataset: String,
+        rows: u64,
+        server: String,
+        tool: String,
+    },
 }
 
 #[derive(Clone)]

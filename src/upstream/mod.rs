@@ -626,6 +626,7 @@ impl ClientSession {
             arguments.map(|a| crate::intercept::redact::redact(&a))
         };
         let server_name = server.name().to_owned();
+        let tool_name = tool.to_owned();
         let tool = tool.to_owned();
         let original = raw.clone();
         let work = tokio::task::spawn_blocking(move || -> Option<(Box<RawValue>, String)> {
@@ -675,7 +676,19 @@ impl ClientSession {
             }
         });
         match work.await {
-            Ok(Some((env, r))) => (env, Some(r)),
+            Ok(Some((env, r))) => {
+                let rows = serde_json::from_str::<Value>(env.get())
+                    .ok()
+                    .and_then(|v| v["structuredContent"]["rows"].as_u64())
+                    .unwrap_or(0);
+                self.bus.publish(Event::DatasetCreated {
+                    dataset: r.clone(),
+                    rows,
+                    server: server.name().to_owned(),
+                    tool: tool_name,
+                });
+                (env, Some(r))
+            }
             _ => (original, None),
         }
     }
