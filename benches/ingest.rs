@@ -51,6 +51,68 @@ fn store(dir: &std::path::Path) -> Store {
     .unwrap()
 }
 
+fn status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Streams `total_bytes` of intercepted results through a store with a 256 MiB budget and
+/// reports the engine's memory and this process's peak RSS.
+fn stream(total_bytes: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let budget: u64 = 256 << 20;
+    let s = Store::open(StoreConfig {
+        memory_limit: "1GB".into(),
+        threads: 2,
+        memory_budget: budget,
+        query_timeout: Duration::from_secs(60),
+        export_dir: dir.path().to_owned(),
+        envelope_budget: 1500,
+        inline_rows: 100,
+        probe_file: std::env::current_exe().unwrap(),
+    })
+    .unwrap();
+    let text = rows_json(10_000);
+    let raw = result_of(&text);
+    let rss_before = status_kib("VmRSS:");
+    let mut streamed = 0usize;
+    let mut max_engine = 0u64;
+    let t = Instant::now();
+    while streamed < total_bytes {
+        let Decision::Table { table, .. } = decide(&raw, 2000) else {
+            panic!("not a table")
+        };
+        s.ingest(
+            &table,
+            Provenance {
+                server: "bench".into(),
+                tool: "orders".into(),
+                arguments: None,
+                at: String::new(),
+                rung: table.rung.into(),
+            },
+        )
+        .unwrap();
+        streamed += raw.get().len();
+        max_engine = max_engine.max(s.memory_bytes());
+    }
+    println!(
+        "stream of {} MB of intercepted results (10k-row JSON each) in {:.1} s: engine memory max {:.0} MiB (budget {} MiB), {} datasets kept; RSS before {:.0} MiB, peak {:.0} MiB",
+        streamed / 1_000_000,
+        t.elapsed().as_secs_f64(),
+        max_engine as f64 / 1048576.0,
+        budget >> 20,
+        s.datasets().len(),
+        rss_before as f64 / 1024.0,
+        status_kib("VmHWM:") as f64 / 1024.0
+    );
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -129,4 +191,6 @@ fn main() {
             println!("  CSV export of {n} rows: {:.3} s", median(exports));
         }
     }
+    drop(s);
+    stream(if full { 1_000_000_000 } else { 5_000_000 });
 }
