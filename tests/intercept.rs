@@ -146,10 +146,11 @@ async fn small_errors_and_text_pass_through_untouched() {
         3,
         "a small result is not intercepted"
     );
-    let logs = c.call("sample_tail_logs", json!({ "lines": 2000 })).await;
-    assert!(
-        text_of(&logs).lines().count() == 2000,
-        "a log is not a table"
+    let logs = c.call("sample_tail_logs", json!({ "lines": 20 })).await;
+    assert_eq!(
+        text_of(&logs).lines().count(),
+        20,
+        "small text passes through"
     );
     let bad = c.call("sample_list_orders", json!({ "limit": 0 })).await;
     assert!(is_error_result(&bad));
@@ -222,4 +223,86 @@ async fn envelopes_are_at_least_twenty_times_smaller_for_ten_thousand_rows() {
         "only {:.1}× smaller ({original} → {envelope})",
         original / envelope
     );
+}
+
+#[tokio::test]
+async fn large_text_is_parked_and_read_back() {
+    let (_cfg, mut c) = client("").await;
+    let small = text_of(&c.call("sample_tail_logs", json!({ "lines": 3 })).await);
+    let parked = c.call("sample_tail_logs", json!({ "lines": 3000 })).await;
+    let p = structured(&parked);
+    assert_eq!(p["kind"], "parked", "{parked}");
+    assert_eq!(p["total_lines"], 3000);
+    let key = p["blob_key"].as_str().unwrap().to_owned();
+    assert!(
+        p["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("sample/tail_logs: "),
+        "{p}"
+    );
+    // The same output parked again is the same blob.
+    let again = c.call("sample_tail_logs", json!({ "lines": 3000 })).await;
+    assert_eq!(structured(&again)["blob_key"], json!(key));
+    // A slice is the text itself (the first lines of a longer log are the short log).
+    let slice = c
+        .call(
+            "loom_fetch",
+            json!({ "blob_key": key, "offset": 0, "limit": small.chars().count() }),
+        )
+        .await;
+    assert_eq!(text_of(&slice), small);
+    assert!(structured(&slice)["next_offset"].as_i64().unwrap() > 0);
+    // A pattern finds matching lines with their numbers.
+    let errors = c
+        .call(
+            "loom_fetch",
+            json!({ "blob_key": key, "pattern": "error", "context_lines": 1, "limit": 2000 }),
+        )
+        .await;
+    let st = structured(&errors);
+    assert!(st["matched_lines"].as_u64().unwrap() > 10, "{st}");
+    assert!(
+        text_of(&errors)
+            .lines()
+            .any(|l| l.contains(": ") && l.contains("ERROR")),
+        "{errors}"
+    );
+    let bad = c
+        .call(
+            "loom_fetch",
+            json!({ "blob_key": key, "pattern": "(a)\\1" }),
+        )
+        .await;
+    assert!(
+        is_error_result(&bad) && text_of(&bad).contains("invalid pattern"),
+        "{bad}"
+    );
+    let missing = c
+        .call("loom_fetch", json!({ "blob_key": "blob/0000000000000000" }))
+        .await;
+    assert_eq!(structured(&missing)["found"], false);
+    // The model can park text itself.
+    let mine = c
+        .call(
+            "loom_park",
+            json!({ "content": "notes ".repeat(100), "summary": "my notes" }),
+        )
+        .await;
+    let k = structured(&mine)["blob_key"].as_str().unwrap().to_owned();
+    let back = c
+        .call("loom_fetch", json!({ "blob_key": k, "limit": 12 }))
+        .await;
+    assert_eq!(text_of(&back), "notes notes ");
+    assert_eq!(structured(&back)["summary"], "my notes");
+}
+
+#[tokio::test]
+async fn parking_can_be_turned_off() {
+    let cfg = TempConfig::new(&format!("{SAMPLE}park_never = [\"tail_*\"]\n"));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    let r = c.call("sample_tail_logs", json!({ "lines": 3000 })).await;
+    assert_eq!(text_of(&r).lines().count(), 3000);
 }

@@ -95,6 +95,10 @@ pub struct ServerSpec {
     pub intercept: bool,
     /// Tool globs whose arguments are never stored as provenance.
     pub provenance_denylist: Vec<String>,
+    /// Whether large non-tabular text of this server is parked (`park = "auto" | "never"`).
+    pub park: bool,
+    /// Tool globs whose results are never parked.
+    pub park_never: Vec<String>,
     pub handshake_timeout: Duration,
     pub restart: RestartPolicy,
 }
@@ -485,6 +489,10 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         .one_of("intercept", &["auto", "never"], p)
         .is_none_or(|v| v == "auto");
     let provenance_denylist = f.string_list("provenance_denylist", p).unwrap_or_default();
+    let park = f
+        .one_of("park", &["auto", "never"], p)
+        .is_none_or(|v| v == "auto");
+    let park_never = f.string_list("park_never", p).unwrap_or_default();
     let mut restart = RestartPolicy::default();
     if let Some(n) = f.integer("max_restarts", 0, 1000, p) {
         restart.max_restarts = n as u32;
@@ -519,6 +527,8 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         restart,
         intercept,
         provenance_denylist,
+        park,
+        park_never,
     })
 }
 

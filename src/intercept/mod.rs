@@ -19,8 +19,8 @@ pub enum Decision {
     Pass(&'static str),
     /// Rows were found: ingest them and answer with an envelope.
     Table { table: Table, tokens: usize },
-    /// Large text that is not a table (parked by a later layer; passed through for now).
-    Text { tokens: usize },
+    /// Large text that is not a table: to be parked.
+    Text { text: String, tokens: usize },
 }
 
 /// Looks at a `tools/call` result and decides.
@@ -61,7 +61,11 @@ pub fn decide(result: &RawValue, threshold: usize) -> Decision {
     }
     match extract::find_rows(structured, &texts).and_then(extract::Found::into_table) {
         Some(table) => Decision::Table { table, tokens },
-        None => Decision::Text { tokens },
+        None if !texts.is_empty() => Decision::Text {
+            text: texts.join("\n\n"),
+            tokens,
+        },
+        None => Decision::Pass("structured content that is not a table"),
     }
 }
 

@@ -3,6 +3,7 @@
 //! Ingest and queries use separate connections on one database, so neither blocks the other
 //! for long. Rows are never pulled into loom's memory to be shipped inline beyond small results.
 
+pub mod blobs;
 pub mod envelope;
 mod export;
 mod ingest;
@@ -109,6 +110,7 @@ pub struct Store {
     interrupt: std::sync::Arc<duckdb::InterruptHandle>,
     db: SealedDb,
     catalog: Mutex<HashMap<String, DatasetMeta>>,
+    pub blobs: blobs::Blobs,
     clock: std::sync::atomic::AtomicU64,
     counter: std::sync::atomic::AtomicU64,
     _spill: tempfile::TempDir,
@@ -201,6 +203,7 @@ impl Store {
             interrupt,
             db,
             catalog: Mutex::new(HashMap::new()),
+            blobs: blobs::Blobs::default(),
             clock: std::sync::atomic::AtomicU64::new(1),
             counter: std::sync::atomic::AtomicU64::new(1),
             _spill: spill,

@@ -561,7 +561,7 @@ impl ClientSession {
                 Ok(None)
             }
             Some(Reply::Result(raw)) => {
-                let (raw, dataset) = if is_call && server.spec.intercept {
+                let (raw, dataset) = if is_call && (server.spec.intercept || server.spec.park) {
                     self.intercept(raw, server, &tool, call_args).await
                 } else {
                     (raw, None)
@@ -572,7 +572,7 @@ impl ClientSession {
                     } else {
                         raw
                     };
-                    finish(&format!("intercepted:{r}"), raw.get().len());
+                    finish(&r, raw.get().len());
                     return Ok(Some(jsonrpc::response(id, &raw)));
                 }
                 let raw = if self.is_modern() {
@@ -626,14 +626,43 @@ impl ClientSession {
             arguments.map(|a| crate::intercept::redact::redact(&a))
         };
         let server_name = server.name().to_owned();
+        let intercept_tables = server.spec.intercept;
+        let park_text = server.spec.park
+            && !server
+                .spec
+                .park_never
+                .iter()
+                .any(|g| crate::config::glob_match(g, tool));
         let tool_name = tool.to_owned();
         let tool = tool.to_owned();
         let original = raw.clone();
         let work = tokio::task::spawn_blocking(move || -> Option<(Box<RawValue>, String)> {
-            let crate::intercept::Decision::Table { mut table, tokens } =
-                crate::intercept::decide(&raw, threshold)
-            else {
-                return None;
+            let (mut table, tokens) = match crate::intercept::decide(&raw, threshold) {
+                crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
+                    (table, tokens)
+                }
+                crate::intercept::Decision::Text { text, tokens } if park_text => {
+                    let content_type = if serde_json::from_str::<Value>(&text).is_ok() {
+                        "application/json"
+                    } else {
+                        "text/plain"
+                    };
+                    let summary = format!(
+                        "{server_name}/{tool}: {}",
+                        crate::store::blobs::first_lines(&text)
+                    );
+                    let blob = store.blobs.park(
+                        text,
+                        summary,
+                        content_type.into(),
+                        crate::store::blobs::DEFAULT_TTL,
+                    );
+                    let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
+                    let pointer_tokens = crate::intercept::tokens::estimate(&pointer.to_string());
+                    return (pointer_tokens < tokens)
+                        .then(|| (jsonrpc::to_raw(&pointer), format!("parked:{}", blob.key)));
+                }
+                _ => return None,
             };
             if let Value::Object(context) =
                 crate::intercept::redact::redact(&Value::Object(std::mem::take(&mut table.context)))
@@ -663,9 +692,10 @@ impl ClientSession {
                 )
             });
             match envelope {
-                Ok((env, env_tokens)) if env_tokens < tokens => {
-                    Some((jsonrpc::to_raw(&env), meta.dataset_ref))
-                }
+                Ok((env, env_tokens)) if env_tokens < tokens => Some((
+                    jsonrpc::to_raw(&env),
+                    format!("intercepted:{}", meta.dataset_ref),
+                )),
                 other => {
                     if let Err(e) = other {
                         tracing::warn!("profiling failed, passing the result through: {e}");
@@ -677,16 +707,18 @@ impl ClientSession {
         });
         match work.await {
             Ok(Some((env, r))) => {
-                let rows = serde_json::from_str::<Value>(env.get())
-                    .ok()
-                    .and_then(|v| v["structuredContent"]["rows"].as_u64())
-                    .unwrap_or(0);
-                self.bus.publish(Event::DatasetCreated {
-                    dataset: r.clone(),
-                    rows,
-                    server: server.name().to_owned(),
-                    tool: tool_name,
-                });
+                if let Some(dataset) = r.strip_prefix("intercepted:") {
+                    let rows = serde_json::from_str::<Value>(env.get())
+                        .ok()
+                        .and_then(|v| v["structuredContent"]["rows"].as_u64())
+                        .unwrap_or(0);
+                    self.bus.publish(Event::DatasetCreated {
+                        dataset: dataset.to_owned(),
+                        rows,
+                        server: server.name().to_owned(),
+                        tool: tool_name,
+                    });
+                }
                 (env, Some(r))
             }
             _ => (original, None),

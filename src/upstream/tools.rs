@@ -117,6 +117,57 @@ pub const TOOLS: &[ToolSpec] = &[
         example: r#"{"ref": "sample_list_orders_1", "format": "csv"}"#,
         read_only: false,
     },
+    ToolSpec {
+        name: "loom_fetch",
+        title: "Read a parked result",
+        description: "Read a large text result that loom parked (a log, a page, a diff): a slice of characters from `offset` (default 4000, at most 64000), or with `pattern` the matching lines (case-insensitive regular expression, RE2 syntax) as `lineno: text`, with `context_lines` (0–10) around each as `lineno- text`; `offset` then skips matches. Page on with `next_offset` until it is -1.",
+        fields: &[
+            req(
+                "blob_key",
+                Kind::Str,
+                "the key from the parked pointer, like blob/3f2a…",
+            ),
+            opt(
+                "offset",
+                Kind::Int,
+                "characters to skip (or matches, with pattern)",
+            ),
+            opt(
+                "limit",
+                Kind::Int,
+                "characters to return, 1–64000 (default 4000)",
+            ),
+            opt("pattern", Kind::Str, "case-insensitive regular expression"),
+            opt(
+                "context_lines",
+                Kind::Int,
+                "lines of context around each match, 0–10",
+            ),
+        ],
+        example: r#"{"blob_key": "blob/3f2a9c0d1e2b4a5f", "pattern": "error|timeout", "context_lines": 2}"#,
+        read_only: true,
+    },
+    ToolSpec {
+        name: "loom_park",
+        title: "Park text",
+        description: "Move text out of your context: loom keeps it and returns a short pointer you can read back with loom_fetch.",
+        fields: &[
+            req("content", Kind::Str, "the text to park"),
+            opt("summary", Kind::Str, "what it is, in a line"),
+            opt(
+                "content_type",
+                Kind::Str,
+                "a media type, default text/plain",
+            ),
+            opt(
+                "ttl_seconds",
+                Kind::Int,
+                "how long to keep it, 60–7776000 (default 7 days)",
+            ),
+        ],
+        example: r#"{"content": "…long notes…", "summary": "notes on the failing build"}"#,
+        read_only: false,
+    },
 ];
 
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
@@ -237,7 +288,7 @@ pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String
     ))
 }
 
-use crate::store::{ExportFormat, QueryOutcome, Store, envelope};
+use crate::store::{ExportFormat, QueryOutcome, Store, blobs, envelope};
 
 const PAGE: usize = 50;
 
@@ -367,6 +418,77 @@ pub fn run(store: &Store, name: &str, args: &Map<String, Value>) -> Result<Value
                 format!("wrote {rows} rows to {path}"),
                 json!({ "path": path, "rows": rows, "format": format.extension() }),
             ))
+        }
+        "loom_fetch" => {
+            let int = |k: &str| args.get(k).and_then(Value::as_i64);
+            let offset = int("offset").unwrap_or(0);
+            let limit = int("limit").unwrap_or(blobs::DEFAULT_LIMIT as i64);
+            let context = int("context_lines").unwrap_or(0);
+            let mut problems = Vec::new();
+            if offset < 0 {
+                problems.push("`offset` must be 0 or more".to_owned());
+            }
+            if !(1..=blobs::MAX_LIMIT as i64).contains(&limit) {
+                problems.push(format!(
+                    "`limit` must be between 1 and {}",
+                    blobs::MAX_LIMIT
+                ));
+            }
+            if !(0..=10).contains(&context) {
+                problems.push("`context_lines` must be between 0 and 10".to_owned());
+            }
+            if !problems.is_empty() {
+                return Err(format!(
+                    "loom_fetch was called with wrong arguments:\n- {}",
+                    problems.join("\n- ")
+                ));
+            }
+            let f = store
+                .blobs
+                .fetch(&blobs::FetchRequest {
+                    key: arg(args, "blob_key"),
+                    offset: offset as usize,
+                    limit: limit as usize,
+                    pattern: args
+                        .get("pattern")
+                        .and_then(Value::as_str)
+                        .filter(|p| !p.is_empty()),
+                    context_lines: context as usize,
+                })
+                .map_err(|e| format!("loom_fetch: {e}"))?;
+            let structured = serde_json::to_value(&f).unwrap_or(Value::Null);
+            Ok(text_and_structured(f.content, structured))
+        }
+        "loom_park" => {
+            let ttl = args
+                .get("ttl_seconds")
+                .and_then(Value::as_i64)
+                .unwrap_or(blobs::DEFAULT_TTL.as_secs() as i64);
+            if !(blobs::MIN_TTL.as_secs() as i64..=blobs::MAX_TTL.as_secs() as i64).contains(&ttl) {
+                return Err(format!(
+                    "`ttl_seconds` must be between {} and {}",
+                    blobs::MIN_TTL.as_secs(),
+                    blobs::MAX_TTL.as_secs()
+                ));
+            }
+            let content = arg(args, "content").to_owned();
+            let summary = args
+                .get("summary")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| blobs::first_lines(&content));
+            let content_type = args
+                .get("content_type")
+                .and_then(Value::as_str)
+                .unwrap_or("text/plain")
+                .to_owned();
+            let blob = store.blobs.park(
+                content,
+                summary,
+                content_type,
+                std::time::Duration::from_secs(ttl as u64),
+            );
+            Ok(blobs::pointer(&blob, None))
         }
         other => Err(format!("unknown loom tool {other}")),
     }

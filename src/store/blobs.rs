@@ -1,0 +1,459 @@
+//! Parked results: large text that is not a table (a log, a page, a diff), kept whole and read
+//! back in pieces. Keys are content-addressed (`blob/<sha256 prefix>`), so parking the same
+//! text twice keeps one copy; each blob expires after its TTL. Slices count characters and never
+//! split a UTF-8 sequence; pattern reads are case-insensitive RE2-style regular expressions
+//! (no backreferences or lookaround), returning matching lines with optional context.
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub const DEFAULT_TTL: Duration = Duration::from_secs(7 * 86_400);
+pub const MIN_TTL: Duration = Duration::from_secs(60);
+pub const MAX_TTL: Duration = Duration::from_secs(90 * 86_400);
+pub const DEFAULT_LIMIT: usize = 4000;
+pub const MAX_LIMIT: usize = 64_000;
+/// One checkpoint of (char index → byte offset) every this many characters.
+const CHECKPOINT: usize = 4096;
+
+pub struct ParkedBlob {
+    pub key: String,
+    pub content: String,
+    pub summary: String,
+    pub content_type: String,
+    pub total_chars: usize,
+    pub total_lines: usize,
+    /// Seconds since the epoch; moved forward when the same content is parked again.
+    pub expires_at: AtomicU64,
+    /// Byte offset of every `CHECKPOINT`-th character.
+    checkpoints: Vec<usize>,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+pub fn iso(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let (y, m, d) = super::civil_from_days(days);
+    let s = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+impl ParkedBlob {
+    fn new(content: String, summary: String, content_type: String, ttl: Duration) -> ParkedBlob {
+        let digest = Sha256::digest(content.as_bytes());
+        let key = format!(
+            "blob/{}",
+            digest
+                .iter()
+                .take(8)
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        );
+        let mut checkpoints = Vec::with_capacity(content.len() / CHECKPOINT + 1);
+        let mut total_chars = 0;
+        for (i, (byte, _)) in content.char_indices().enumerate() {
+            if i % CHECKPOINT == 0 {
+                checkpoints.push(byte);
+            }
+            total_chars += 1;
+        }
+        let total_lines = if content.is_empty() {
+            0
+        } else {
+            content.lines().count()
+        };
+        ParkedBlob {
+            key,
+            content,
+            summary,
+            content_type,
+            total_chars,
+            total_lines,
+            expires_at: AtomicU64::new(now_secs() + ttl.as_secs()),
+            checkpoints,
+        }
+    }
+
+    pub fn expires(&self) -> u64 {
+        self.expires_at.load(Ordering::Relaxed)
+    }
+
+    /// Byte offset of character `n` (or the end).
+    fn byte_of(&self, n: usize) -> usize {
+        if n >= self.total_chars {
+            return self.content.len();
+        }
+        let cp = n / CHECKPOINT;
+        let start = self.checkpoints[cp];
+        self.content[start..]
+            .char_indices()
+            .nth(n - cp * CHECKPOINT)
+            .map_or(self.content.len(), |(b, _)| start + b)
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Fetched {
+    pub found: bool,
+    pub content: String,
+    pub content_type: String,
+    pub summary: String,
+    pub total_chars: usize,
+    pub total_lines: usize,
+    pub offset: usize,
+    /// -1 when there is nothing more.
+    pub next_offset: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_lines: Option<usize>,
+    pub expires_at: String,
+}
+
+#[derive(Default)]
+pub struct Blobs {
+    map: Mutex<HashMap<String, Arc<ParkedBlob>>>,
+}
+
+pub struct FetchRequest<'a> {
+    pub key: &'a str,
+    pub offset: usize,
+    pub limit: usize,
+    pub pattern: Option<&'a str>,
+    pub context_lines: usize,
+}
+
+impl Blobs {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<ParkedBlob>>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Parks `content`; the same content again refreshes the existing blob's expiry.
+    pub fn park(
+        &self,
+        content: String,
+        summary: String,
+        content_type: String,
+        ttl: Duration,
+    ) -> Arc<ParkedBlob> {
+        let ttl = ttl.clamp(MIN_TTL, MAX_TTL);
+        self.sweep();
+        let blob = ParkedBlob::new(content, summary, content_type, ttl);
+        let mut map = self.lock();
+        if let Some(existing) = map.get(&blob.key)
+            && existing.content == blob.content
+        {
+            // One copy: parking it again only moves its expiry.
+            existing
+                .expires_at
+                .fetch_max(blob.expires(), Ordering::Relaxed);
+            return existing.clone();
+        }
+        let blob = Arc::new(blob);
+        map.insert(blob.key.clone(), blob.clone());
+        blob
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops expired blobs.
+    pub fn sweep(&self) {
+        let now = now_secs();
+        self.lock().retain(|_, b| b.expires() > now);
+    }
+
+    pub fn get(&self, key: &str) -> Option<Arc<ParkedBlob>> {
+        self.sweep();
+        self.lock().get(key).cloned()
+    }
+
+    pub fn fetch(&self, req: &FetchRequest<'_>) -> Result<Fetched, String> {
+        let Some(blob) = self.get(req.key) else {
+            return Ok(Fetched {
+                found: false,
+                content: format!("no parked result `{}` (unknown, or expired)", req.key),
+                content_type: String::new(),
+                summary: String::new(),
+                total_chars: 0,
+                total_lines: 0,
+                offset: req.offset,
+                next_offset: -1,
+                matched_lines: None,
+                expires_at: String::new(),
+            });
+        };
+        let limit = req.limit.clamp(1, MAX_LIMIT);
+        let (content, next, matched) = match req.pattern {
+            None => {
+                let start = blob.byte_of(req.offset);
+                let end = blob.byte_of(req.offset.saturating_add(limit));
+                let next = if req.offset + limit < blob.total_chars {
+                    (req.offset + limit) as i64
+                } else {
+                    -1
+                };
+                (blob.content[start..end].to_owned(), next, None)
+            }
+            Some(p) => grep(
+                &blob.content,
+                p,
+                req.offset,
+                limit,
+                req.context_lines.min(10),
+            )?,
+        };
+        Ok(Fetched {
+            found: true,
+            content,
+            content_type: blob.content_type.clone(),
+            summary: blob.summary.clone(),
+            total_chars: blob.total_chars,
+            total_lines: blob.total_lines,
+            offset: req.offset,
+            next_offset: next,
+            matched_lines: matched,
+            expires_at: iso(blob.expires()),
+        })
+    }
+}
+
+/// Matching lines as `lineno: text` with `lineno- text` context; `offset` skips matches and
+/// `limit` caps the characters returned. Returns (content, next match offset, total matches).
+fn grep(
+    text: &str,
+    pattern: &str,
+    offset: usize,
+    limit: usize,
+    context: usize,
+) -> Result<(String, i64, Option<usize>), String> {
+    let re = regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(10 << 20)
+        .build()
+        .map_err(|e| format!("invalid pattern: {e}"))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let matches: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| re.is_match(l))
+        .map(|(i, _)| i)
+        .collect();
+    let mut out = String::new();
+    let mut last_printed: Option<usize> = None;
+    let mut next = -1i64;
+    for (n, &m) in matches.iter().enumerate().skip(offset) {
+        let from = m.saturating_sub(context);
+        let to = (m + context).min(lines.len().saturating_sub(1));
+        let mut block = String::new();
+        if context > 0 && last_printed.is_some_and(|l| from > l + 1) {
+            block.push_str("--\n");
+        }
+        for (i, line) in lines.iter().enumerate().take(to + 1).skip(from) {
+            if last_printed.is_some_and(|l| i <= l) {
+                continue;
+            }
+            let sep = if matches.binary_search(&i).is_ok() {
+                ':'
+            } else {
+                '-'
+            };
+            block.push_str(&format!("{}{sep} {line}\n", i + 1));
+        }
+        if !out.is_empty() && out.chars().count() + block.chars().count() > limit {
+            next = n as i64;
+            break;
+        }
+        out.push_str(&block);
+        last_printed = Some(to);
+    }
+    Ok((out, next, Some(matches.len())))
+}
+
+/// The first line or two of `text`, cut, for a summary.
+pub fn first_lines(text: &str) -> String {
+    let cut = |l: &str| {
+        if l.chars().count() > 120 {
+            format!("{}…", l.chars().take(120).collect::<String>())
+        } else {
+            l.to_owned()
+        }
+    };
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(2)
+        .map(|l| cut(l.trim()))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// What the model gets instead of a parked text: what it is, how big, until when, and how to
+/// read it.
+pub fn pointer(blob: &ParkedBlob, original_tokens: Option<usize>) -> serde_json::Value {
+    let key = &blob.key;
+    let size = original_tokens
+        .map(|t| format!(", ~{t} tokens"))
+        .unwrap_or_default();
+    let text = format!(
+        "Parked `{key}`: {} — {} lines, {} characters{size}, kept until {}.\n\
+         Read a slice: loom_fetch {{\"blob_key\": \"{key}\", \"offset\": 0, \"limit\": 4000}}\n\
+         Search it:    loom_fetch {{\"blob_key\": \"{key}\", \"pattern\": \"error|timeout\", \"context_lines\": 2}}\n",
+        blob.summary,
+        blob.total_lines,
+        blob.total_chars,
+        iso(blob.expires()),
+    );
+    serde_json::json!({
+        "content": [{ "type": "text", "text": text }],
+        "structuredContent": {
+            "kind": "parked",
+            "blob_key": key,
+            "summary": blob.summary,
+            "content_type": blob.content_type,
+            "total_chars": blob.total_chars,
+            "total_lines": blob.total_lines,
+            "expires_at": iso(blob.expires()),
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fetch(
+        b: &Blobs,
+        key: &str,
+        offset: usize,
+        limit: usize,
+        pattern: Option<&str>,
+        context: usize,
+    ) -> Fetched {
+        b.fetch(&FetchRequest {
+            key,
+            offset,
+            limit,
+            pattern,
+            context_lines: context,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn slices_count_characters_and_never_split_utf8() {
+        let b = Blobs::default();
+        let text = "héllo wörld ".repeat(1000) + "日本語のテキスト🎉";
+        let blob = b.park(text.clone(), "s".into(), "text/plain".into(), DEFAULT_TTL);
+        assert_eq!(blob.total_chars, text.chars().count());
+        let mut rebuilt = String::new();
+        let mut offset = 0;
+        loop {
+            let f = fetch(&b, &blob.key, offset, 777, None, 0);
+            assert!(f.content.chars().count() <= 777);
+            rebuilt.push_str(&f.content);
+            if f.next_offset < 0 {
+                break;
+            }
+            offset = f.next_offset as usize;
+        }
+        assert_eq!(rebuilt, text);
+        let tail = fetch(&b, &blob.key, text.chars().count() - 3, 10, None, 0);
+        assert_eq!(tail.content, "キスト🎉".chars().skip(1).collect::<String>());
+    }
+
+    #[test]
+    fn content_addressed_and_expiring() {
+        let b = Blobs::default();
+        let k1 = b
+            .park(
+                "same text".into(),
+                "a".into(),
+                "text/plain".into(),
+                DEFAULT_TTL,
+            )
+            .key
+            .clone();
+        let k2 = b
+            .park(
+                "same text".into(),
+                "b".into(),
+                "text/plain".into(),
+                DEFAULT_TTL,
+            )
+            .key
+            .clone();
+        assert_eq!(k1, k2);
+        assert_eq!(b.len(), 1);
+        assert!(k1.starts_with("blob/") && k1.len() == 21);
+        // An expired blob is gone.
+        let gone = Arc::new(ParkedBlob::new(
+            "old".into(),
+            String::new(),
+            String::new(),
+            MIN_TTL,
+        ));
+        gone.expires_at.store(now_secs() - 1, Ordering::Relaxed);
+        b.lock().insert(gone.key.clone(), gone.clone());
+        assert!(!fetch(&b, &gone.key, 0, 10, None, 0).found);
+    }
+
+    #[test]
+    fn pattern_with_context_and_paging() {
+        let b = Blobs::default();
+        let text: String = (1..=100)
+            .map(|i| {
+                if i % 10 == 0 {
+                    format!("line {i} ERROR boom\n")
+                } else {
+                    format!("line {i} ok\n")
+                }
+            })
+            .collect();
+        let blob = b.park(text, "log".into(), "text/plain".into(), DEFAULT_TTL);
+        let f = fetch(&b, &blob.key, 0, 4000, Some("error"), 1);
+        assert_eq!(f.matched_lines, Some(10));
+        assert!(
+            f.content.starts_with(
+                "9- line 9 ok\n10: line 10 ERROR boom\n11- line 11 ok\n--\n19- line 19 ok\n"
+            ),
+            "{}",
+            f.content
+        );
+        assert_eq!(f.next_offset, -1);
+        let page = fetch(&b, &blob.key, 0, 70, Some("ERROR"), 0);
+        assert_eq!(page.content.lines().count(), 3);
+        assert_eq!(page.next_offset, 3);
+        let rest = fetch(&b, &blob.key, 3, 70, Some("ERROR"), 0);
+        assert!(
+            rest.content.starts_with("40: line 40 ERROR boom"),
+            "{}",
+            rest.content
+        );
+        assert!(
+            b.fetch(&FetchRequest {
+                key: &blob.key,
+                offset: 0,
+                limit: 10,
+                pattern: Some("(a)\\1"),
+                context_lines: 0
+            })
+            .is_err()
+        );
+    }
+}
