@@ -405,7 +405,7 @@ async fn python_sdk_client_in_both_eras() {
         assert_eq!(v["count"], "counted to 3");
         assert_eq!(v["progress"].as_array().unwrap().len(), 3, "{v}");
         assert_eq!(v["customers"], 3);
-        assert_eq!(v["prompts"], json!(["sample_triage_orders"]));
+        assert_eq!(v["prompts"], json!(["sample_triage_orders", "loom"]));
         assert!(v["readme"].as_str().unwrap().starts_with("# Sample server"));
     }
 }

@@ -185,11 +185,12 @@ async fn every_page_is_followed() {
     assert_eq!(names.len(), 8 + 25, "{names:?}");
     assert!(names.contains(&"p_tool_024".to_owned()));
     let prompts = c.request("prompts/list", json!({})).await;
-    assert_eq!(prompts["result"]["prompts"].as_array().unwrap().len(), 5);
+    // Five from the server, plus loom's own primer prompt and resource.
+    assert_eq!(prompts["result"]["prompts"].as_array().unwrap().len(), 6);
     let resources = c.request("resources/list", json!({})).await;
     assert_eq!(
         resources["result"]["resources"].as_array().unwrap().len(),
-        5
+        6
     );
     let r = c
         .request("resources/read", json!({ "uri": "test://r/04" }))

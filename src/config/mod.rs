@@ -37,6 +37,9 @@ pub struct Config {
     pub max_downstream_message_bytes: usize,
     pub log_file: Option<PathBuf>,
     pub store: StoreSettings,
+    /// Where memories persist; default: a per-project file under the user's data folder.
+    pub memory_file: Option<PathBuf>,
+    pub memory_max_bytes: usize,
     pub servers: Vec<ServerSpec>,
 }
 
@@ -249,6 +252,10 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         .integer("max_downstream_message_bytes", 1024, 1 << 30, p)
         .unwrap_or(64 << 20) as usize;
     let log_file = f.string("log_file", p).map(|s| base.join(s));
+    let memory_file = f.string("memory_file", p).map(|s| base.join(s));
+    let memory_max_bytes = f
+        .integer("memory_max_bytes", 1, 64 << 20, p)
+        .unwrap_or(256 * 1024) as usize;
     let mut store = StoreSettings::default();
     if let Some(m) = f.string("memory_limit", p) {
         match parse_size(&m) {
@@ -312,6 +319,8 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         max_downstream_message_bytes,
         log_file,
         store,
+        memory_file,
+        memory_max_bytes,
         servers,
     }
 }

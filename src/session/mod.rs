@@ -94,6 +94,11 @@ impl StoreSlot {
         })
     }
 
+    /// The store if it is already open (never waits).
+    pub fn try_get(&self) -> Option<Arc<Store>> {
+        self.cell.get().and_then(|r| r.as_ref().ok()).cloned()
+    }
+
     /// The open store, or why it could not be opened.
     pub async fn get(&self) -> Result<Arc<Store>, String> {
         self.cell

@@ -7,6 +7,7 @@ pub mod blobs;
 pub mod envelope;
 mod export;
 mod ingest;
+pub mod memories;
 mod profile;
 mod query;
 pub mod sealed;

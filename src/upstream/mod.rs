@@ -48,6 +48,7 @@ pub struct ClientSession {
     next_id: AtomicU64,
     log_level: Mutex<Option<String>>,
     store: Arc<StoreSlot>,
+    memories: Arc<crate::store::memories::Memories>,
 }
 
 /// The key an id is tracked under: its canonical JSON text.
@@ -78,6 +79,7 @@ impl ClientSession {
         bus: EventBus,
         out: mpsc::UnboundedSender<String>,
         store: Arc<StoreSlot>,
+        memories: Arc<crate::store::memories::Memories>,
     ) -> Arc<ClientSession> {
         Arc::new(ClientSession {
             config,
@@ -92,6 +94,7 @@ impl ClientSession {
             next_id: AtomicU64::new(1),
             log_level: Mutex::new(None),
             store,
+            memories,
         })
     }
 
@@ -118,6 +121,22 @@ impl ClientSession {
             })
             .await
             .clone()
+    }
+
+    /// Pinned memories and the datasets so far, within the primer's budget.
+    fn primer(&self) -> String {
+        let pinned = self.memories.pinned();
+        let datasets: Vec<(String, u64)> = self
+            .store
+            .try_get()
+            .map(|s| {
+                s.datasets()
+                    .into_iter()
+                    .map(|d| (d.dataset_ref, d.rows))
+                    .collect()
+            })
+            .unwrap_or_default();
+        crate::store::memories::primer(&pinned, &datasets, PRIMER_BUDGET)
     }
 
     /// The fleet, once its startup naming round is done (at most `startup_grace`).
@@ -264,6 +283,7 @@ impl ClientSession {
                     "protocolVersion": version,
                     "capabilities": Self::our_capabilities(),
                     "serverInfo": crate::downstream::connection::client_info(),
+                    "instructions": self.primer(),
                 });
                 let line = jsonrpc::response(id, &jsonrpc::to_raw(&result));
                 // Answer first: starting the servers must never delay the handshake.
@@ -278,6 +298,7 @@ impl ClientSession {
                     json!(protocol::SUPPORTED_VERSIONS),
                 );
                 result.insert("capabilities".into(), Self::our_capabilities());
+                result.insert("instructions".into(), json!(self.primer()));
                 result.insert("_meta".into(), json!({ protocol::META_SERVER_INFO: crate::downstream::connection::client_info() }));
                 let line = jsonrpc::response(id, &self.finish_result(result, true));
                 self.send(line);
@@ -319,8 +340,16 @@ impl ClientSession {
                         all.extend(tools::definitions());
                         all
                     }),
-                    "prompts/list" => ("prompts", fleet.prompts()),
-                    "resources/list" => ("resources", fleet.resources()),
+                    "prompts/list" => ("prompts", {
+                        let mut all = fleet.prompts();
+                        all.push(json!({ "name": "loom", "title": "Loom primer", "description": "Pinned memories and this session's datasets: what to know before starting." }));
+                        all
+                    }),
+                    "resources/list" => ("resources", {
+                        let mut all = fleet.resources();
+                        all.push(json!({ "uri": PRIMER_URI, "name": "primer", "title": "Loom primer", "mimeType": "text/markdown" }));
+                        all
+                    }),
                     _ => ("resourceTemplates", fleet.resource_templates()),
                 };
                 let mut result = Map::new();
@@ -328,6 +357,23 @@ impl ClientSession {
                 ok(self.finish_result(result, true))
             }
             "tools/call" => self.call_tool(id, params).await,
+            "prompts/get" if params.get("name").and_then(Value::as_str) == Some("loom") => {
+                let result = json!({
+                    "description": "Loom primer",
+                    "messages": [{ "role": "user", "content": { "type": "text", "text": self.primer() } }],
+                });
+                let Value::Object(result) = result else {
+                    unreachable!("json! object")
+                };
+                ok(self.finish_result(result, false))
+            }
+            "resources/read" if params.get("uri").and_then(Value::as_str) == Some(PRIMER_URI) => {
+                let result = json!({ "contents": [{ "uri": PRIMER_URI, "mimeType": "text/markdown", "text": self.primer() }] });
+                let Value::Object(result) = result else {
+                    unreachable!("json! object")
+                };
+                ok(self.finish_result(result, true))
+            }
             "prompts/get" => {
                 let fleet = self.ready_fleet().await;
                 let name = params
@@ -430,6 +476,17 @@ impl ClientSession {
                 .unwrap_or_default();
             let result = match tools::validate(spec, &args) {
                 Err(msg) => tool_error(&msg),
+                Ok(()) if spec.name.starts_with("loom_memory_") => {
+                    let mem = self.memories.clone();
+                    let name = spec.name;
+                    match tokio::task::spawn_blocking(move || tools::run_memory(&mem, name, &args))
+                        .await
+                    {
+                        Ok(Ok(v)) => jsonrpc::to_raw(&v),
+                        Ok(Err(msg)) => tool_error(&msg),
+                        Err(e) => tool_error(&format!("{name} failed inside loom: {e}")),
+                    }
+                }
                 Ok(()) => match self.store.get().await {
                     Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
                     Ok(store) => {
@@ -893,6 +950,10 @@ impl ClientSession {
 }
 
 type RpcError = (i64, String, Option<Value>);
+
+const PRIMER_URI: &str = "loom://primer";
+/// Token budget of the session primer.
+const PRIMER_BUDGET: usize = 800;
 
 /// A 2026-07-28 client requires `resultType` on every result; older servers do not send it.
 /// It is spliced in front of the other members, which stay byte for byte as the server sent them.

@@ -43,7 +43,16 @@ pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
             }
         });
     }
-    let session = ClientSession::new(config.clone(), EventBus::default(), out_tx, store);
+    let memory_path = config
+        .memory_file
+        .clone()
+        .unwrap_or_else(|| crate::store::memories::default_path(&config.base_dir));
+    let limits = crate::store::memories::MemoryLimits {
+        max_content_bytes: config.memory_max_bytes,
+        ..Default::default()
+    };
+    let memories = Arc::new(crate::store::memories::Memories::new(memory_path, limits));
+    let session = ClientSession::new(config.clone(), EventBus::default(), out_tx, store, memories);
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut lines = LineReader::new(

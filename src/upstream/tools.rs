@@ -9,6 +9,8 @@ use serde_json::{Map, Value, json};
 pub enum Kind {
     Str,
     Int,
+    Bool,
+    StrList,
 }
 
 pub struct Field {
@@ -168,6 +170,67 @@ pub const TOOLS: &[ToolSpec] = &[
         example: r#"{"content": "…long notes…", "summary": "notes on the failing build"}"#,
         read_only: false,
     },
+    ToolSpec {
+        name: "loom_memory_set",
+        title: "Keep a memory",
+        description: "Save a keyed note that persists across sessions and that the human sees too (decisions, conventions, facts learned). Every version is kept. Pinned memories are shown at the start of every session. Pass if_version (the version you read) to avoid overwriting someone else's change.",
+        fields: &[
+            req("key", Kind::Str, "a short name, like `db-rules`"),
+            req("content", Kind::Str, "the note"),
+            opt("tags", Kind::StrList, "labels for search"),
+            opt(
+                "pinned",
+                Kind::Bool,
+                "show it at the start of every session",
+            ),
+            opt(
+                "if_version",
+                Kind::Int,
+                "only write if the memory is still at this version (0: only if it does not exist)",
+            ),
+        ],
+        example: r#"{"key": "db-rules", "content": "never touch the prod schema", "pinned": true}"#,
+        read_only: false,
+    },
+    ToolSpec {
+        name: "loom_memory_get",
+        title: "Read a memory",
+        description: "Read a memory by key (the current version, or an older one).",
+        fields: &[
+            req("key", Kind::Str, "the memory's key"),
+            opt("version", Kind::Int, "an older version"),
+        ],
+        example: r#"{"key": "db-rules"}"#,
+        read_only: true,
+    },
+    ToolSpec {
+        name: "loom_memory_search",
+        title: "Search memories",
+        description: "Find memories: an exact key first, then by how well the words match keys, tags and content.",
+        fields: &[
+            req("query", Kind::Str, "words to look for"),
+            opt("tags", Kind::StrList, "only memories with all these tags"),
+            opt("limit", Kind::Int, "at most this many results (default 10)"),
+        ],
+        example: r#"{"query": "database rules"}"#,
+        read_only: true,
+    },
+    ToolSpec {
+        name: "loom_memory_delete",
+        title: "Delete a memory",
+        description: "Delete a memory (its history is kept).",
+        fields: &[req("key", Kind::Str, "the memory's key")],
+        example: r#"{"key": "db-rules"}"#,
+        read_only: false,
+    },
+    ToolSpec {
+        name: "loom_memory_history",
+        title: "A memory's history",
+        description: "Every version of a memory, oldest first, with who wrote it and when.",
+        fields: &[req("key", Kind::Str, "the memory's key")],
+        example: r#"{"key": "db-rules"}"#,
+        read_only: true,
+    },
 ];
 
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
@@ -181,8 +244,13 @@ pub fn definitions() -> Vec<Value> {
         .map(|t| {
             let mut props = Map::new();
             for f in t.fields {
-                let ty = if f.kind == Kind::Int { "integer" } else { "string" };
-                props.insert(f.name.into(), json!({ "type": ty, "description": f.about }));
+                let schema = match f.kind {
+                    Kind::Str => json!({ "type": "string", "description": f.about }),
+                    Kind::Int => json!({ "type": "integer", "description": f.about }),
+                    Kind::Bool => json!({ "type": "boolean", "description": f.about }),
+                    Kind::StrList => json!({ "type": "array", "items": { "type": "string" }, "description": f.about }),
+                };
+                props.insert(f.name.into(), schema);
             }
             let required: Vec<&str> = t.fields.iter().filter(|f| f.required).map(|f| f.name).collect();
             json!({
@@ -226,12 +294,15 @@ pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String
                         .as_str()
                         .is_some_and(|s| !s.trim().is_empty() || !f.required),
                     Kind::Int => v.as_i64().is_some(),
+                    Kind::Bool => v.is_boolean(),
+                    Kind::StrList => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
                 };
                 if !ok {
-                    let want = if f.kind == Kind::Int {
-                        "an integer"
-                    } else {
-                        "a non-empty string"
+                    let want = match f.kind {
+                        Kind::Int => "an integer",
+                        Kind::Bool => "true or false",
+                        Kind::StrList => "an array of strings",
+                        Kind::Str => "a non-empty string",
                     };
                     problems.push(format!("`{}` must be {want}, got {v}", f.name));
                 }
@@ -489,6 +560,113 @@ pub fn run(store: &Store, name: &str, args: &Map<String, Value>) -> Result<Value
                 std::time::Duration::from_secs(ttl as u64),
             );
             Ok(blobs::pointer(&blob, None))
+        }
+        other => Err(format!("unknown loom tool {other}")),
+    }
+}
+
+use crate::store::memories::{Memories, Memory};
+
+fn memory_json(m: &Memory) -> Value {
+    serde_json::to_value(m).unwrap_or(Value::Null)
+}
+
+fn memory_text(m: &Memory) -> String {
+    let tags = if m.tags.is_empty() {
+        String::new()
+    } else {
+        format!(" [{}]", m.tags.join(", "))
+    };
+    format!(
+        "{} v{} by {} at {}{}{}:\n{}",
+        m.key,
+        m.version,
+        m.author,
+        m.at,
+        tags,
+        if m.pinned { " (pinned)" } else { "" },
+        m.content
+    )
+}
+
+/// Runs a memory tool (arguments already validated) as the model.
+pub fn run_memory(mem: &Memories, name: &str, args: &Map<String, Value>) -> Result<Value, String> {
+    let e = |e: crate::store::memories::MemoryError| e.to_string();
+    let strings = |k: &str| -> Vec<String> {
+        args.get(k)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let uint = |k: &str| args.get(k).and_then(Value::as_i64).map(|v| v.max(0) as u64);
+    match name {
+        "loom_memory_set" => {
+            let m = mem
+                .set(
+                    arg(args, "key"),
+                    arg(args, "content"),
+                    strings("tags"),
+                    args.get("pinned").and_then(Value::as_bool).unwrap_or(false),
+                    uint("if_version"),
+                    "model",
+                )
+                .map_err(e)?;
+            Ok(text_and_structured(
+                format!("saved {} version {}", m.key, m.version),
+                memory_json(&m),
+            ))
+        }
+        "loom_memory_get" => {
+            let m = mem.get(arg(args, "key"), uint("version")).map_err(e)?;
+            Ok(text_and_structured(memory_text(&m), memory_json(&m)))
+        }
+        "loom_memory_search" => {
+            let limit = uint("limit").unwrap_or(10) as usize;
+            let hits = mem
+                .search(arg(args, "query"), &strings("tags"), limit.min(100))
+                .map_err(e)?;
+            let text = if hits.is_empty() {
+                "no memories match".to_owned()
+            } else {
+                hits.iter()
+                    .map(|(m, _)| memory_text(m))
+                    .collect::<Vec<_>>()
+                    .join("\n\n")
+            };
+            let results: Vec<Value> = hits
+                .iter()
+                .map(|(m, score)| json!({ "memory": memory_json(m), "score": score }))
+                .collect();
+            Ok(text_and_structured(text, json!({ "results": results })))
+        }
+        "loom_memory_delete" => {
+            let m = mem.delete(arg(args, "key"), "model").map_err(e)?;
+            Ok(text_and_structured(
+                format!("deleted {} (history kept)", m.key),
+                memory_json(&m),
+            ))
+        }
+        "loom_memory_history" => {
+            let versions = mem.history(arg(args, "key")).map_err(e)?;
+            let text = versions
+                .iter()
+                .map(|m| {
+                    if m.deleted {
+                        format!("v{} deleted by {} at {}", m.version, m.author, m.at)
+                    } else {
+                        memory_text(m)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n\n");
+            Ok(text_and_structured(
+                text,
+                json!({ "versions": versions.iter().map(memory_json).collect::<Vec<_>>() }),
+            ))
         }
         other => Err(format!("unknown loom tool {other}")),
     }
