@@ -58,6 +58,18 @@ fn id_key(id: &RawValue) -> String {
         .unwrap_or_else(|_| id.get().to_owned())
 }
 
+/// Runs one of loom's own tools off the async threads; failures become `isError` results.
+async fn run_blocking(
+    name: &'static str,
+    f: impl FnOnce() -> Result<Value, String> + Send + 'static,
+) -> Box<RawValue> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(Ok(v)) => jsonrpc::to_raw(&v),
+        Ok(Err(msg)) => tool_error(&msg),
+        Err(e) => tool_error(&format!("{name} failed inside loom: {e}")),
+    }
+}
+
 fn tool_error(message: &str) -> Box<RawValue> {
     jsonrpc::to_raw(&json!({ "content": [{ "type": "text", "text": message }], "isError": true }))
 }
@@ -478,26 +490,12 @@ impl ClientSession {
                 Err(msg) => tool_error(&msg),
                 Ok(()) if spec.name.starts_with("loom_memory_") => {
                     let mem = self.memories.clone();
-                    let name = spec.name;
-                    match tokio::task::spawn_blocking(move || tools::run_memory(&mem, name, &args))
-                        .await
-                    {
-                        Ok(Ok(v)) => jsonrpc::to_raw(&v),
-                        Ok(Err(msg)) => tool_error(&msg),
-                        Err(e) => tool_error(&format!("{name} failed inside loom: {e}")),
-                    }
+                    run_blocking(spec.name, move || tools::run_memory(&mem, spec.name, &args)).await
                 }
                 Ok(()) => match self.store.get().await {
                     Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
                     Ok(store) => {
-                        let name = spec.name;
-                        match tokio::task::spawn_blocking(move || tools::run(&store, name, &args))
-                            .await
-                        {
-                            Ok(Ok(v)) => jsonrpc::to_raw(&v),
-                            Ok(Err(msg)) => tool_error(&msg),
-                            Err(e) => tool_error(&format!("{name} failed inside loom: {e}")),
-                        }
+                        run_blocking(spec.name, move || tools::run(&store, spec.name, &args)).await
                     }
                 },
             };
