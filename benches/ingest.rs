@@ -47,6 +47,7 @@ fn store(dir: &std::path::Path) -> Store {
         envelope_budget: 1500,
         inline_rows: 100,
         probe_file: std::env::current_exe().unwrap(),
+        blob_dir: None,
     })
     .unwrap()
 }
@@ -75,6 +76,7 @@ fn stream(total_bytes: usize) {
         envelope_budget: 1500,
         inline_rows: 100,
         probe_file: std::env::current_exe().unwrap(),
+        blob_dir: None,
     })
     .unwrap();
     let text = rows_json(10_000);

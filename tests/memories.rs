@@ -183,3 +183,27 @@ async fn two_processes_write_at_once_without_loss() {
         }
     }
 }
+
+#[tokio::test]
+async fn parked_results_outlive_the_session_on_the_same_project() {
+    let shared = tempfile::tempdir().unwrap();
+    let cfg = TempConfig::new(&config(shared.path()));
+    let key = {
+        let mut a = RawClient::spawn(&cfg.path);
+        a.initialize().await;
+        a.tool_names().await;
+        let parked = a.call("sample_tail_logs", json!({ "lines": 3000 })).await;
+        let key = st(&parked)["blob_key"].as_str().expect("parked").to_owned();
+        a.close_stdin();
+        assert!(a.wait_exit(std::time::Duration::from_secs(15)).await);
+        key
+    };
+    let mut b = RawClient::spawn(&cfg.path);
+    b.initialize().await;
+    b.tool_names().await;
+    let f = b
+        .call("loom_fetch", json!({ "blob_key": key, "limit": 30 }))
+        .await;
+    assert_eq!(st(&f)["found"], true, "{f}");
+    assert_eq!(st(&f)["total_lines"], 3000);
+}

@@ -19,6 +19,7 @@ fn open_with(dir: &std::path::Path, memory_budget: u64, query_timeout: Duration)
         envelope_budget: 1500,
         inline_rows: 100,
         probe_file: std::env::current_exe().unwrap(),
+        blob_dir: None,
     })
     .expect("store opens and proves its seal")
 }

@@ -89,6 +89,15 @@ impl StoreSlot {
                 envelope_budget: s.envelope_budget,
                 inline_rows: s.inline_rows,
                 probe_file,
+                blob_dir: Some(
+                    config
+                        .memory_file
+                        .clone()
+                        .unwrap_or_else(|| crate::store::memories::default_path(&config.base_dir))
+                        .parent()
+                        .map(|p| p.join("blobs"))
+                        .unwrap_or_else(|| config.base_dir.join(".loom-blobs")),
+                ),
             },
             cell: tokio::sync::OnceCell::new(),
         })

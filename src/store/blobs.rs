@@ -121,9 +121,20 @@ pub struct Fetched {
     pub expires_at: String,
 }
 
+/// Parked blobs: in memory for this session, and (with a folder) on disk for the project, so a
+/// later session or another loom process on the same project can read them until they expire.
 #[derive(Default)]
 pub struct Blobs {
     map: Mutex<HashMap<String, Arc<ParkedBlob>>>,
+    dir: Option<std::path::PathBuf>,
+}
+
+/// What is kept next to a blob's text on disk.
+#[derive(Serialize, serde::Deserialize)]
+struct BlobMeta {
+    summary: String,
+    content_type: String,
+    expires_at: u64,
 }
 
 pub struct FetchRequest<'a> {
@@ -135,6 +146,65 @@ pub struct FetchRequest<'a> {
 }
 
 impl Blobs {
+    /// Blobs that persist in `dir` (created when needed).
+    pub fn persistent(dir: std::path::PathBuf) -> Blobs {
+        Blobs {
+            map: Mutex::new(HashMap::new()),
+            dir: Some(dir),
+        }
+    }
+
+    fn files(&self, key: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+        let dir = self.dir.as_ref()?;
+        let name = key
+            .strip_prefix("blob/")
+            .filter(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))?;
+        Some((
+            dir.join(format!("{name}.txt")),
+            dir.join(format!("{name}.json")),
+        ))
+    }
+
+    /// Writes (or refreshes the expiry of) a blob on disk; failures only cost persistence.
+    fn save(&self, blob: &ParkedBlob) {
+        let Some((text, meta)) = self.files(&blob.key) else {
+            return;
+        };
+        let result = (|| -> std::io::Result<()> {
+            std::fs::create_dir_all(text.parent().unwrap_or(std::path::Path::new(".")))?;
+            if !text.exists() {
+                let tmp = text.with_extension("txt.tmp");
+                std::fs::write(&tmp, &blob.content)?;
+                std::fs::rename(&tmp, &text)?;
+            }
+            let m = BlobMeta {
+                summary: blob.summary.clone(),
+                content_type: blob.content_type.clone(),
+                expires_at: blob.expires(),
+            };
+            let tmp = meta.with_extension("json.tmp");
+            std::fs::write(&tmp, serde_json::to_vec(&m).unwrap_or_default())?;
+            std::fs::rename(&tmp, &meta)
+        })();
+        if let Err(e) = result {
+            tracing::warn!("cannot persist parked blob {}: {e}", blob.key);
+        }
+    }
+
+    fn load(&self, key: &str) -> Option<Arc<ParkedBlob>> {
+        let (text, meta) = self.files(key)?;
+        let m: BlobMeta = serde_json::from_slice(&std::fs::read(&meta).ok()?).ok()?;
+        if m.expires_at <= now_secs() {
+            let _ = std::fs::remove_file(&text);
+            let _ = std::fs::remove_file(&meta);
+            return None;
+        }
+        let content = std::fs::read_to_string(&text).ok()?;
+        let blob = ParkedBlob::new(content, m.summary, m.content_type, Duration::ZERO);
+        blob.expires_at.store(m.expires_at, Ordering::Relaxed);
+        (blob.key == key).then(|| Arc::new(blob))
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<ParkedBlob>>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -158,10 +228,15 @@ impl Blobs {
             existing
                 .expires_at
                 .fetch_max(blob.expires(), Ordering::Relaxed);
-            return existing.clone();
+            let existing = existing.clone();
+            drop(map);
+            self.save(&existing);
+            return existing;
         }
         let blob = Arc::new(blob);
         map.insert(blob.key.clone(), blob.clone());
+        drop(map);
+        self.save(&blob);
         blob
     }
 
@@ -181,7 +256,12 @@ impl Blobs {
 
     pub fn get(&self, key: &str) -> Option<Arc<ParkedBlob>> {
         self.sweep();
-        self.lock().get(key).cloned()
+        if let Some(b) = self.lock().get(key).cloned() {
+            return Some(b);
+        }
+        let loaded = self.load(key)?;
+        self.lock().insert(loaded.key.clone(), loaded.clone());
+        Some(loaded)
     }
 
     pub fn fetch(&self, req: &FetchRequest<'_>) -> Result<Fetched, String> {
@@ -375,6 +455,58 @@ mod tests {
         assert_eq!(rebuilt, text);
         let tail = fetch(&b, &blob.key, text.chars().count() - 3, 10, None, 0);
         assert_eq!(tail.content, "キスト🎉".chars().skip(1).collect::<String>());
+    }
+
+    #[test]
+    fn persisted_blobs_outlive_the_process_until_they_expire() {
+        let d = tempfile::tempdir().unwrap();
+        let key = {
+            let b = Blobs::persistent(d.path().join("blobs"));
+            b.park(
+                "kept on disk".into(),
+                "s".into(),
+                "text/plain".into(),
+                DEFAULT_TTL,
+            )
+            .key
+            .clone()
+        };
+        let later = Blobs::persistent(d.path().join("blobs"));
+        let f = fetch(&later, &key, 0, 100, None, 0);
+        assert!(f.found);
+        assert_eq!(f.content, "kept on disk");
+        assert!(!fetch(&later, "blob/../../etc", 0, 10, None, 0).found);
+        let short = Blobs::persistent(d.path().join("blobs"));
+        let k2 = short
+            .park(
+                "short lived".into(),
+                "s".into(),
+                "text/plain".into(),
+                MIN_TTL,
+            )
+            .key
+            .clone();
+        // Expire it on disk by hand.
+        let meta = d
+            .path()
+            .join("blobs")
+            .join(format!("{}.json", k2.trim_start_matches("blob/")));
+        std::fs::write(
+            &meta,
+            r#"{"summary":"s","content_type":"text/plain","expires_at":1}"#,
+        )
+        .unwrap();
+        assert!(
+            !fetch(
+                &Blobs::persistent(d.path().join("blobs")),
+                &k2,
+                0,
+                10,
+                None,
+                0
+            )
+            .found
+        );
     }
 
     #[test]

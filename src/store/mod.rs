@@ -64,6 +64,8 @@ pub struct StoreConfig {
     pub inline_rows: usize,
     /// A file the seal self-test tries (and must fail) to read.
     pub probe_file: PathBuf,
+    /// Where parked blobs persist for the project (none: this session only).
+    pub blob_dir: Option<PathBuf>,
 }
 
 /// Why a dataset exists; decides eviction order.
@@ -189,6 +191,10 @@ impl Store {
         let reader = db.connect()?;
         sealed::self_test(&reader, &config.probe_file)?;
         let interrupt = reader.interrupt_handle();
+        let parked = match &config.blob_dir {
+            Some(d) => blobs::Blobs::persistent(d.clone()),
+            None => blobs::Blobs::default(),
+        };
         Ok(Store {
             config,
             writer: Mutex::new(writer),
@@ -196,7 +202,7 @@ impl Store {
             interrupt,
             db,
             catalog: Mutex::new(HashMap::new()),
-            blobs: blobs::Blobs::default(),
+            blobs: parked,
             clock: std::sync::atomic::AtomicU64::new(1),
             counter: std::sync::atomic::AtomicU64::new(1),
             _spill: spill,
