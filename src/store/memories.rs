@@ -155,6 +155,16 @@ impl Memories {
         Ok(all)
     }
 
+    /// Every version of every key, read under a shared lock; no file yet means no memories
+    /// (reading never creates it).
+    fn read_all(&self) -> Result<HashMap<String, Vec<Memory>>, MemoryError> {
+        if !self.path.exists() {
+            return Ok(HashMap::new());
+        }
+        let locked = self.lock(false)?;
+        self.replay(&locked)
+    }
+
     fn current(versions: &[Memory]) -> Option<&Memory> {
         versions.last().filter(|m| !m.deleted)
     }
@@ -228,8 +238,7 @@ impl Memories {
     }
 
     pub fn get(&self, key: &str, version: Option<u64>) -> Result<Memory, MemoryError> {
-        let locked = self.lock(false)?;
-        let all = self.replay(&locked)?;
+        let all = self.read_all()?;
         let versions = all
             .get(key)
             .ok_or_else(|| MemoryError::NotFound(key.to_owned()))?;
@@ -264,8 +273,7 @@ impl Memories {
     }
 
     pub fn history(&self, key: &str) -> Result<Vec<Memory>, MemoryError> {
-        let locked = self.lock(false)?;
-        let mut all = self.replay(&locked)?;
+        let mut all = self.read_all()?;
         all.remove(key)
             .ok_or_else(|| MemoryError::NotFound(key.to_owned()))
     }
@@ -278,8 +286,7 @@ impl Memories {
         tags: &[String],
         limit: usize,
     ) -> Result<Vec<(Memory, f64)>, MemoryError> {
-        let locked = self.lock(false)?;
-        let all = self.replay(&locked)?;
+        let all = self.read_all()?;
         let q = query.trim().to_lowercase();
         let terms: Vec<&str> = q
             .split(|c: char| !c.is_alphanumeric())
@@ -322,10 +329,7 @@ impl Memories {
     }
 
     pub fn pinned(&self) -> Vec<Memory> {
-        let Ok(locked) = self.lock(false) else {
-            return Vec::new();
-        };
-        let Ok(all) = self.replay(&locked) else {
+        let Ok(all) = self.read_all() else {
             return Vec::new();
         };
         let mut out: Vec<Memory> = all
