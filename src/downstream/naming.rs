@@ -64,6 +64,7 @@ impl NameRegistry {
         let bare_name = fit(&sanitize(&target.original), &target.original, 0);
         let bare_free = !bare_name.is_empty()
             && !bare_name.starts_with(RESERVED_PREFIX)
+            && bare_name != "loom"
             && !self.by_name.contains_key(&bare_name)
             && !self.aliases.contains_key(&bare_name);
         let candidate = if bare && bare_free {
