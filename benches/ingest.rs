@@ -133,11 +133,13 @@ fn main() {
         let mut env_tokens = 0;
         let mut raw_tokens = 0;
         let mut last_ref = String::new();
+        let mut phases = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
             let t = Instant::now();
             let Decision::Table { table, tokens } = decide(&raw, 2000) else {
                 panic!("not a table")
             };
+            let t_decide = t.elapsed().as_secs_f64();
             let meta = s
                 .ingest(
                     &table,
@@ -150,13 +152,24 @@ fn main() {
                     },
                 )
                 .unwrap();
+            let t_ingest = t.elapsed().as_secs_f64();
             let p = s.profile(&meta.dataset_ref, 5).unwrap();
             let (_env, et) = envelope::render(&meta, &p, 1500, Some(tokens));
-            loom_times.push(t.elapsed().as_secs_f64());
+            let total = t.elapsed().as_secs_f64();
+            loom_times.push(total);
+            phases.0.push(t_decide);
+            phases.1.push(t_ingest - t_decide);
+            phases.2.push(total - t_ingest);
             env_tokens = et;
             raw_tokens = tokens;
             last_ref = meta.dataset_ref;
         }
+        let phase_text = format!(
+            "(find rows + type {:.3} s, append {:.3} s, profile + envelope {:.3} s)",
+            median(phases.0),
+            median(phases.1),
+            median(phases.2)
+        );
         // The physical bound: DuckDB's own JSON reader on the same rows, from a file.
         let file = dir.path().join(format!("rows-{n}.json"));
         std::fs::write(&file, &text).unwrap();
@@ -173,7 +186,7 @@ fn main() {
         }
         let (l, d) = (median(loom_times), median(duck_times));
         println!(
-            "{n} rows × 10 columns: loom decide+ingest+profile+envelope {:.3} s, DuckDB read_json {:.3} s, ratio {:.2}×",
+            "{n} rows × 10 columns: loom decide+ingest+profile+envelope {:.3} s {phase_text}, DuckDB read_json {:.3} s, ratio {:.2}×",
             l,
             d,
             l / d
@@ -194,5 +207,7 @@ fn main() {
         }
     }
     drop(s);
-    stream(if full { 1_000_000_000 } else { 5_000_000 });
+    if std::env::var_os("LOOM_BENCH_NO_STREAM").is_none() {
+        stream(if full { 1_000_000_000 } else { 5_000_000 });
+    }
 }
