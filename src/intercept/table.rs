@@ -82,13 +82,13 @@ pub enum Tier {
 
 fn flatten_into(
     prefix: &str,
-    obj: &Map<String, Value>,
+    obj: Map<String, Value>,
     depth: usize,
     out: &mut Vec<(String, Value)>,
 ) {
     for (k, v) in obj {
         let name = if prefix.is_empty() {
-            k.clone()
+            k
         } else {
             format!("{prefix}.{k}")
         };
@@ -96,13 +96,13 @@ fn flatten_into(
             Value::Object(inner) if depth < FLATTEN_DEPTH && !inner.is_empty() => {
                 flatten_into(&name, inner, depth + 1, out)
             }
-            _ => out.push((name, v.clone())),
+            v => out.push((name, v)),
         }
     }
 }
 
-/// Flattens one record to (column, value) pairs in key order.
-pub fn flatten(record: &Map<String, Value>) -> Vec<(String, Value)> {
+/// Flattens one record to (column, value) pairs in key order, moving the values.
+pub fn flatten(record: Map<String, Value>) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     flatten_into("", record, 0, &mut out);
     out
@@ -396,29 +396,33 @@ fn decide(seen: &Seen) -> ColumnType {
     ColumnType::Varchar
 }
 
-fn cell(v: &Value, ty: ColumnType, tier: Tier) -> Cell {
+fn cell(v: Value, ty: ColumnType, tier: Tier) -> Cell {
     if v.is_null() || (tier == Tier::Text && v.as_str() == Some("")) {
         return Cell::Null;
     }
-    let text = || match v {
-        Value::String(s) => s.clone(),
+    if ty == ColumnType::Json {
+        return Cell::Text(v.to_string());
+    }
+    let text = |v: Value| match v {
+        Value::String(s) => s,
         other => other.to_string(),
     };
     match ty {
         ColumnType::Boolean => match v {
-            Value::Bool(b) => Cell::Bool(*b),
+            Value::Bool(b) => Cell::Bool(b),
             Value::String(s) => Cell::Bool(s.eq_ignore_ascii_case("true")),
             _ => Cell::Null,
         },
         ColumnType::BigInt | ColumnType::UBigInt | ColumnType::HugeInt => {
-            match parse_int(&text()) {
+            let t = text(v);
+            match parse_int(&t) {
                 IntValue::I64(i) if ty == ColumnType::BigInt => Cell::Int(i),
                 IntValue::I64(i) if ty == ColumnType::UBigInt => Cell::UInt(i as u64),
                 IntValue::U64(u) if ty == ColumnType::UBigInt => Cell::UInt(u),
                 IntValue::I64(i) => Cell::Huge(i as i128),
                 IntValue::U64(u) => Cell::Huge(u as i128),
                 IntValue::I128(h) => Cell::Huge(h),
-                IntValue::Wide => Cell::Text(text()),
+                IntValue::Wide => Cell::Text(t),
             }
         }
         ColumnType::Double => match v {
@@ -426,15 +430,14 @@ fn cell(v: &Value, ty: ColumnType, tier: Tier) -> Cell {
             Value::String(s) => s.parse::<f64>().map(Cell::Double).unwrap_or(Cell::Null),
             _ => Cell::Null,
         },
-        ColumnType::Json => Cell::Text(v.to_string()),
-        _ => Cell::Text(text()),
+        _ => Cell::Text(text(v)),
     }
 }
 
 impl Table {
     /// Builds a typed table from records; `None` when there is nothing tabular in them.
     pub fn from_records(
-        records: &[Map<String, Value>],
+        records: Vec<Map<String, Value>>,
         tier: Tier,
         context: Map<String, Value>,
         rung: &'static str,
@@ -442,7 +445,7 @@ impl Table {
         if records.is_empty() {
             return None;
         }
-        let flat: Vec<Vec<(String, Value)>> = records.iter().map(flatten).collect();
+        let flat: Vec<Vec<(String, Value)>> = records.into_iter().map(flatten).collect();
         let mut order: Vec<String> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
         for row in &flat {
@@ -474,9 +477,9 @@ impl Table {
         }
         let names = dedupe(&order);
         let rows = grid
-            .iter()
+            .into_iter()
             .map(|row| {
-                row.iter()
+                row.into_iter()
                     .zip(&types)
                     .map(|(v, t)| cell(v, *t, tier))
                     .collect()
@@ -522,7 +525,7 @@ mod tests {
             {"id": 7300000000000007919, "big": 18446744073709551615, "huge": 123456789012345678901234567890, "n": 1, "x": 1.5, "ok": true, "d": "2025-01-31", "t": "2025-01-31T10:00:00", "tz": "2025-01-31T10:00:00Z", "s": "a"},
             {"id": 7300000000000015838, "big": 1, "huge": -1, "n": 2, "x": 2, "ok": false, "d": "2024-02-29", "t": "2025-01-31 10:00:00.123", "tz": "2025-01-31T10:00:00+02:00", "s": "2025-13-01"}
         ]"#).unwrap());
-        let t = Table::from_records(&rows, Tier::Json, Map::new(), "json").unwrap();
+        let t = Table::from_records(rows, Tier::Json, Map::new(), "json").unwrap();
         assert_eq!(
             types(&t),
             vec![
@@ -549,7 +552,7 @@ mod tests {
     #[test]
     fn a_column_is_a_date_only_if_every_value_is() {
         let t = Table::from_records(
-            &recs(json!([{ "d": "2025-01-01" }, { "d": "soon" }, { "d": null }])),
+            recs(json!([{ "d": "2025-01-01" }, { "d": "soon" }, { "d": null }])),
             Tier::Json,
             Map::new(),
             "json",
@@ -561,7 +564,7 @@ mod tests {
     #[test]
     fn flattening_dedup_and_json_columns() {
         let t = Table::from_records(
-            &recs(json!([
+            recs(json!([
                 { "id": 1, "profile": { "city": "Porto", "geo": { "lat": 41.1, "deep": { "x": 1 } } }, "tags": ["a"], "ID": 9, "名前": "x" },
                 { "id": 2, "profile": { "city": "Lyon" }, "tags": [], "ID": 8 }
             ])),
@@ -592,7 +595,7 @@ mod tests {
     #[test]
     fn text_tier_infers_numbers_but_keeps_leading_zeros() {
         let t = Table::from_records(
-            &recs(json!([{ "n": "12", "f": "1.5", "zip": "0123", "b": "true", "e": "" }, { "n": "-3", "f": "2", "zip": "4567", "b": "False", "e": "" }])),
+            recs(json!([{ "n": "12", "f": "1.5", "zip": "0123", "b": "true", "e": "" }, { "n": "-3", "f": "2", "zip": "4567", "b": "False", "e": "" }])),
             Tier::Text,
             Map::new(),
             "csv",
@@ -615,7 +618,7 @@ mod tests {
     #[test]
     fn doubles_never_round_big_integers() {
         let t = Table::from_records(
-            &recs(json!([{ "v": 9007199254740993u64 }, { "v": 0.5 }])),
+            recs(json!([{ "v": 9007199254740993u64 }, { "v": 0.5 }])),
             Tier::Json,
             Map::new(),
             "json",

@@ -6,29 +6,25 @@ use super::Found;
 use crate::intercept::table::Tier;
 use serde_json::{Map, Value};
 
-/// Rows when every element of `items` is an object (or every one a scalar: one `value` column).
-fn rows_of(items: &[Value]) -> Option<Vec<Map<String, Value>>> {
+/// Whether `items` are rows: every element an object, or every one a scalar (then one `value`
+/// column). Every element is checked, not only the first.
+fn is_rows(items: &[Value]) -> bool {
     if items.is_empty() {
-        return None;
+        return false;
     }
-    if items.iter().all(Value::is_object) {
-        return Some(
-            items
-                .iter()
-                .filter_map(|v| v.as_object().cloned())
-                .collect(),
-        );
-    }
-    let scalar = |v: &Value| !v.is_object() && !v.is_array();
-    if items.iter().all(scalar) && items.len() >= 2 {
-        return Some(
-            items
-                .iter()
-                .map(|v| Map::from_iter([("value".to_owned(), v.clone())]))
-                .collect(),
-        );
-    }
-    None
+    items.iter().all(Value::is_object)
+        || (items.len() >= 2 && items.iter().all(|v| !v.is_object() && !v.is_array()))
+}
+
+/// Moves the rows out of `items` (which passed `is_rows`).
+fn take_rows(items: Vec<Value>) -> Vec<Map<String, Value>> {
+    items
+        .into_iter()
+        .map(|v| match v {
+            Value::Object(m) => m,
+            scalar => Map::from_iter([("value".to_owned(), scalar)]),
+        })
+        .collect()
 }
 
 fn scalars(obj: &Map<String, Value>, prefix: &str, into: &mut Map<String, Value>) {
@@ -44,28 +40,32 @@ fn scalars(obj: &Map<String, Value>, prefix: &str, into: &mut Map<String, Value>
     }
 }
 
-/// Finds the one row array at depth 0, 1 or 2. Two candidate arrays are ambiguous: none.
-pub fn rows_in_value(v: &Value, rung: &'static str) -> Option<Found> {
+/// Finds the one row array at depth 0, 1 or 2 and moves it out. Two candidate arrays are
+/// ambiguous: none.
+pub fn rows_in_value(v: Value, rung: &'static str) -> Option<Found> {
     match v {
-        Value::Array(items) => rows_of(items).map(|records| Found {
-            records,
+        Value::Array(items) => is_rows(&items).then(|| Found {
+            records: take_rows(items),
             tier: Tier::Json,
             context: Map::new(),
             rung,
         }),
-        Value::Object(obj) => {
-            let mut candidates: Vec<(Vec<String>, &Vec<Value>)> = Vec::new();
-            for (k, v) in obj {
+        Value::Object(mut obj) => {
+            let mut candidates: Vec<(Vec<String>, bool)> = Vec::new();
+            for (k, v) in &obj {
                 match v {
-                    Value::Array(items) if rows_of(items).is_some() => {
-                        candidates.push((vec![k.clone()], items))
+                    Value::Array(items) if is_rows(items) => {
+                        candidates.push((vec![k.clone()], items.iter().all(Value::is_object)))
                     }
                     Value::Object(inner) => {
                         for (k2, v2) in inner {
                             if let Value::Array(items) = v2
-                                && rows_of(items).is_some()
+                                && is_rows(items)
                             {
-                                candidates.push((vec![k.clone(), k2.clone()], items));
+                                candidates.push((
+                                    vec![k.clone(), k2.clone()],
+                                    items.iter().all(Value::is_object),
+                                ));
                             }
                         }
                     }
@@ -74,26 +74,28 @@ pub fn rows_in_value(v: &Value, rung: &'static str) -> Option<Found> {
             }
             // Arrays of scalars next to a row array of objects are context, not rows.
             if candidates.len() > 1 {
-                let objects: Vec<_> = candidates
-                    .iter()
-                    .filter(|(_, items)| items.iter().all(Value::is_object))
-                    .cloned()
-                    .collect();
-                candidates = objects;
+                candidates.retain(|(_, objects)| *objects);
             }
-            let [(path, items)] = candidates.as_slice() else {
+            let [(path, _)] = candidates.as_slice() else {
                 return None;
             };
-            let records = rows_of(items)?;
+            let path = path.clone();
             let mut context = Map::new();
-            scalars(obj, "", &mut context);
-            if path.len() == 2
-                && let Some(Value::Object(inner)) = obj.get(&path[0])
-            {
+            scalars(&obj, "", &mut context);
+            let items = if path.len() == 2 {
+                let Some(Value::Object(inner)) = obj.get_mut(&path[0]) else {
+                    return None;
+                };
                 scalars(inner, &path[0], &mut context);
-            }
+                inner.remove(&path[1])
+            } else {
+                obj.remove(&path[0])
+            };
+            let Some(Value::Array(items)) = items else {
+                return None;
+            };
             Some(Found {
-                records,
+                records: take_rows(items),
                 tier: Tier::Json,
                 context,
                 rung,
@@ -108,7 +110,7 @@ pub fn in_text(text: &str) -> Option<Found> {
     let trimmed = text.trim();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
         if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
-            return rows_in_value(&v, "json");
+            return rows_in_value(v, "json");
         }
         return None;
     }
@@ -127,7 +129,7 @@ pub fn in_text(text: &str) -> Option<Found> {
         return None;
     }
     let v: Value = serde_json::from_str(body.trim()).ok()?;
-    rows_in_value(&v, "json_fenced")
+    rows_in_value(v, "json_fenced")
 }
 
 /// One JSON object per text block: rows across blocks.

@@ -31,14 +31,14 @@ impl Found {
     }
 
     pub fn into_table(self) -> Option<Table> {
-        Table::from_records(&self.records, self.tier, self.context, self.rung)
+        Table::from_records(self.records, self.tier, self.context, self.rung)
     }
 }
 
 /// Tries every rung on a result's `structuredContent` and text blocks.
 pub fn find_rows(structured: Option<&Value>, texts: &[&str]) -> Option<Found> {
     if let Some(s) = structured
-        && let Some(found) = json::rows_in_value(s, "structuredContent")
+        && let Some(found) = json::rows_in_value(s.clone(), "structuredContent")
     {
         return Some(found);
     }
