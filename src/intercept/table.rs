@@ -309,6 +309,18 @@ fn observe(seen: &mut Seen, v: &Value, tier: Tier) {
     match v {
         Value::Null => seen.nulls += 1,
         Value::Bool(_) => seen.bools += 1,
+        // Fast paths for the common 64-bit integers; other literals are read from their text.
+        Value::Number(n) if n.as_i64().is_some() => {
+            let i = n.as_i64().unwrap_or_default();
+            seen.ints += 1;
+            seen.negative |= i < 0;
+            seen.big_for_double |= i.unsigned_abs() > (1u64 << 53);
+        }
+        Value::Number(n) if n.as_u64().is_some() => {
+            seen.ints += 1;
+            seen.big_for_double = true;
+            seen.widest = seen.widest.max(1);
+        }
         Value::Number(n) => match json_int_text(n) {
             Some(t) => {
                 seen.ints += 1;
@@ -413,6 +425,8 @@ fn cell(v: Value, ty: ColumnType, tier: Tier) -> Cell {
             Value::String(s) => Cell::Bool(s.eq_ignore_ascii_case("true")),
             _ => Cell::Null,
         },
+        ColumnType::BigInt if v.as_i64().is_some() => Cell::Int(v.as_i64().unwrap_or_default()),
+        ColumnType::UBigInt if v.as_u64().is_some() => Cell::UInt(v.as_u64().unwrap_or_default()),
         ColumnType::BigInt | ColumnType::UBigInt | ColumnType::HugeInt => {
             let t = text(v);
             match parse_int(&t) {
