@@ -224,6 +224,10 @@ async fn hanging_server_delays_neither_initialize_nor_others() {
     );
     let cfg = TempConfig::new(&toml);
     let mut c = RawClient::spawn(&cfg.path);
+    // Wait until the process is up and reading (a ping is answered before the handshake), so
+    // the measurement is loom's answer, not the operating system starting a process.
+    let pong = c.request("ping", json!({})).await;
+    assert_eq!(pong["result"], json!({}));
     let t0 = Instant::now();
     c.initialize().await;
     let init_time = t0.elapsed();
