@@ -310,8 +310,7 @@ fn observe(seen: &mut Seen, v: &Value, tier: Tier) {
         Value::Null => seen.nulls += 1,
         Value::Bool(_) => seen.bools += 1,
         // Fast paths for the common 64-bit integers; other literals are read from their text.
-        Value::Number(n) if n.as_i64().is_some() => {
-            let i = n.as_i64().unwrap_or_default();
+        Value::Number(n) if let Some(i) = n.as_i64() => {
             seen.ints += 1;
             seen.negative |= i < 0;
             seen.big_for_double |= i.unsigned_abs() > (1u64 << 53);
@@ -463,6 +462,10 @@ impl Table {
         let mut order: Vec<String> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
         for row in &flat {
+            // Rows usually repeat the same keys in the same order: compare before hashing.
+            if row.len() <= order.len() && row.iter().zip(&order).all(|((k, _), o)| k == o) {
+                continue;
+            }
             for (k, _) in row {
                 if !index.contains_key(k) {
                     index.insert(k.clone(), order.len());
@@ -473,32 +476,69 @@ impl Table {
         if order.is_empty() {
             return None;
         }
+        let width = order.len();
         let mut grid: Vec<Vec<Value>> = Vec::with_capacity(flat.len());
         for row in flat {
-            let mut cells = vec![Value::Null; order.len()];
-            for (k, v) in row {
-                cells[index[&k]] = v;
+            let mut cells = vec![Value::Null; width];
+            let in_order = row.len() <= width && row.iter().zip(&order).all(|((k, _), o)| k == o);
+            if in_order {
+                for (slot, (_, v)) in cells.iter_mut().zip(row) {
+                    *slot = v;
+                }
+            } else {
+                for (k, v) in row {
+                    cells[index[&k]] = v;
+                }
             }
             grid.push(cells);
         }
-        let mut types = Vec::with_capacity(order.len());
-        for c in 0..order.len() {
-            let mut seen = Seen::default();
-            for row in &grid {
-                observe(&mut seen, &row[c], tier);
-            }
-            types.push(decide(&seen));
+        // Typing is independent per column and conversion per row: both halves of the work run
+        // on two threads.
+        let types: Vec<ColumnType> = std::thread::scope(|scope| {
+            let half = width / 2;
+            let grid = &grid;
+            let type_range = move |cols: std::ops::Range<usize>| {
+                cols.map(|c| {
+                    let mut seen = Seen::default();
+                    for row in grid {
+                        observe(&mut seen, &row[c], tier);
+                    }
+                    decide(&seen)
+                })
+                .collect::<Vec<_>>()
+            };
+            let right = scope.spawn(move || type_range(half..width));
+            let mut left = type_range(0..half);
+            left.extend(right.join().unwrap_or_default());
+            left
+        });
+        if types.len() != width {
+            return None;
         }
         let names = dedupe(&order);
-        let rows = grid
-            .into_iter()
-            .map(|row| {
-                row.into_iter()
-                    .zip(&types)
-                    .map(|(v, t)| cell(v, *t, tier))
-                    .collect()
-            })
-            .collect();
+        let convert = |rows: Vec<Vec<Value>>| -> Vec<Vec<Cell>> {
+            rows.into_iter()
+                .map(|row| {
+                    row.into_iter()
+                        .zip(&types)
+                        .map(|(v, t)| cell(v, *t, tier))
+                        .collect()
+                })
+                .collect()
+        };
+        let mut grid = grid;
+        let expected = grid.len();
+        let second = grid.split_off(grid.len() / 2);
+        let rows: Vec<Vec<Cell>> = std::thread::scope(|scope| {
+            let right = scope.spawn(|| convert(second));
+            let mut left = convert(grid);
+            left.extend(right.join().unwrap_or_default());
+            left
+        });
+        // Never lie: a lost half (a panicked thread) means no table at all.
+        if rows.len() != expected {
+            return None;
+        }
         let columns = names
             .into_iter()
             .zip(types)
