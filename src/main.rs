@@ -95,6 +95,15 @@ fn main() -> std::process::ExitCode {
             loom::downstream::guard::run_guard(rest).clamp(0, 255) as u8,
         );
     }
+    if args.get(1).map(String::as_str) == Some(loom::store::SEAL_CHECK_ARG) {
+        return match loom::store::seal_check() {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::ExitCode::from(2)
+            }
+        };
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

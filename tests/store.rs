@@ -456,3 +456,18 @@ fn envelope_snapshot() {
         std::fs::read_to_string(&path).expect("snapshot exists (run with UPDATE_SNAPSHOTS=1 once)");
     assert_eq!(text, expected);
 }
+
+/// `loom serve` proves the seal at start in a child process (`loom __seal-check`), so the
+/// engine is loaded in loom itself only when first needed.
+#[test]
+fn seal_check_command_proves_the_seal() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_loom"))
+        .arg("__seal-check")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -179,6 +179,49 @@ fn ref_base(s: &str) -> String {
         .to_owned()
 }
 
+/// The argument of the hidden command that proves the seal in a child process.
+pub const SEAL_CHECK_ARG: &str = "__seal-check";
+
+/// Opens a sealed engine with default settings and proves the seal (the child's side).
+pub fn seal_check() -> Result<()> {
+    let probe_file = std::env::current_exe().map_err(|e| StoreError::Io(e.to_string()))?;
+    let defaults = crate::config::StoreSettings::default();
+    Store::open(StoreConfig {
+        memory_limit: defaults.memory_limit,
+        threads: 1,
+        memory_budget: defaults.memory_budget,
+        query_timeout: defaults.query_timeout,
+        export_dir: std::env::temp_dir(),
+        envelope_budget: defaults.envelope_budget,
+        inline_rows: defaults.inline_rows,
+        probe_file,
+        blob_dir: None,
+    })
+    .map(drop)
+}
+
+/// Runs `loom __seal-check` and reports why the seal could not be proven, if it could not.
+pub async fn prove_seal_in_child() -> std::result::Result<(), String> {
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot find loom's own executable: {e}"))?;
+    let out = tokio::process::Command::new(exe)
+        .arg(SEAL_CHECK_ARG)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .await
+        .map_err(|e| format!("cannot run the seal self-test: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the DuckDB seal self-test failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
 impl Store {
     /// Opens and seals the engine, then proves the seal.
     pub fn open(config: StoreConfig) -> Result<Store> {

@@ -33,10 +33,11 @@ pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     });
     let store = StoreSlot::new(&config);
     {
-        // The store opens in the background; a broken seal stops loom before it serves tools.
-        let store = store.clone();
+        // The seal is proven at start, in a short-lived child process, so that this process
+        // loads the engine only when a result or a loom tool first needs it (idle memory stays
+        // small). A broken seal stops loom; the in-process open proves it again.
         tokio::spawn(async move {
-            if let Err(e) = store.get().await {
+            if let Err(e) = crate::store::prove_seal_in_child().await {
                 tracing::error!("{e}");
                 eprintln!("loom: {e}");
                 std::process::exit(2);
