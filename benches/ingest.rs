@@ -89,17 +89,7 @@ fn stream(total_bytes: usize) {
         let Decision::Table { table, .. } = decide(&raw, 2000) else {
             panic!("not a table")
         };
-        s.ingest(
-            &table,
-            Provenance {
-                server: "bench".into(),
-                tool: "orders".into(),
-                arguments: None,
-                at: String::new(),
-                rung: table.rung.into(),
-            },
-        )
-        .unwrap();
+        s.ingest(&table, provenance(table.rung)).unwrap();
         streamed += raw.get().len();
         max_engine = max_engine.max(s.memory_bytes());
     }
@@ -113,6 +103,16 @@ fn stream(total_bytes: usize) {
         rss_before as f64 / 1024.0,
         status_kib("VmHWM:") as f64 / 1024.0
     );
+}
+
+fn provenance(rung: &str) -> Provenance {
+    Provenance {
+        server: "bench".into(),
+        tool: "orders".into(),
+        arguments: None,
+        at: String::new(),
+        rung: rung.into(),
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -140,18 +140,7 @@ fn main() {
                 panic!("not a table")
             };
             let t_decide = t.elapsed().as_secs_f64();
-            let meta = s
-                .ingest(
-                    &table,
-                    Provenance {
-                        server: "bench".into(),
-                        tool: "orders".into(),
-                        arguments: None,
-                        at: String::new(),
-                        rung: table.rung.into(),
-                    },
-                )
-                .unwrap();
+            let meta = s.ingest(&table, provenance(table.rung)).unwrap();
             let t_ingest = t.elapsed().as_secs_f64();
             let p = s.profile(&meta.dataset_ref, 5).unwrap();
             let (_env, et) = envelope::render(&meta, &p, 1500, Some(tokens));

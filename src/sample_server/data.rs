@@ -50,35 +50,16 @@ const LEVELS: &[&str] = &["INFO", "INFO", "INFO", "DEBUG", "WARN", "ERROR"];
 
 pub const CUSTOMER_COUNT: u64 = 300;
 
-/// A date `day` days after 2025-01-01, as (year, month, day).
-fn civil(days_since_2025: u64) -> (i64, u32, u32) {
-    // Days from 1970-01-01 to 2025-01-01 is 20089.
-    let z = 20_089 + days_since_2025 as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
+/// Day 0 of the sample data: 2025-01-01, as days and seconds since the Unix epoch.
+const START_DAY: i64 = 20_089;
 
 pub fn date(days: u64) -> String {
-    let (y, m, d) = civil(days);
+    let (y, m, d) = crate::store::civil_from_days(START_DAY + days as i64);
     format!("{y:04}-{m:02}-{d:02}")
 }
 
 pub fn timestamp(seconds: u64) -> String {
-    let (y, m, d) = civil(seconds / 86_400);
-    let s = seconds % 86_400;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
+    crate::store::iso(START_DAY as u64 * 86_400 + seconds)
 }
 
 pub fn customers(limit: u64) -> Vec<Value> {

@@ -4,6 +4,7 @@
 //! split a UTF-8 sequence; pattern reads are case-insensitive RE2-style regular expressions
 //! (no backreferences or lookaround), returning matching lines with optional context.
 
+use super::iso;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -37,18 +38,6 @@ fn now_secs() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-pub fn iso(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let (y, m, d) = super::civil_from_days(days);
-    let s = secs % 86_400;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
 }
 
 impl ParkedBlob {

@@ -124,10 +124,23 @@ pub fn now_iso() -> String {
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    blobs::iso(secs)
+    iso(secs)
 }
 
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the Unix epoch.
+pub fn iso(secs: u64) -> String {
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let s = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+/// (year, month, day) of a day number counted from 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

@@ -621,22 +621,17 @@ impl ClientSession {
                 } else {
                     (raw, None)
                 };
-                if let Some(r) = dataset {
-                    let raw = if self.is_modern() {
-                        with_result_type(raw)
-                    } else {
-                        raw
-                    };
-                    finish(&r, raw.get().len());
-                    return Ok(Some(jsonrpc::response(id, &raw)));
-                }
                 let raw = if self.is_modern() {
                     with_result_type(raw)
                 } else {
                     raw
                 };
-                let is_error = is_call && raw.get().contains("\"isError\":true");
-                finish(if is_error { "error" } else { "passed" }, raw.get().len());
+                let outcome = match dataset {
+                    Some(r) => r,
+                    None if is_call && raw.get().contains("\"isError\":true") => "error".into(),
+                    None => "passed".into(),
+                };
+                finish(&outcome, raw.get().len());
                 Ok(Some(jsonrpc::response(id, &raw)))
             }
             Some(Reply::Error(raw)) => {

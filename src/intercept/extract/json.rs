@@ -132,11 +132,14 @@ pub fn in_text(text: &str) -> Option<Found> {
     rows_in_value(v, "json_fenced")
 }
 
-/// One JSON object per text block: rows across blocks.
-pub fn one_object_per_block(texts: &[&str]) -> Option<Found> {
-    let mut records = Vec::with_capacity(texts.len());
-    for t in texts {
-        match serde_json::from_str::<Value>(t.trim()) {
+/// Rows when every piece is one JSON object.
+fn one_object_each<'a>(
+    pieces: impl IntoIterator<Item = &'a str>,
+    rung: &'static str,
+) -> Option<Found> {
+    let mut records = Vec::new();
+    for piece in pieces {
+        match serde_json::from_str::<Value>(piece.trim()) {
             Ok(Value::Object(o)) => records.push(o),
             _ => return None,
         }
@@ -145,8 +148,13 @@ pub fn one_object_per_block(texts: &[&str]) -> Option<Found> {
         records,
         tier: Tier::Json,
         context: Map::new(),
-        rung: "json_blocks",
+        rung,
     })
+}
+
+/// One JSON object per text block: rows across blocks.
+pub fn one_object_per_block(texts: &[&str]) -> Option<Found> {
+    one_object_each(texts.iter().copied(), "json_blocks")
 }
 
 /// Newline-delimited JSON objects, every non-empty line one object (two lines at least).
@@ -155,17 +163,5 @@ pub fn ndjson(text: &str) -> Option<Found> {
     if lines.len() < 2 || !lines[0].trim_start().starts_with('{') {
         return None;
     }
-    let mut records = Vec::with_capacity(lines.len());
-    for l in lines {
-        match serde_json::from_str::<Value>(l.trim()) {
-            Ok(Value::Object(o)) => records.push(o),
-            _ => return None,
-        }
-    }
-    Some(Found {
-        records,
-        tier: Tier::Json,
-        context: Map::new(),
-        rung: "ndjson",
-    })
+    one_object_each(lines, "ndjson")
 }
