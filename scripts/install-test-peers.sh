@@ -22,3 +22,13 @@ if ! cmp -s "$root/tests/peers/requirements.txt" "$peers/venv/requirements.txt";
   "$peers/venv/bin/pip" install --quiet --disable-pip-version-check -r "$root/tests/peers/requirements.txt"
   cp "$root/tests/peers/requirements.txt" "$peers/venv/requirements.txt"
 fi
+
+# The end-to-end workbench test drives `loom tui` inside tmux.
+if ! command -v tmux >/dev/null 2>&1; then
+  echo "installing tmux" >&2
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq tmux
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq tmux
+  fi
+fi

@@ -2,6 +2,7 @@
 //! documentation says what it owns.
 
 pub mod check;
+pub mod cli;
 pub mod config;
 pub mod downstream;
 pub mod intercept;
@@ -10,6 +11,7 @@ pub mod protocol;
 pub mod sample_server;
 pub mod session;
 pub mod store;
+pub mod tui;
 pub mod upstream;
 
 /// Installs the TLS crypto provider used for HTTPS downstreams (once per process).

@@ -35,6 +35,56 @@ enum Command {
     Check(ConfigArg),
     /// A built-in downstream MCP server (stdio) with realistic small and large results.
     SampleServer,
+    /// The workbench, with the proxy in-process; MCP is served on the session socket.
+    Tui {
+        #[command(flatten)]
+        config: ConfigArg,
+        #[command(flatten)]
+        look: LookArgs,
+    },
+    /// The workbench on a running session (`loom serve` or `loom tui`), from another terminal.
+    Attach {
+        /// A session's pid (see `loom sessions`); without it, the only running session.
+        session: Option<String>,
+        #[command(flatten)]
+        look: LookArgs,
+    },
+    /// Bridge stdio to a running session's socket: what an MCP client launches to join it.
+    Connect {
+        /// A session's pid; without it, the only running session.
+        session: Option<String>,
+    },
+    /// List running sessions (and remove stale sockets).
+    Sessions,
+    /// Run one read-only SQL statement on a running session's store.
+    Query {
+        /// The session's pid, then the SQL; with one argument, it is the SQL.
+        #[arg(required = true, num_args = 1..=2)]
+        args: Vec<String>,
+        #[arg(long, default_value = "table", value_parser = ["table", "csv", "json"])]
+        format: String,
+    },
+    /// Export a dataset of a running session to a file.
+    Export {
+        /// The session's pid, then the dataset ref; with one argument, it is the ref.
+        #[arg(required = true, num_args = 1..=2)]
+        args: Vec<String>,
+        #[arg(long, default_value = "csv", value_parser = ["csv", "json", "jsonl"])]
+        format: String,
+        /// Where to write; the session writes under its export_dir, then the file is copied here.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct LookArgs {
+    /// `dark`, `light`, or a theme file (TOML; may `extends` a built-in one).
+    #[arg(long)]
+    theme: Option<String>,
+    /// A keymap file overriding single keys of the default one.
+    #[arg(long)]
+    keymap: Option<PathBuf>,
 }
 
 impl ConfigArg {
@@ -137,6 +187,73 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
                 std::process::ExitCode::FAILURE
             })
         }
+        Command::Tui { config, look } => {
+            let config = config.load()?;
+            init_tui_logging(&cli.log_level, config.log_file.as_deref())?;
+            let opts = loom::tui::TuiOptions {
+                theme: look
+                    .theme
+                    .or(config.theme.clone())
+                    .unwrap_or_else(|| "dark".into()),
+                theme_overrides: config.theme_overrides.clone(),
+                keymap: look.keymap.or(config.keymap.clone()),
+                title: "loom tui".into(),
+                history_file: loom::tui::app::default_history_file(),
+            };
+            rt.block_on(loom::cli::tui(config, opts))?;
+            rt.shutdown_timeout(std::time::Duration::from_millis(100));
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Command::Attach { session, look } => {
+            init_tui_logging(&cli.log_level, None)?;
+            let entry = loom::session::socket::resolve(session.as_deref())
+                .map_err(|e| anyhow::anyhow!(e))?;
+            let opts = loom::tui::TuiOptions {
+                theme: look.theme.unwrap_or_else(|| "dark".into()),
+                theme_overrides: None,
+                keymap: look.keymap,
+                title: format!("loom attach {}", entry.pid),
+                history_file: loom::tui::app::default_history_file(),
+            };
+            rt.block_on(loom::cli::attach(entry, opts))?;
+            rt.shutdown_timeout(std::time::Duration::from_millis(100));
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Command::Connect { session } => {
+            init_logging(&cli.log_level, None)?;
+            let entry = loom::session::socket::resolve(session.as_deref())
+                .map_err(|e| anyhow::anyhow!(e))?;
+            rt.block_on(loom::session::socket::bridge(&entry))?;
+            rt.shutdown_timeout(std::time::Duration::from_millis(100));
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Command::Sessions => {
+            loom::cli::sessions(&mut std::io::stdout())?;
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Command::Query { args, format } => {
+            init_logging(&cli.log_level, None)?;
+            let (session, sql) = split_session_arg(args);
+            rt.block_on(loom::cli::query(session.as_deref(), &sql, &format))?;
+            rt.shutdown_timeout(std::time::Duration::from_millis(100));
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Command::Export {
+            args,
+            format,
+            output,
+        } => {
+            init_logging(&cli.log_level, None)?;
+            let (session, dataset) = split_session_arg(args);
+            rt.block_on(loom::cli::export(
+                session.as_deref(),
+                &dataset,
+                &format,
+                &output,
+            ))?;
+            rt.shutdown_timeout(std::time::Duration::from_millis(100));
+            Ok(std::process::ExitCode::SUCCESS)
+        }
         Command::SampleServer => {
             init_logging(&cli.log_level, None)?;
             rt.block_on(loom::sample_server::serve_stdio())?;
@@ -144,4 +261,21 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             Ok(std::process::ExitCode::SUCCESS)
         }
     }
+}
+
+/// `[SESSION] VALUE`: with two arguments the first names the session.
+fn split_session_arg(mut args: Vec<String>) -> (Option<String>, String) {
+    let value = args.pop().unwrap_or_default();
+    (args.pop(), value)
+}
+
+/// The workbench owns the terminal: loom's own log goes to a file, never to the screen.
+fn init_tui_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let path = match file {
+        Some(p) => p.to_path_buf(),
+        None => loom::session::socket::runtime_dir()
+            .context("cannot create loom's runtime folder")?
+            .join(format!("loom-{}.log", std::process::id())),
+    };
+    init_logging(level, Some(&path))
 }

@@ -593,7 +593,7 @@ async fn server_requests_get_a_clean_error_when_the_client_cannot_answer() {
         reply["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("does not support roots")
+            .contains("supports roots")
     );
 }
 

@@ -40,6 +40,16 @@ pub struct Config {
     /// Where memories persist; default: a per-project file under the user's data folder.
     pub memory_file: Option<PathBuf>,
     pub memory_max_bytes: usize,
+    /// Workbench theme: `dark`, `light` or a theme file.
+    pub theme: Option<String>,
+    /// `[theme_colors]`: slots that override the theme's.
+    pub theme_overrides: Option<toml::Table>,
+    /// A keymap file overriding single keys of the default one.
+    pub keymap: Option<PathBuf>,
+    /// What `ask` means when no human is attached: allow (true) or deny.
+    pub unattended_allow: bool,
+    /// How long a call waits for a human's decision before it is denied.
+    pub approval_timeout: Duration,
     pub servers: Vec<ServerSpec>,
 }
 
@@ -102,8 +112,55 @@ pub struct ServerSpec {
     pub park: bool,
     /// Tool globs whose results are never parked.
     pub park_never: Vec<String>,
+    /// Approval policy by tool glob (original tool names).
+    pub approve: ApprovePolicy,
     pub handshake_timeout: Duration,
     pub restart: RestartPolicy,
+}
+
+/// `approve.allow` / `approve.ask` / `approve.deny` globs of one server.
+#[derive(Debug, Clone, Default)]
+pub struct ApprovePolicy {
+    pub allow: Vec<String>,
+    pub ask: Vec<String>,
+    pub deny: Vec<String>,
+}
+
+/// What a call needs before it may reach its server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl ApprovePolicy {
+    /// `deny` always holds; then `ask`, then `allow`; otherwise destructive tools (by their
+    /// annotations) are asked about and the rest allowed.
+    pub fn decide(&self, tool: &str, annotations: Option<&serde_json::Value>) -> Approval {
+        let hit = |globs: &[String]| globs.iter().any(|g| glob_match(g, tool));
+        if hit(&self.deny) {
+            return Approval::Deny;
+        }
+        if hit(&self.ask) {
+            return Approval::Ask;
+        }
+        if hit(&self.allow) {
+            return Approval::Allow;
+        }
+        let a = annotations.and_then(|a| a.as_object());
+        let destructive = a
+            .and_then(|a| a.get("destructiveHint"))
+            .and_then(|v| v.as_bool());
+        let read_only = a
+            .and_then(|a| a.get("readOnlyHint"))
+            .and_then(|v| v.as_bool());
+        match (destructive, read_only) {
+            (Some(true), _) => Approval::Ask,
+            (None, Some(false)) => Approval::Ask,
+            _ => Approval::Allow,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -256,6 +313,20 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
     let memory_max_bytes = f
         .integer("memory_max_bytes", 1, 64 << 20, p)
         .unwrap_or(256 * 1024) as usize;
+    let theme = f.string("theme", p).map(|t| {
+        if t == "dark" || t == "light" {
+            t
+        } else {
+            base.join(t).display().to_string()
+        }
+    });
+    let theme_overrides = f.table("theme_colors", p).cloned();
+    let keymap = f.string("keymap", p).map(|s| base.join(s));
+    let unattended_allow = f.one_of("unattended", &["allow", "deny"], p).as_deref() != Some("deny");
+    let approval_timeout = secs(
+        f.seconds("approval_timeout", 1.0, 86_400.0, p)
+            .unwrap_or(120.0),
+    );
     let mut store = StoreSettings::default();
     if let Some(m) = f.string("memory_limit", p) {
         match parse_size(&m) {
@@ -321,6 +392,11 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         store,
         memory_file,
         memory_max_bytes,
+        theme,
+        theme_overrides,
+        keymap,
+        unattended_allow,
+        approval_timeout,
         servers,
     }
 }
@@ -502,6 +578,15 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         .one_of("park", &["auto", "never"], p)
         .is_none_or(|v| v == "auto");
     let park_never = f.string_list("park_never", p).unwrap_or_default();
+    let mut approve = ApprovePolicy::default();
+    if let Some(t) = f.table("approve", p) {
+        let path = f.path_of("approve");
+        let mut a = Fields::new(t, path);
+        approve.allow = a.string_list("allow", p).unwrap_or_default();
+        approve.ask = a.string_list("ask", p).unwrap_or_default();
+        approve.deny = a.string_list("deny", p).unwrap_or_default();
+        a.finish(p);
+    }
     let mut restart = RestartPolicy::default();
     if let Some(n) = f.integer("max_restarts", 0, 1000, p) {
         restart.max_restarts = n as u32;
@@ -538,6 +623,7 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         provenance_denylist,
         park,
         park_never,
+        approve,
     })
 }
 

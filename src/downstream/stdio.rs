@@ -52,12 +52,28 @@ pub struct StdioLaunch<'a> {
 
 pub type StderrSink = Arc<dyn Fn(&str) + Send + Sync>;
 
+static LOOM_EXECUTABLE: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Names the loom binary that runs the process guard, for a program that embeds loom's
+/// library (its own executable is not loom). Without it, the running executable is used.
+pub fn set_loom_executable(path: std::path::PathBuf) {
+    let _ = LOOM_EXECUTABLE.set(path);
+}
+
+fn loom_executable() -> Result<std::path::PathBuf, String> {
+    match LOOM_EXECUTABLE.get() {
+        Some(p) => Ok(p.clone()),
+        None => {
+            std::env::current_exe().map_err(|e| format!("cannot find loom's own executable: {e}"))
+        }
+    }
+}
+
 pub fn spawn(
     launch: StdioLaunch<'_>,
     on_stderr: StderrSink,
 ) -> Result<(Arc<Connection>, StdioProcess), String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find loom's own executable: {e}"))?;
+    let exe = loom_executable()?;
     if !launch.cwd.is_dir() {
         return Err(format!(
             "working folder {} does not exist",

@@ -1,11 +1,29 @@
-//! The shared session: one event bus that every front end subscribes to. Every state change a
-//! person may want to see (server up or restarting, a stderr line, a call started or finished)
-//! is an event here. Publishing never blocks and never fails when nobody listens.
+//! The shared session: one event bus, one store, one set of memories and one fleet of servers
+//! that every front end shares — each MCP client (stdio, socket), the in-process workbench and
+//! attached workbenches. Every state change a person may want to see is an event on the bus;
+//! publishing never blocks and never fails when nobody listens, and a bounded backlog lets a
+//! late subscriber catch up without gaps or duplicates.
 
-use serde::Serialize;
-use tokio::sync::broadcast;
+pub mod approvals;
+pub mod calls;
+pub mod engine;
+pub mod local;
+pub mod socket;
 
-#[derive(Debug, Clone, Serialize)]
+use crate::config::Config;
+use crate::downstream::connection::{Connection, lock};
+use crate::downstream::{EventSink, Fleet, FleetEvent, ListKind};
+use crate::protocol::ClientCapabilities;
+use crate::store::memories::Memories;
+use crate::store::{Store, StoreConfig};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use tokio::sync::{OnceCell, broadcast};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
     ServerState {
@@ -17,53 +35,99 @@ pub enum Event {
         server: String,
         line: String,
     },
-    CallStarted {
-        call: u64,
-        server: String,
-        tool: String,
-    },
-    CallFinished {
-        call: u64,
-        server: String,
-        tool: String,
-        outcome: String,
-        millis: u64,
-        bytes: usize,
-    },
+    CallStarted(calls::CallSummary),
+    CallFinished(calls::CallSummary),
     DatasetCreated {
         dataset: String,
         rows: u64,
         server: String,
         tool: String,
     },
+    DatasetDropped {
+        dataset: String,
+    },
+    BlobParked {
+        key: String,
+        bytes: u64,
+    },
+    MemoryChanged {
+        key: String,
+    },
+    ApprovalRequested(approvals::ApprovalRequest),
+    ApprovalSettled {
+        approval: u64,
+        decision: String,
+    },
+    ExportProgress {
+        table: String,
+        rows: u64,
+        total: u64,
+    },
 }
+
+/// An event with its position in the session's sequence.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Sequenced {
+    pub seq: u64,
+    pub event: Event,
+}
+
+const BACKLOG: usize = 2000;
 
 #[derive(Clone)]
 pub struct EventBus {
-    tx: broadcast::Sender<Event>,
+    tx: broadcast::Sender<Sequenced>,
+    backlog: Arc<Mutex<(u64, VecDeque<Sequenced>)>>,
 }
 
 impl Default for EventBus {
     fn default() -> Self {
         EventBus {
-            tx: broadcast::channel(4096).0,
+            tx: broadcast::channel(8192).0,
+            backlog: Arc::new(Mutex::new((0, VecDeque::new()))),
         }
     }
 }
 
 impl EventBus {
     pub fn publish(&self, event: Event) {
-        let _ = self.tx.send(event);
+        // Sending under the backlog lock keeps `subscribe_with_backlog` exact.
+        let mut b = lock(&self.backlog);
+        b.0 += 1;
+        let item = Sequenced { seq: b.0, event };
+        if b.1.len() == BACKLOG {
+            b.1.pop_front();
+        }
+        b.1.push_back(item.clone());
+        let _ = self.tx.send(item);
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Sequenced> {
         self.tx.subscribe()
     }
-}
 
-use crate::config::Config;
-use crate::store::{Store, StoreConfig};
-use std::sync::Arc;
+    /// The recent events and a receiver for every later one: nothing missed, nothing twice.
+    pub fn subscribe_with_backlog(&self) -> (Vec<Sequenced>, broadcast::Receiver<Sequenced>) {
+        let b = lock(&self.backlog);
+        (b.1.iter().cloned().collect(), self.tx.subscribe())
+    }
+
+    /// The last `n` stderr lines of one server, oldest first.
+    pub fn stderr_tail(&self, server: &str, n: usize) -> Vec<String> {
+        let b = lock(&self.backlog);
+        let mut lines: Vec<String> =
+            b.1.iter()
+                .rev()
+                .filter_map(|s| match &s.event {
+                    Event::ServerStderr { server: s, line } if s == server => Some(line.clone()),
+                    _ => None,
+                })
+                .take(n)
+                .collect();
+        lines.reverse();
+        lines
+    }
+}
 
 /// The session's store, opened once in the background; every front end awaits the same one.
 pub struct StoreSlot {
@@ -121,5 +185,170 @@ impl StoreSlot {
             })
             .await
             .clone()
+    }
+}
+
+/// What a connected MCP client does with what the servers send. The session fans each fleet
+/// event out to its clients in order; a server-to-client request goes to the first client that
+/// can answer it.
+pub trait FleetListener: Send + Sync {
+    fn list_changed(&self, kind: ListKind);
+    fn notification(&self, server: &str, method: &str, params: Option<&RawValue>);
+    /// Takes the request if this client can answer `method`; otherwise hands it back.
+    fn server_request(&self, request: ServerRequest) -> Result<(), ServerRequest>;
+}
+
+pub struct ServerRequest {
+    pub conn: Arc<Connection>,
+    pub id: Box<RawValue>,
+    pub method: String,
+    pub params: Option<Box<RawValue>>,
+}
+
+/// Everything one running loom shares between its clients and workbenches.
+pub struct Session {
+    pub config: Arc<Config>,
+    pub bus: EventBus,
+    pub store: Arc<StoreSlot>,
+    pub memories: Arc<Memories>,
+    pub calls: calls::CallLog,
+    pub approvals: approvals::Approvals,
+    pub started_at: String,
+    fleet: OnceCell<Arc<Fleet>>,
+    listeners: Mutex<Vec<Weak<dyn FleetListener>>>,
+    next_call: AtomicU64,
+}
+
+impl Session {
+    pub fn new(config: Arc<Config>) -> Arc<Session> {
+        let memory_path = config
+            .memory_file
+            .clone()
+            .unwrap_or_else(|| crate::store::memories::default_path(&config.base_dir));
+        let limits = crate::store::memories::MemoryLimits {
+            max_content_bytes: config.memory_max_bytes,
+            ..Default::default()
+        };
+        let bus = EventBus::default();
+        Arc::new(Session {
+            store: StoreSlot::new(&config),
+            memories: Arc::new(Memories::new(memory_path, limits)),
+            calls: calls::CallLog::default(),
+            approvals: approvals::Approvals::default(),
+            bus,
+            config,
+            started_at: crate::store::now_iso(),
+            fleet: OnceCell::new(),
+            listeners: Mutex::new(Vec::new()),
+            next_call: AtomicU64::new(1),
+        })
+    }
+
+    /// The config file this session runs, for listings.
+    pub fn config_label(&self) -> String {
+        self.config
+            .source
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    }
+
+    pub fn server_names(&self) -> Vec<String> {
+        self.config.servers.iter().map(|s| s.name.clone()).collect()
+    }
+
+    pub fn next_call_id(&self) -> u64 {
+        self.next_call.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Registers a client for fleet events; it is forgotten when dropped.
+    pub fn add_listener(&self, listener: Weak<dyn FleetListener>) {
+        let mut l = lock(&self.listeners);
+        l.retain(|w| w.strong_count() > 0);
+        l.push(listener);
+    }
+
+    fn listeners(&self) -> Vec<Arc<dyn FleetListener>> {
+        lock(&self.listeners)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+
+    pub fn fleet(&self) -> Option<&Arc<Fleet>> {
+        self.fleet.get()
+    }
+
+    /// Starts the servers once. The first caller's capabilities are what loom declares to them.
+    pub async fn ensure_fleet(self: &Arc<Self>, caps: ClientCapabilities) -> Arc<Fleet> {
+        self.fleet
+            .get_or_init(|| async {
+                let me = Arc::downgrade(self);
+                let sink: EventSink = Arc::new(move |ev| {
+                    if let Some(me) = me.upgrade() {
+                        me.on_fleet_event(ev);
+                    }
+                });
+                Fleet::start(self.config.clone(), caps, self.bus.clone(), sink)
+            })
+            .await
+            .clone()
+    }
+
+    fn on_fleet_event(&self, ev: FleetEvent) {
+        match ev {
+            FleetEvent::ListChanged(kind) => {
+                for l in self.listeners() {
+                    l.list_changed(kind);
+                }
+            }
+            FleetEvent::Notification {
+                server,
+                method,
+                params,
+            } => {
+                for l in self.listeners() {
+                    l.notification(&server, &method, params.as_deref());
+                }
+            }
+            FleetEvent::ServerRequest {
+                conn,
+                id,
+                method,
+                params,
+            } => {
+                let mut request = ServerRequest {
+                    conn,
+                    id,
+                    method,
+                    params,
+                };
+                for l in self.listeners() {
+                    match l.server_request(request) {
+                        Ok(()) => return,
+                        Err(back) => request = back,
+                    }
+                }
+                let needed = crate::protocol::capability_for_server_request(&request.method);
+                let why = match needed {
+                    Some(cap) => format!(
+                        "no client connected to loom supports {cap} ({})",
+                        request.method
+                    ),
+                    None => format!("loom does not relay {}", request.method),
+                };
+                let err = crate::jsonrpc::to_raw(
+                    &serde_json::json!({ "code": crate::jsonrpc::code::METHOD_NOT_FOUND, "message": why }),
+                );
+                request.conn.respond(&request.id, Err(&err));
+            }
+        }
+    }
+
+    /// Stops the downstream servers (if they were started).
+    pub async fn shutdown(&self) {
+        if let Some(f) = self.fleet.get() {
+            f.shutdown().await;
+        }
     }
 }

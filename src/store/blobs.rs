@@ -229,6 +229,13 @@ impl Blobs {
         blob
     }
 
+    /// The blobs parked in this session, newest expiry last.
+    pub fn list(&self) -> Vec<Arc<ParkedBlob>> {
+        let mut all: Vec<_> = self.lock().values().cloned().collect();
+        all.sort_by_key(|b| (b.expires(), b.key.clone()));
+        all
+    }
+
     pub fn len(&self) -> usize {
         self.lock().len()
     }

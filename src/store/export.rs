@@ -1,6 +1,7 @@
 //! Export of a dataset to CSV, JSON or JSON Lines. loom writes the file, never DuckDB (the
 //! engine has no file access). Files go under `export_dir` and are never overwritten: an
-//! existing name gets a numeric suffix. Rows stream from the engine; memory stays flat.
+//! existing name gets a numeric suffix. Rows stream from the engine; memory stays flat. A
+//! workbench result table exports the same way as a dataset.
 
 use super::{Result, Store, StoreError, quote_ident};
 use std::io::Write;
@@ -79,13 +80,17 @@ fn stem_of(requested: &str, ext: &str) -> Option<String> {
     (!clean.is_empty()).then_some(clean)
 }
 
+/// Rows between two progress reports.
+const PROGRESS_EVERY: u64 = 10_000;
+
 pub fn export(
     store: &Store,
     r: &str,
     format: ExportFormat,
     filename: Option<&str>,
+    progress: &mut dyn FnMut(u64),
 ) -> Result<(PathBuf, u64)> {
-    let meta = store.dataset(r)?;
+    let columns = store.table_columns(r)?;
     let dir = &store.config.export_dir;
     std::fs::create_dir_all(dir)
         .map_err(|e| StoreError::Io(format!("cannot create {}: {e}", dir.display())))?;
@@ -101,15 +106,14 @@ pub fn export(
     let mut count = 0u64;
     match format {
         ExportFormat::Csv => {
-            let header: Vec<String> = meta.columns.iter().map(|(n, _)| csv_field(n)).collect();
+            let header: Vec<String> = columns.iter().map(|(n, _)| csv_field(n)).collect();
             writeln!(out, "{}", header.join(",")).map_err(io)?;
-            let cols: Vec<String> = meta
-                .columns
+            let cols: Vec<String> = columns
                 .iter()
                 .map(|(n, _)| format!("{}::VARCHAR", quote_ident(n)))
                 .collect();
             let mut stmt = reader.prepare(&format!("SELECT {} FROM {t}", cols.join(", ")))?;
-            let n = meta.columns.len();
+            let n = columns.len();
             let mut rows = stmt.query([])?;
             let mut line = String::new();
             while let Some(row) = rows.next()? {
@@ -125,6 +129,9 @@ pub fn export(
                 line.push('\n');
                 out.write_all(line.as_bytes()).map_err(io)?;
                 count += 1;
+                if count.is_multiple_of(PROGRESS_EVERY) {
+                    progress(count);
+                }
             }
         }
         ExportFormat::Json | ExportFormat::Jsonl => {
@@ -144,6 +151,9 @@ pub fn export(
                     out.write_all(b"\n").map_err(io)?;
                 }
                 count += 1;
+                if count.is_multiple_of(PROGRESS_EVERY) {
+                    progress(count);
+                }
             }
             if json {
                 out.write_all(b"\n]\n").map_err(io)?;

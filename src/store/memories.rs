@@ -328,6 +328,19 @@ impl Memories {
         Ok(hits)
     }
 
+    /// Every live memory at its current version: pinned first, then by key.
+    pub fn list(&self) -> Result<Vec<Memory>, MemoryError> {
+        let all = self.read_all()?;
+        let mut live: Vec<Memory> = all
+            .values()
+            .filter_map(|v| Self::current(v))
+            .filter(|m| !m.deleted)
+            .cloned()
+            .collect();
+        live.sort_by(|a, b| b.pinned.cmp(&a.pinned).then(a.key.cmp(&b.key)));
+        Ok(live)
+    }
+
     pub fn pinned(&self) -> Vec<Memory> {
         let Ok(all) = self.read_all() else {
             return Vec::new();

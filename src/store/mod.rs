@@ -10,6 +10,7 @@ mod ingest;
 pub mod memories;
 mod profile;
 mod query;
+pub mod results;
 pub mod sealed;
 
 pub use export::ExportFormat;
@@ -113,6 +114,7 @@ pub struct Store {
     interrupt: std::sync::Arc<duckdb::InterruptHandle>,
     db: SealedDb,
     catalog: Mutex<HashMap<String, DatasetMeta>>,
+    results: Mutex<Vec<results::ResultTable>>,
     pub blobs: blobs::Blobs,
     clock: std::sync::atomic::AtomicU64,
     counter: std::sync::atomic::AtomicU64,
@@ -258,6 +260,7 @@ impl Store {
             interrupt,
             db,
             catalog: Mutex::new(HashMap::new()),
+            results: Mutex::new(Vec::new()),
             blobs: parked,
             clock: std::sync::atomic::AtomicU64::new(1),
             counter: std::sync::atomic::AtomicU64::new(1),
@@ -435,6 +438,17 @@ impl Store {
         format: ExportFormat,
         filename: Option<&str>,
     ) -> Result<(PathBuf, u64)> {
-        export::export(self, r, format, filename)
+        export::export(self, r, format, filename, &mut |_| {})
+    }
+
+    /// Like `export`, reporting the rows written so far every few thousand rows.
+    pub fn export_with_progress(
+        &self,
+        r: &str,
+        format: ExportFormat,
+        filename: Option<&str>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<(PathBuf, u64)> {
+        export::export(self, r, format, filename, progress)
     }
 }

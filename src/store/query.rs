@@ -41,7 +41,7 @@ fn leading_words(sql: &str, n: usize) -> Vec<String> {
 }
 
 /// Removes trailing semicolons and whitespace so the statement can be wrapped.
-fn body(sql: &str) -> &str {
+pub(super) fn body(sql: &str) -> &str {
     sql.trim_end().trim_end_matches(';').trim_end()
 }
 
@@ -191,7 +191,10 @@ pub fn guard(store: &Store, sql: &str) -> Result<StatementKind> {
 }
 
 /// Runs `f` on the reader connection, interrupting it after the query timeout.
-fn with_timeout<T>(store: &Store, f: impl FnOnce(&duckdb::Connection) -> Result<T>) -> Result<T> {
+pub(super) fn with_timeout<T>(
+    store: &Store,
+    f: impl FnOnce(&duckdb::Connection) -> Result<T>,
+) -> Result<T> {
     let timeout = store.config.query_timeout;
     let (done, watch) = std::sync::mpsc::channel::<()>();
     let handle = store.interrupt.clone();

@@ -6,18 +6,19 @@
 pub mod stdio;
 pub mod tools;
 
-use crate::config::Config;
 use crate::downstream::connection::{Reply, lock};
-use crate::downstream::{EventSink, Fleet, FleetEvent, ListKind, ServerHandle};
+use crate::downstream::{Fleet, ListKind, ServerHandle};
 use crate::jsonrpc::{self, Kind, RawMessage, code};
 use crate::protocol::{self, ClientCapabilities, Era};
-use crate::session::{Event, EventBus, StoreSlot};
+use crate::session::approvals::{ApprovalRequest, Verdict};
+use crate::session::calls::CallSummary;
+use crate::session::{Event, FleetListener, ServerRequest, Session};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{Notify, OnceCell, mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
 
 struct InFlight {
@@ -36,10 +37,10 @@ struct RelayedRequest {
 
 /// One upstream MCP client and everything loom tracks for it.
 pub struct ClientSession {
-    config: Arc<Config>,
-    bus: EventBus,
+    session: Arc<Session>,
+    /// Who this client is in the call log: `model` or `human`.
+    caller: &'static str,
     out: mpsc::UnboundedSender<String>,
-    fleet: OnceCell<Arc<Fleet>>,
     caps: Mutex<ClientCapabilities>,
     era: Mutex<Option<Era>>,
     in_flight: Mutex<HashMap<String, InFlight>>,
@@ -47,8 +48,12 @@ pub struct ClientSession {
     relayed: Mutex<HashMap<String, RelayedRequest>>,
     next_id: AtomicU64,
     log_level: Mutex<Option<String>>,
-    store: Arc<StoreSlot>,
-    memories: Arc<crate::store::memories::Memories>,
+}
+
+/// A tool call being timed and logged.
+struct CallTrack {
+    summary: CallSummary,
+    started: Instant,
 }
 
 /// The key an id is tracked under: its canonical JSON text.
@@ -86,18 +91,16 @@ fn object(params: Option<&RawValue>) -> Result<Map<String, Value>, String> {
 }
 
 impl ClientSession {
+    /// A client of `session`; it receives fleet events until it is dropped.
     pub fn new(
-        config: Arc<Config>,
-        bus: EventBus,
+        session: Arc<Session>,
         out: mpsc::UnboundedSender<String>,
-        store: Arc<StoreSlot>,
-        memories: Arc<crate::store::memories::Memories>,
+        caller: &'static str,
     ) -> Arc<ClientSession> {
-        Arc::new(ClientSession {
-            config,
-            bus,
+        let client = Arc::new(ClientSession {
+            session,
+            caller,
             out,
-            fleet: OnceCell::new(),
             caps: Mutex::new(ClientCapabilities::default()),
             era: Mutex::new(None),
             in_flight: Mutex::new(HashMap::new()),
@@ -105,9 +108,10 @@ impl ClientSession {
             relayed: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             log_level: Mutex::new(None),
-            store,
-            memories,
-        })
+        });
+        let weak: std::sync::Weak<ClientSession> = Arc::downgrade(&client);
+        client.session.add_listener(weak);
+        client
     }
 
     fn send(&self, line: String) {
@@ -115,30 +119,21 @@ impl ClientSession {
     }
 
     pub fn fleet(&self) -> Option<&Arc<Fleet>> {
-        self.fleet.get()
+        self.session.fleet()
     }
 
-    /// Starts the downstream servers once, declaring the capabilities this client declared.
+    /// Starts the downstream servers once per session; the first client's capabilities are
+    /// what loom declares to them.
     async fn ensure_fleet(self: &Arc<Self>) -> Arc<Fleet> {
-        self.fleet
-            .get_or_init(|| async {
-                let caps = lock(&self.caps).clone();
-                let me = Arc::downgrade(self);
-                let sink: EventSink = Arc::new(move |ev| {
-                    if let Some(me) = me.upgrade() {
-                        me.on_fleet_event(ev);
-                    }
-                });
-                Fleet::start(self.config.clone(), caps, self.bus.clone(), sink)
-            })
-            .await
-            .clone()
+        let caps = lock(&self.caps).clone();
+        self.session.ensure_fleet(caps).await
     }
 
     /// Pinned memories and the datasets so far, within the primer's budget.
     fn primer(&self) -> String {
-        let pinned = self.memories.pinned();
+        let pinned = self.session.memories.pinned();
         let datasets: Vec<(String, u64)> = self
+            .session
             .store
             .try_get()
             .map(|s| {
@@ -199,7 +194,7 @@ impl ClientSession {
         let id = jsonrpc::sniff_numeric_id(prefix)
             .map(|n| jsonrpc::to_raw(&n))
             .unwrap_or_else(jsonrpc::raw_null);
-        let limit = self.config.max_message_bytes;
+        let limit = self.session.config.max_message_bytes;
         self.send(jsonrpc::error_response(
             &id,
             code::INVALID_REQUEST,
@@ -402,7 +397,7 @@ impl ClientSession {
                 })?;
                 let mut params = params;
                 params.insert("name".into(), Value::String(route.original.clone()));
-                self.forward(id, &route.server, method, params).await
+                self.forward(id, &route.server, method, params, None).await
             }
             "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
                 let fleet = self.ready_fleet().await;
@@ -423,7 +418,7 @@ impl ClientSession {
                         Some(json!({ "uri": uri })),
                     ));
                 };
-                self.forward(id, &server, method, params).await
+                self.forward(id, &server, method, params, None).await
             }
             "completion/complete" => {
                 let fleet = self.ready_fleet().await;
@@ -460,7 +455,7 @@ impl ClientSession {
                         ));
                     }
                 };
-                self.forward(id, &server, method, params).await
+                self.forward(id, &server, method, params, None).await
             }
             _ => Err((
                 code::METHOD_NOT_FOUND,
@@ -486,13 +481,24 @@ impl ClientSession {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default();
+            let track = self.begin_call(LOOM_SERVER, &name, &params);
             let result = match tools::validate(spec, &args) {
                 Err(msg) => tool_error(&msg),
                 Ok(()) if spec.name.starts_with("loom_memory_") => {
-                    let mem = self.memories.clone();
-                    run_blocking(spec.name, move || tools::run_memory(&mem, spec.name, &args)).await
+                    let mem = self.session.memories.clone();
+                    let bus = self.session.bus.clone();
+                    let key = args.get("key").and_then(Value::as_str).map(str::to_owned);
+                    let out =
+                        run_blocking(spec.name, move || tools::run_memory(&mem, spec.name, &args))
+                            .await;
+                    if let Some(key) = key
+                        && matches!(spec.name, "loom_memory_set" | "loom_memory_delete")
+                    {
+                        bus.publish(Event::MemoryChanged { key });
+                    }
+                    out
                 }
-                Ok(()) => match self.store.get().await {
+                Ok(()) => match self.session.store.get().await {
                     Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
                     Ok(store) => {
                         run_blocking(spec.name, move || tools::run(&store, spec.name, &args)).await
@@ -504,6 +510,15 @@ impl ClientSession {
             } else {
                 result
             };
+            let outcome = if result.get().contains("\"isError\":true") {
+                "error"
+            } else {
+                "passed"
+            };
+            let reference = serde_json::from_str::<Value>(result.get())
+                .ok()
+                .and_then(|v| v["structuredContent"]["ref"].as_str().map(str::to_owned));
+            self.end_call(track, outcome, reference, None, result.get());
             return Ok(Some(jsonrpc::response(id, &result)));
         }
         let fleet = self.ready_fleet().await;
@@ -514,9 +529,148 @@ impl ClientSession {
                 None,
             )
         })?;
+        let mut track = self.begin_call(route.server.name(), &name, &params);
+        if let Err(why) = self.approve(&route, &name, &params, &mut track).await {
+            let result = tool_error(&why);
+            let result = if self.is_modern() {
+                with_result_type(result)
+            } else {
+                result
+            };
+            self.end_call(track, "denied", None, None, result.get());
+            return Ok(Some(jsonrpc::response(id, &result)));
+        }
         let mut params = params;
         params.insert("name".into(), Value::String(route.original.clone()));
-        self.forward(id, &route.server, "tools/call", params).await
+        self.forward(id, &route.server, "tools/call", params, Some(track))
+            .await
+    }
+
+    /// Applies the server's approval policy to a model's call; the human's own calls from the
+    /// workbench need no approval. Records who decided; `Err` says why the call may not run.
+    async fn approve(
+        &self,
+        route: &crate::downstream::Route,
+        exposed: &str,
+        params: &Map<String, Value>,
+        track: &mut CallTrack,
+    ) -> Result<(), String> {
+        if self.caller == "human" {
+            return Ok(());
+        }
+        let annotations = route
+            .server
+            .lists()
+            .tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(route.original.as_str()))
+            .and_then(|t| t.get("annotations").cloned());
+        let policy = route
+            .server
+            .spec
+            .approve
+            .decide(&route.original, annotations.as_ref());
+        let verdict = match policy {
+            crate::config::Approval::Allow => return Ok(()),
+            crate::config::Approval::Deny => Verdict::Denied(format!(
+                "denied by policy: `{}` of server `{}` is in approve.deny",
+                route.original,
+                route.server.name()
+            )),
+            crate::config::Approval::Ask => {
+                let req = ApprovalRequest {
+                    call: track.summary.call,
+                    server: route.server.name().to_owned(),
+                    tool: exposed.to_owned(),
+                    original: route.original.clone(),
+                    annotations: annotations.unwrap_or(Value::Null),
+                    arguments: params.get("arguments").cloned().unwrap_or(Value::Null),
+                    ..Default::default()
+                };
+                let config = &self.session.config;
+                self.session
+                    .approvals
+                    .ask(
+                        &self.session.bus,
+                        req,
+                        config.unattended_allow,
+                        config.approval_timeout,
+                    )
+                    .await
+            }
+        };
+        match verdict {
+            Verdict::Allowed(why) => {
+                track.summary.decision = Some(why);
+                Ok(())
+            }
+            Verdict::Denied(why) => {
+                track.summary.decision = Some(why.clone());
+                Err(why)
+            }
+        }
+    }
+
+    /// Logs the start of a tool call and announces it.
+    fn begin_call(&self, server: &str, tool: &str, params: &Map<String, Value>) -> CallTrack {
+        let arguments = params
+            .get("arguments")
+            .map(|a| {
+                let text = crate::intercept::redact::redact(a).to_string();
+                crate::session::calls::cap_text(&text, 200)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .unwrap_or_default();
+        let summary = CallSummary {
+            call: self.session.next_call_id(),
+            at: crate::store::now_iso(),
+            caller: self.caller.to_owned(),
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            outcome: "running".into(),
+            arguments,
+            ..Default::default()
+        };
+        let request = Value::Object(params.clone()).to_string();
+        self.session.calls.started(summary.clone(), request);
+        self.session
+            .bus
+            .publish(Event::CallStarted(summary.clone()));
+        CallTrack {
+            summary,
+            started: Instant::now(),
+        }
+    }
+
+    /// Logs how a tool call ended. `original` is the size and estimated tokens of what the
+    /// server answered when loom replaced it; `sent` is what the caller received.
+    fn end_call(
+        &self,
+        track: CallTrack,
+        outcome: &str,
+        reference: Option<String>,
+        original: Option<(usize, usize)>,
+        sent: &str,
+    ) {
+        let tokens_out = crate::intercept::tokens::estimate(sent) as u64;
+        let (bytes_in, tokens_in) = original
+            .map(|(b, t)| (b as u64, t as u64))
+            .unwrap_or((sent.len() as u64, tokens_out));
+        let summary = CallSummary {
+            outcome: outcome.to_owned(),
+            reference,
+            millis: track.started.elapsed().as_millis() as u64,
+            bytes_in,
+            tokens_in,
+            bytes_out: sent.len() as u64,
+            tokens_out,
+            ..track.summary
+        };
+        self.session.calls.finished(summary.clone(), sent);
+        self.session.bus.publish(Event::CallFinished(summary));
     }
 
     /// Sends a request to `server` and relays its answer, mapping progress and cancellation.
@@ -526,6 +680,7 @@ impl ClientSession {
         server: &Arc<ServerHandle>,
         method: &str,
         mut params: Map<String, Value>,
+        track: Option<CallTrack>,
     ) -> Result<Option<String>, RpcError> {
         let is_call = method == "tools/call";
         let tool = params
@@ -533,25 +688,13 @@ impl ClientSession {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let call_no = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let started = Instant::now();
-        if is_call {
-            self.bus.publish(Event::CallStarted {
-                call: call_no,
-                server: server.name().into(),
-                tool: tool.clone(),
-            });
-        }
-        let finish = |outcome: &str, bytes: usize| {
-            if is_call {
-                self.bus.publish(Event::CallFinished {
-                    call: call_no,
-                    server: server.name().into(),
-                    tool: tool.clone(),
-                    outcome: outcome.into(),
-                    millis: started.elapsed().as_millis() as u64,
-                    bytes,
-                });
+        let track = Mutex::new(track);
+        let finish = |outcome: &str,
+                      reference: Option<String>,
+                      original: Option<(usize, usize)>,
+                      sent: &str| {
+            if let Some(t) = lock(&track).take() {
+                self.end_call(t, outcome, reference, original, sent);
             }
         };
         let lost = |why: String| -> Result<Option<String>, RpcError> {
@@ -564,7 +707,7 @@ impl ClientSession {
         let conn = match server.connection() {
             Ok(c) => c,
             Err(why) => {
-                finish("error", 0);
+                finish("error", None, None, &why);
                 return lost(why);
             }
         };
@@ -612,7 +755,7 @@ impl ClientSession {
         }
         match outcome {
             None => {
-                finish("cancelled", 0);
+                finish("cancelled", None, None, "");
                 Ok(None)
             }
             Some(Reply::Result(raw)) => {
@@ -626,24 +769,31 @@ impl ClientSession {
                 } else {
                     raw
                 };
-                let outcome = match dataset {
-                    Some(r) => r,
-                    None if is_call && raw.get().contains("\"isError\":true") => "error".into(),
-                    None => "passed".into(),
-                };
-                finish(&outcome, raw.get().len());
+                match dataset {
+                    Some((r, bytes, tokens)) => {
+                        let (outcome, reference) = r.split_once(':').unwrap_or((&r, ""));
+                        finish(
+                            outcome,
+                            Some(reference.to_owned()),
+                            Some((bytes, tokens)),
+                            raw.get(),
+                        )
+                    }
+                    None if is_call && raw.get().contains("\"isError\":true") => {
+                        finish("error", None, None, raw.get())
+                    }
+                    None => finish("passed", None, None, raw.get()),
+                }
                 Ok(Some(jsonrpc::response(id, &raw)))
             }
             Some(Reply::Error(raw)) => {
-                finish("error", raw.get().len());
+                finish("error", None, None, raw.get());
                 Ok(Some(jsonrpc::error_response_raw(id, &raw)))
             }
             Some(Reply::Lost(why)) => {
-                finish("error", 0);
-                lost(format!(
-                    "server `{}` failed during {method}: {why}",
-                    server.name()
-                ))
+                let why = format!("server `{}` failed during {method}: {why}", server.name());
+                finish("error", None, None, &why);
+                lost(why)
             }
         }
     }
@@ -656,13 +806,13 @@ impl ClientSession {
         server: &Arc<ServerHandle>,
         tool: &str,
         arguments: Option<Value>,
-    ) -> (Box<RawValue>, Option<String>) {
+    ) -> (Box<RawValue>, Option<(String, usize, usize)>) {
         // Cheap check first: small results never wait for the store.
-        let threshold = self.config.token_threshold as usize;
+        let threshold = self.session.config.token_threshold as usize;
         if raw.get().len() < threshold {
             return (raw, None);
         }
-        let Ok(store) = self.store.get().await else {
+        let Ok(store) = self.session.store.get().await else {
             return (raw, None);
         };
         let denied = server
@@ -686,90 +836,105 @@ impl ClientSession {
         let tool_name = tool.to_owned();
         let tool = tool.to_owned();
         let original = raw.clone();
-        let work = tokio::task::spawn_blocking(move || -> Option<(Box<RawValue>, String)> {
-            let (mut table, tokens) = match crate::intercept::decide(&raw, threshold) {
-                crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
-                    (table, tokens)
-                }
-                crate::intercept::Decision::Text { text, tokens } if park_text => {
-                    let content_type = if serde_json::from_str::<Value>(&text).is_ok() {
-                        "application/json"
-                    } else {
-                        "text/plain"
-                    };
-                    let summary = format!(
-                        "{server_name}/{tool}: {}",
-                        crate::store::blobs::first_lines(&text)
-                    );
-                    let blob = store.blobs.park(
-                        text,
-                        summary,
-                        content_type.into(),
-                        crate::store::blobs::DEFAULT_TTL,
-                    );
-                    let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
-                    let pointer_tokens = crate::intercept::tokens::estimate(&pointer.to_string());
-                    return (pointer_tokens < tokens)
-                        .then(|| (jsonrpc::to_raw(&pointer), format!("parked:{}", blob.key)));
-                }
-                _ => return None,
-            };
-            if let Value::Object(context) =
-                crate::intercept::redact::redact(&Value::Object(std::mem::take(&mut table.context)))
-            {
-                table.context = context;
-            }
-            let provenance = crate::store::Provenance {
-                server: server_name,
-                tool,
-                arguments: provenance_args,
-                at: crate::store::now_iso(),
-                rung: table.rung.to_owned(),
-            };
-            let meta = match store.ingest(&table, provenance) {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::warn!("ingest failed, passing the result through: {e}");
-                    return None;
-                }
-            };
-            let envelope = store.profile(&meta.dataset_ref, 5).map(|p| {
-                crate::store::envelope::render(
-                    &meta,
-                    &p,
-                    store.config().envelope_budget,
-                    Some(tokens),
-                )
-            });
-            match envelope {
-                Ok((env, env_tokens)) if env_tokens < tokens => Some((
-                    jsonrpc::to_raw(&env),
-                    format!("intercepted:{}", meta.dataset_ref),
-                )),
-                other => {
-                    if let Err(e) = other {
-                        tracing::warn!("profiling failed, passing the result through: {e}");
+        let original_len = raw.get().len();
+        let work =
+            tokio::task::spawn_blocking(move || -> Option<(Box<RawValue>, String, usize)> {
+                let (mut table, tokens) = match crate::intercept::decide(&raw, threshold) {
+                    crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
+                        (table, tokens)
                     }
-                    let _ = store.drop_dataset(&meta.dataset_ref);
-                    None
+                    crate::intercept::Decision::Text { text, tokens } if park_text => {
+                        let content_type = if serde_json::from_str::<Value>(&text).is_ok() {
+                            "application/json"
+                        } else {
+                            "text/plain"
+                        };
+                        let summary = format!(
+                            "{server_name}/{tool}: {}",
+                            crate::store::blobs::first_lines(&text)
+                        );
+                        let blob = store.blobs.park(
+                            text,
+                            summary,
+                            content_type.into(),
+                            crate::store::blobs::DEFAULT_TTL,
+                        );
+                        let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
+                        let pointer_tokens =
+                            crate::intercept::tokens::estimate(&pointer.to_string());
+                        return (pointer_tokens < tokens).then(|| {
+                            (
+                                jsonrpc::to_raw(&pointer),
+                                format!("parked:{}", blob.key),
+                                tokens,
+                            )
+                        });
+                    }
+                    _ => return None,
+                };
+                if let Value::Object(context) = crate::intercept::redact::redact(&Value::Object(
+                    std::mem::take(&mut table.context),
+                )) {
+                    table.context = context;
                 }
-            }
-        });
+                let provenance = crate::store::Provenance {
+                    server: server_name,
+                    tool,
+                    arguments: provenance_args,
+                    at: crate::store::now_iso(),
+                    rung: table.rung.to_owned(),
+                };
+                let meta = match store.ingest(&table, provenance) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        tracing::warn!("ingest failed, passing the result through: {e}");
+                        return None;
+                    }
+                };
+                let envelope = store.profile(&meta.dataset_ref, 5).map(|p| {
+                    crate::store::envelope::render(
+                        &meta,
+                        &p,
+                        store.config().envelope_budget,
+                        Some(tokens),
+                    )
+                });
+                match envelope {
+                    Ok((env, env_tokens)) if env_tokens < tokens => Some((
+                        jsonrpc::to_raw(&env),
+                        format!("intercepted:{}", meta.dataset_ref),
+                        tokens,
+                    )),
+                    other => {
+                        if let Err(e) = other {
+                            tracing::warn!("profiling failed, passing the result through: {e}");
+                        }
+                        let _ = store.drop_dataset(&meta.dataset_ref);
+                        None
+                    }
+                }
+            });
         match work.await {
-            Ok(Some((env, r))) => {
+            Ok(Some((env, r, tokens))) => {
                 if let Some(dataset) = r.strip_prefix("intercepted:") {
                     let rows = serde_json::from_str::<Value>(env.get())
                         .ok()
                         .and_then(|v| v["structuredContent"]["rows"].as_u64())
                         .unwrap_or(0);
-                    self.bus.publish(Event::DatasetCreated {
+                    self.session.bus.publish(Event::DatasetCreated {
                         dataset: dataset.to_owned(),
                         rows,
                         server: server.name().to_owned(),
                         tool: tool_name,
                     });
                 }
-                (env, Some(r))
+                if let Some(key) = r.strip_prefix("parked:") {
+                    self.session.bus.publish(Event::BlobParked {
+                        key: key.to_owned(),
+                        bytes: original_len as u64,
+                    });
+                }
+                (env, Some((r, original_len, tokens)))
             }
             _ => (original, None),
         }
@@ -819,65 +984,35 @@ impl ClientSession {
         }
     }
 
-    /// Called synchronously, in order, for what the servers send.
-    fn on_fleet_event(&self, ev: FleetEvent) {
-        match ev {
-            FleetEvent::ListChanged(kind) => {
-                if self.is_modern() {
-                    return;
-                }
-                let method = match kind {
-                    ListKind::Tools => "notifications/tools/list_changed",
-                    ListKind::Prompts => "notifications/prompts/list_changed",
-                    ListKind::Resources => "notifications/resources/list_changed",
-                };
-                self.send(jsonrpc::notification(method, None));
-            }
-            FleetEvent::Notification {
-                server,
-                method,
-                params,
-            } => self.relay_notification(&server, &method, params),
-            FleetEvent::ServerRequest {
-                conn,
-                id,
-                method,
-                params,
-            } => {
-                let needed = protocol::capability_for_server_request(&method);
-                let allowed = needed.is_some_and(|cap| lock(&self.caps).has(cap));
-                if !allowed {
-                    let why = match needed {
-                        Some(cap) => format!(
-                            "the client connected to loom does not support {cap} ({method})"
-                        ),
-                        None => format!("loom does not relay {method}"),
-                    };
-                    let err =
-                        jsonrpc::to_raw(&json!({ "code": code::METHOD_NOT_FOUND, "message": why }));
-                    conn.respond(&id, Err(&err));
-                    return;
-                }
-                let ours = jsonrpc::to_raw(&format!(
-                    "loom-s-{}",
-                    self.next_id.fetch_add(1, Ordering::Relaxed)
-                ));
-                lock(&self.relayed).insert(
-                    id_key(&ours),
-                    RelayedRequest {
-                        conn,
-                        downstream_id: id,
-                    },
-                );
-                self.send(jsonrpc::request(&ours, &method, params.as_deref()));
-            }
+    /// Hands a server-to-client request to this client if it declared the capability.
+    fn take_server_request(&self, request: ServerRequest) -> Result<(), ServerRequest> {
+        let needed = protocol::capability_for_server_request(&request.method);
+        if !needed.is_some_and(|cap| lock(&self.caps).has(cap)) {
+            return Err(request);
         }
+        let ours = jsonrpc::to_raw(&format!(
+            "loom-s-{}",
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        ));
+        lock(&self.relayed).insert(
+            id_key(&ours),
+            RelayedRequest {
+                conn: request.conn,
+                downstream_id: request.id,
+            },
+        );
+        self.send(jsonrpc::request(
+            &ours,
+            &request.method,
+            request.params.as_deref(),
+        ));
+        Ok(())
     }
 
-    fn relay_notification(&self, server: &str, method: &str, params: Option<Box<RawValue>>) {
+    fn relay_notification(&self, server: &str, method: &str, params: Option<&RawValue>) {
         match method {
             "notifications/progress" => {
-                let Ok(mut p) = object(params.as_deref()) else {
+                let Ok(mut p) = object(params) else {
                     return;
                 };
                 let Some(token) = p.get("progressToken").map(Value::to_string) else {
@@ -897,7 +1032,7 @@ impl ClientSession {
                 if self.is_modern() && lock(&self.log_level).is_none() {
                     return;
                 }
-                let Ok(mut p) = object(params.as_deref()) else {
+                let Ok(mut p) = object(params) else {
                     return;
                 };
                 let logger = match p.get("logger").and_then(Value::as_str) {
@@ -909,7 +1044,7 @@ impl ClientSession {
             }
             "notifications/cancelled" => {
                 // A server withdrew a request it relayed through us: withdraw ours too.
-                let Ok(p) = object(params.as_deref()) else {
+                let Ok(p) = object(params) else {
                     return;
                 };
                 let Some(req) = p.get("requestId") else {
@@ -930,20 +1065,39 @@ impl ClientSession {
                     self.send(jsonrpc::notification(method, Some(&jsonrpc::to_raw(&p))));
                 }
             }
-            _ => self.send(jsonrpc::notification(method, params.as_deref())),
+            _ => self.send(jsonrpc::notification(method, params)),
         }
     }
+}
 
-    /// Stops the downstream servers (if they were started).
-    pub async fn shutdown(&self) {
-        if let Some(f) = self.fleet.get() {
-            f.shutdown().await;
+impl FleetListener for ClientSession {
+    fn list_changed(&self, kind: ListKind) {
+        // Only a client that finished its handshake hears about list changes; a 2026-07-28
+        // client learns of them through subscriptions, not these notifications.
+        if lock(&self.era).is_none() || self.is_modern() {
+            return;
         }
+        let method = match kind {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+        };
+        self.send(jsonrpc::notification(method, None));
+    }
+
+    fn notification(&self, server: &str, method: &str, params: Option<&RawValue>) {
+        self.relay_notification(server, method, params);
+    }
+
+    fn server_request(&self, request: ServerRequest) -> Result<(), ServerRequest> {
+        self.take_server_request(request)
     }
 }
 
 type RpcError = (i64, String, Option<Value>);
 
+/// The server name loom's own tools are logged under.
+const LOOM_SERVER: &str = "loom";
 const PRIMER_URI: &str = "loom://primer";
 /// Token budget of the session primer.
 const PRIMER_BUDGET: usize = 800;

@@ -1,10 +1,11 @@
 //! `loom serve` over stdio: stdin lines in, protocol messages out on stdout (and nothing else
-//! ever on stdout). Ends on stdin EOF, SIGINT or SIGTERM, stopping every child first.
+//! ever on stdout). Ends on stdin EOF, SIGINT or SIGTERM, stopping every child first. The
+//! session socket is open meanwhile, so a workbench can attach.
 
 use super::ClientSession;
 use crate::config::Config;
 use crate::jsonrpc::{Line, LineReader};
-use crate::session::{EventBus, StoreSlot};
+use crate::session::Session;
 use std::sync::Arc;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::signal::unix::{SignalKind, signal};
@@ -31,29 +32,29 @@ pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
             }
         }
     });
-    let store = StoreSlot::new(&config);
-    {
-        // The seal is proven at start, in a short-lived child process, so that this process
-        // loads the engine only when a result or a loom tool first needs it (idle memory stays
-        // small). A broken seal stops loom; the in-process open proves it again.
-        tokio::spawn(async move {
-            if let Err(e) = crate::store::prove_seal_in_child().await {
-                tracing::error!("{e}");
-                eprintln!("loom: {e}");
-                std::process::exit(2);
-            }
-        });
-    }
-    let memory_path = config
-        .memory_file
-        .clone()
-        .unwrap_or_else(|| crate::store::memories::default_path(&config.base_dir));
-    let limits = crate::store::memories::MemoryLimits {
-        max_content_bytes: config.memory_max_bytes,
-        ..Default::default()
+    // The seal is proven at start, in a short-lived child process, so that this process loads
+    // the engine only when a result or a loom tool first needs it (idle memory stays small).
+    // A broken seal stops loom; the in-process open proves it again.
+    tokio::spawn(async move {
+        if let Err(e) = crate::store::prove_seal_in_child().await {
+            tracing::error!("{e}");
+            eprintln!("loom: {e}");
+            std::process::exit(2);
+        }
+    });
+    let shared = Session::new(config.clone());
+    let session = ClientSession::new(shared.clone(), out_tx, "model");
+    // The session socket lets a developer attach a workbench (or a second client) to this
+    // session; without it loom still serves its client.
+    let engine: Arc<dyn crate::session::engine::Engine> =
+        crate::session::local::LocalEngine::new(shared.clone());
+    let _socket = match crate::session::socket::listen(shared.clone(), engine, "serve") {
+        Ok(s) => Some(s),
+        Err(e) => {
+            tracing::warn!("no session socket (attach will not find this session): {e}");
+            None
+        }
     };
-    let memories = Arc::new(crate::store::memories::Memories::new(memory_path, limits));
-    let session = ClientSession::new(config.clone(), EventBus::default(), out_tx, store, memories);
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut lines = LineReader::new(
@@ -72,7 +73,7 @@ pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
             _ = sigint.recv() => { tracing::info!("SIGINT; shutting down"); break; }
         }
     }
-    session.shutdown().await;
+    shared.shutdown().await;
     drop(session);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
     Ok(())

@@ -91,10 +91,22 @@ impl RawClient {
     }
 
     pub fn spawn_with(config: &Path, env: &[(&str, &str)]) -> RawClient {
+        // Each test's sessions live apart, so `loom connect` and `loom sessions` find only its own.
+        let run = config
+            .parent()
+            .unwrap_or(Path::new("."))
+            .display()
+            .to_string();
+        let mut all = vec![("XDG_RUNTIME_DIR", run.as_str())];
+        all.extend_from_slice(env);
+        let config = config.display().to_string();
+        Self::spawn_args(&["serve", "-c", &config, "--log-level", "info"], &all)
+    }
+
+    /// `loom <args>` speaking MCP on its stdio (`serve`, `connect`).
+    pub fn spawn_args(args: &[&str], env: &[(&str, &str)]) -> RawClient {
         let mut cmd = tokio::process::Command::new(LOOM);
-        cmd.args(["serve", "-c"])
-            .arg(config)
-            .args(["--log-level", "info"]);
+        cmd.args(args);
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -1,0 +1,162 @@
+//! The call log: every tool call any caller made in this session, newest last, with the
+//! request and the response it got (responses cut at a size cap so a burst of huge results
+//! cannot exhaust memory). Events carry only the summary; a front end asks for the detail.
+
+use crate::downstream::connection::lock;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+use std::sync::Mutex;
+
+/// One call as the Traffic pane lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CallSummary {
+    pub call: u64,
+    /// When the call started (ISO 8601, UTC).
+    pub at: String,
+    /// `model` for an MCP client, `human` for the workbench.
+    pub caller: String,
+    pub server: String,
+    /// The exposed tool name the caller used.
+    pub tool: String,
+    /// `running`, `passed`, `intercepted`, `parked`, `error`, `denied` or `cancelled`.
+    pub outcome: String,
+    /// The dataset ref or parked blob key the call produced.
+    pub reference: Option<String>,
+    pub millis: u64,
+    /// Size and estimated tokens of what the server answered …
+    pub bytes_in: u64,
+    pub tokens_in: u64,
+    /// … and of what the caller received.
+    pub bytes_out: u64,
+    pub tokens_out: u64,
+    /// The arguments, compact and redacted, cut to a line.
+    pub arguments: String,
+    /// Who let the call through or stopped it, when it needed approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+}
+
+/// One call with its full request and response text.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CallRecord {
+    pub summary: CallSummary,
+    pub request: String,
+    pub response: String,
+}
+
+/// Largest response text kept per call.
+pub const RESPONSE_CAP: usize = 512 * 1024;
+/// Most text kept over all calls; the oldest records go first.
+const TOTAL_CAP: usize = 48 * 1024 * 1024;
+const MAX_CALLS: usize = 5000;
+
+#[derive(Default)]
+pub struct CallLog {
+    inner: Mutex<(VecDeque<CallRecord>, usize)>,
+}
+
+/// Cuts `text` to at most `cap` bytes on a character boundary, saying how much was left out.
+pub fn cap_text(text: &str, cap: usize) -> String {
+    if text.len() <= cap {
+        return text.to_owned();
+    }
+    let mut end = cap;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n… cut at {cap} bytes of {} (the whole response went to the caller)",
+        &text[..end],
+        text.len()
+    )
+}
+
+impl CallLog {
+    pub fn started(&self, summary: CallSummary, request: String) {
+        let mut g = lock(&self.inner);
+        g.1 += request.len();
+        g.0.push_back(CallRecord {
+            summary,
+            request,
+            response: String::new(),
+        });
+        Self::trim(&mut g);
+    }
+
+    pub fn finished(&self, summary: CallSummary, response: &str) {
+        let response = cap_text(response, RESPONSE_CAP);
+        let mut g = lock(&self.inner);
+        let len = response.len();
+        // Recent calls are at the back: search from there.
+        if let Some(r) =
+            g.0.iter_mut()
+                .rev()
+                .find(|r| r.summary.call == summary.call)
+        {
+            r.summary = summary;
+            r.response = response;
+            g.1 += len;
+        }
+        Self::trim(&mut g);
+    }
+
+    fn trim(g: &mut (VecDeque<CallRecord>, usize)) {
+        while (g.1 > TOTAL_CAP || g.0.len() > MAX_CALLS) && g.0.len() > 1 {
+            if let Some(old) = g.0.pop_front() {
+                g.1 -= old.request.len() + old.response.len();
+            }
+        }
+    }
+
+    /// The most recent `n` calls, oldest first.
+    pub fn recent(&self, n: usize) -> Vec<CallSummary> {
+        let g = lock(&self.inner);
+        let skip = g.0.len().saturating_sub(n);
+        g.0.iter().skip(skip).map(|r| r.summary.clone()).collect()
+    }
+
+    pub fn get(&self, call: u64) -> Option<CallRecord> {
+        lock(&self.inner)
+            .0
+            .iter()
+            .rev()
+            .find(|r| r.summary.call == call)
+            .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cap_keeps_char_boundaries_and_says_what_was_cut() {
+        let t = "é".repeat(10);
+        let c = cap_text(&t, 5);
+        assert!(c.starts_with("éé\n… cut at 5 bytes of 20"));
+        assert_eq!(cap_text("abc", 5), "abc");
+    }
+
+    #[test]
+    fn log_keeps_request_and_response_and_updates_summary() {
+        let log = CallLog::default();
+        let s = CallSummary {
+            call: 7,
+            outcome: "running".into(),
+            ..Default::default()
+        };
+        log.started(s.clone(), "{\"a\":1}".into());
+        log.finished(
+            CallSummary {
+                outcome: "passed".into(),
+                ..s
+            },
+            "{\"content\":[]}",
+        );
+        let r = log.get(7).expect("recorded");
+        assert_eq!(r.summary.outcome, "passed");
+        assert_eq!(r.request, "{\"a\":1}");
+        assert_eq!(r.response, "{\"content\":[]}");
+        assert_eq!(log.recent(10).len(), 1);
+    }
+}

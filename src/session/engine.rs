@@ -1,0 +1,167 @@
+//! The Engine API: everything a workbench may ask of a session, as one request vocabulary
+//! and one event feed. The in-process workbench uses [`super::local::LocalEngine`]; an
+//! attached one uses the same trait over the session socket. Requests and replies are plain
+//! serde types so both transports carry exactly the same thing.
+
+use super::Sequenced;
+use super::calls::{CallRecord, CallSummary};
+use crate::store::results::{Bar, Page, ResultTable};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+use tokio::sync::mpsc;
+
+/// The workbench protocol version spoken on the session socket.
+pub const WORKBENCH_PROTOCOL: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "request", rename_all = "snake_case")]
+pub enum Request {
+    Session,
+    Servers,
+    Calls {
+        limit: usize,
+    },
+    CallDetail {
+        call: u64,
+    },
+    Datasets,
+    Describe {
+        dataset: String,
+    },
+    Chart {
+        table: String,
+        column: String,
+        bins: u32,
+    },
+    Query {
+        sql: String,
+    },
+    CancelQuery,
+    Rows {
+        table: String,
+        offset: u64,
+        limit: u64,
+    },
+    Export {
+        table: String,
+        format: String,
+    },
+    Blobs,
+    Memories,
+    Tools,
+    CallTool {
+        name: String,
+        arguments: Value,
+    },
+    Approve {
+        approval: u64,
+        decision: super::approvals::Decision,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum Reply {
+    Session(Box<SessionInfo>),
+    Servers {
+        servers: Vec<ServerView>,
+    },
+    Calls {
+        calls: Vec<CallSummary>,
+    },
+    CallDetail {
+        record: Option<Box<CallRecord>>,
+    },
+    Datasets {
+        datasets: Vec<DatasetView>,
+    },
+    Describe {
+        describe: Value,
+    },
+    Chart {
+        bars: Vec<Bar>,
+    },
+    Query {
+        result: ResultTable,
+    },
+    Rows {
+        rows: Page,
+    },
+    Exported {
+        path: String,
+        rows: u64,
+    },
+    Blobs {
+        blobs: Vec<BlobView>,
+    },
+    Memories {
+        memories: Vec<crate::store::memories::Memory>,
+    },
+    Tools {
+        tools: Vec<Value>,
+    },
+    ToolResult {
+        result: Value,
+    },
+    Done,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SessionInfo {
+    pub pid: u32,
+    pub config: String,
+    pub started_at: String,
+    pub servers: Vec<String>,
+    pub protocol: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ServerView {
+    pub name: String,
+    pub state: String,
+    pub era: Option<String>,
+    pub version: Option<String>,
+    pub tools: usize,
+    pub last_error: Option<String>,
+    pub stderr: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct DatasetView {
+    pub dataset: String,
+    pub rows: u64,
+    pub columns: Vec<(String, String)>,
+    /// `server/tool` for an ingest, else what made it (`query`, `materialized`).
+    pub source: String,
+    pub pinned: bool,
+    pub created: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct BlobView {
+    pub key: String,
+    pub summary: String,
+    pub chars: usize,
+    pub lines: usize,
+    pub expires: String,
+}
+
+pub type EngineFuture = Pin<Box<dyn Future<Output = Result<Reply, String>> + Send>>;
+
+/// Recent events and every later one, in order.
+pub struct EventFeed {
+    pub backlog: Vec<Sequenced>,
+    pub live: mpsc::UnboundedReceiver<Sequenced>,
+    /// While held, a human counts as attached (approvals wait for them).
+    pub presence: Option<super::approvals::Presence>,
+}
+
+/// One session as a workbench sees it, whatever the transport.
+pub trait Engine: Send + Sync + 'static {
+    fn request(&self, request: Request) -> EngineFuture;
+    /// Subscribes to the session's events. With `human`, a person counts as attached (and
+    /// `ask` approvals wait for them) while the feed is held.
+    fn events(&self, human: bool) -> EventFeed;
+}

@@ -1,0 +1,352 @@
+//! The Engine API in-process: the workbench of `loom tui` talks to the session it runs in.
+//! A human's tool call goes through a client of its own on the same routing as the model's
+//! calls (so it is logged, intercepted and shown the same way), marked as the human's.
+
+use super::Session;
+use super::engine::{
+    BlobView, DatasetView, Engine, EngineFuture, EventFeed, Reply, Request, ServerView,
+    SessionInfo, WORKBENCH_PROTOCOL,
+};
+use crate::downstream::connection::lock;
+use crate::protocol::ClientCapabilities;
+use crate::upstream::ClientSession;
+use crate::upstream::tools;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::sync::{mpsc, oneshot};
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+
+pub struct LocalEngine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    session: Arc<Session>,
+    human: Arc<ClientSession>,
+    pending: Pending,
+    next: AtomicU64,
+}
+
+impl LocalEngine {
+    /// An engine on `session`. It does not start the servers: the first MCP client does (its
+    /// capabilities are what loom declares), or [`LocalEngine::start_servers`].
+    pub fn new(session: Arc<Session>) -> Arc<LocalEngine> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let pending: Pending = Arc::default();
+        let waiting = pending.clone();
+        tokio::spawn(async move {
+            while let Some(line) = rx.recv().await {
+                let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                if let Some(id) = v.get("id").and_then(Value::as_u64)
+                    && let Some(tx) = lock(&waiting).remove(&id)
+                {
+                    let _ = tx.send(v);
+                }
+            }
+        });
+        let human = ClientSession::new(session.clone(), tx, "human");
+        Arc::new(LocalEngine {
+            inner: Arc::new(Inner {
+                session,
+                human,
+                pending,
+                next: AtomicU64::new(1),
+            }),
+        })
+    }
+
+    /// Starts the servers now, declaring no client capabilities (the workbench owns them).
+    pub async fn start_servers(&self) {
+        self.inner
+            .session
+            .ensure_fleet(ClientCapabilities::default())
+            .await;
+    }
+
+    pub fn session(&self) -> &Arc<Session> {
+        &self.inner.session
+    }
+}
+
+impl Inner {
+    async fn call_tool(&self, name: String, arguments: Value) -> Result<Reply, String> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id, tx);
+        let line = json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": name, "arguments": arguments },
+        })
+        .to_string();
+        self.human.handle_line(line.as_bytes()).await;
+        let reply = rx
+            .await
+            .map_err(|_| "the session stopped before the call finished".to_owned())?;
+        match (reply.get("result"), reply.get("error")) {
+            (Some(r), _) => Ok(Reply::ToolResult { result: r.clone() }),
+            (None, Some(e)) => Err(e["message"].as_str().unwrap_or("call failed").to_owned()),
+            _ => Err("malformed reply".into()),
+        }
+    }
+
+    async fn handle(self: Arc<Self>, request: Request) -> Result<Reply, String> {
+        let session = self.session.clone();
+        match request {
+            Request::Session => Ok(Reply::Session(Box::new(SessionInfo {
+                pid: std::process::id(),
+                config: session.config_label(),
+                started_at: session.started_at.clone(),
+                servers: session.server_names(),
+                protocol: WORKBENCH_PROTOCOL,
+            }))),
+            Request::Servers => Ok(Reply::Servers {
+                servers: servers(&session),
+            }),
+            Request::Calls { limit } => Ok(Reply::Calls {
+                calls: session.calls.recent(limit),
+            }),
+            Request::CallDetail { call } => Ok(Reply::CallDetail {
+                record: session.calls.get(call).map(Box::new),
+            }),
+            Request::Datasets => Ok(Reply::Datasets {
+                datasets: session
+                    .store
+                    .try_get()
+                    .map(|s| s.datasets().into_iter().map(dataset_view).collect())
+                    .unwrap_or_default(),
+            }),
+            Request::Blobs => Ok(Reply::Blobs {
+                blobs: session
+                    .store
+                    .try_get()
+                    .map(|s| {
+                        s.blobs
+                            .list()
+                            .iter()
+                            .map(|b| BlobView {
+                                key: b.key.clone(),
+                                summary: b.summary.clone(),
+                                chars: b.total_chars,
+                                lines: b.total_lines,
+                                expires: crate::store::iso(b.expires()),
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            }),
+            Request::Memories => {
+                let mem = session.memories.clone();
+                let list = tokio::task::spawn_blocking(move || mem.list())
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map_err(|e| e.to_string())?;
+                Ok(Reply::Memories { memories: list })
+            }
+            Request::Tools => {
+                let mut all = match session.fleet() {
+                    Some(f) => {
+                        f.wait_startup().await;
+                        f.tools()
+                    }
+                    None => Vec::new(),
+                };
+                all.extend(tools::definitions());
+                Ok(Reply::Tools { tools: all })
+            }
+            Request::CallTool { name, arguments } => self.call_tool(name, arguments).await,
+            Request::Approve { approval, decision } => {
+                if session.approvals.decide(approval, decision) {
+                    Ok(Reply::Done)
+                } else {
+                    Err(format!(
+                        "approval {approval} is no longer waiting (decided or timed out)"
+                    ))
+                }
+            }
+            Request::CancelQuery => {
+                if let Some(s) = session.store.try_get() {
+                    s.interrupt_query();
+                }
+                Ok(Reply::Done)
+            }
+            Request::Describe { dataset } => {
+                let store = session.store.get().await?;
+                blocking(move || {
+                    let mut args = serde_json::Map::new();
+                    args.insert("ref".into(), Value::String(dataset));
+                    let v = tools::run(&store, "loom_describe", &args)?;
+                    if v["isError"] == json!(true) {
+                        return Err(v["content"][0]["text"]
+                            .as_str()
+                            .unwrap_or("describe failed")
+                            .to_owned());
+                    }
+                    Ok(Reply::Describe {
+                        describe: v["structuredContent"].clone(),
+                    })
+                })
+                .await
+            }
+            Request::Chart {
+                table,
+                column,
+                bins,
+            } => {
+                let store = session.store.get().await?;
+                blocking(move || {
+                    Ok(Reply::Chart {
+                        bars: store
+                            .chart(&table, &column, bins)
+                            .map_err(|e| e.to_string())?,
+                    })
+                })
+                .await
+            }
+            Request::Query { sql } => {
+                let store = session.store.get().await?;
+                blocking(move || {
+                    Ok(Reply::Query {
+                        result: store.run_result(&sql).map_err(|e| e.to_string())?,
+                    })
+                })
+                .await
+            }
+            Request::Rows {
+                table,
+                offset,
+                limit,
+            } => {
+                let store = session.store.get().await?;
+                blocking(move || {
+                    Ok(Reply::Rows {
+                        rows: store
+                            .page(&table, offset, limit.min(10_000))
+                            .map_err(|e| e.to_string())?,
+                    })
+                })
+                .await
+            }
+            Request::Export { table, format } => {
+                let store = session.store.get().await?;
+                let fmt = crate::store::ExportFormat::parse(&format).ok_or_else(|| {
+                    format!("unknown export format `{format}`; use csv, json or jsonl")
+                })?;
+                let bus = session.bus.clone();
+                blocking(move || {
+                    let total = store
+                        .dataset(&table)
+                        .map(|d| d.rows)
+                        .or_else(|_| store.result_rows(&table))
+                        .unwrap_or(0);
+                    let t = table.clone();
+                    let (path, rows) = store
+                        .export_with_progress(&table, fmt, None, &mut |rows| {
+                            bus.publish(super::Event::ExportProgress {
+                                table: t.clone(),
+                                rows,
+                                total,
+                            })
+                        })
+                        .map_err(|e| e.to_string())?;
+                    Ok(Reply::Exported {
+                        path: path.display().to_string(),
+                        rows,
+                    })
+                })
+                .await
+            }
+        }
+    }
+}
+
+async fn blocking(
+    f: impl FnOnce() -> Result<Reply, String> + Send + 'static,
+) -> Result<Reply, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| format!("the request failed inside loom: {e}"))?
+}
+
+fn dataset_view(d: crate::store::DatasetMeta) -> DatasetView {
+    DatasetView {
+        source: d
+            .provenance
+            .as_ref()
+            .map(|p| format!("{}/{}", p.server, p.tool))
+            .unwrap_or_else(|| format!("{:?}", d.kind).to_lowercase()),
+        dataset: d.dataset_ref,
+        rows: d.rows,
+        columns: d.columns,
+        pinned: d.pinned,
+        created: d.created,
+    }
+}
+
+/// Every configured server with its state, whether or not the fleet has started.
+pub fn servers(session: &Session) -> Vec<ServerView> {
+    let Some(fleet) = session.fleet() else {
+        return session
+            .config
+            .servers
+            .iter()
+            .map(|s| ServerView {
+                name: s.name.clone(),
+                state: "starting".into(),
+                ..Default::default()
+            })
+            .collect();
+    };
+    fleet
+        .servers()
+        .iter()
+        .map(|s| {
+            let st = s.status();
+            ServerView {
+                name: s.name().to_owned(),
+                state: st.state.label(),
+                era: st.era.map(|e| format!("{e:?}").to_lowercase()),
+                version: st.version,
+                tools: st.tools,
+                last_error: st.last_error,
+                stderr: session.bus.stderr_tail(s.name(), 200),
+            }
+        })
+        .collect()
+}
+
+impl Engine for LocalEngine {
+    fn request(&self, request: Request) -> EngineFuture {
+        Box::pin(self.inner.clone().handle(request))
+    }
+
+    fn events(&self, human: bool) -> EventFeed {
+        let presence = human.then(|| self.inner.session.approvals.presence());
+        let (backlog, mut rx) = self.inner.session.bus.subscribe_with_backlog();
+        let (tx, live) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            loop {
+                match rx.recv().await {
+                    Ok(ev) => {
+                        if tx.send(ev).is_err() {
+                            break;
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        tracing::warn!("workbench fell {n} events behind");
+                    }
+                    Err(_) => break,
+                }
+            }
+        });
+        EventFeed {
+            backlog,
+            live,
+            presence,
+        }
+    }
+}

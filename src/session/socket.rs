@@ -1,0 +1,558 @@
+//! The session socket: a Unix socket per running loom in a folder only its user can enter
+//! (`$XDG_RUNTIME_DIR/loom/`, else `/tmp/loom-<uid>/`, mode 0700, socket 0600). A peer from
+//! another user id is refused by its kernel credentials, whatever the file modes say. The
+//! socket speaks MCP (each connection is its own client of the shared session) plus loom's
+//! workbench methods (`loom/hello`, `loom/request`, `loom/subscribe` and `loom/event`
+//! notifications). Beside each socket a small JSON file says what the session is; a socket
+//! whose process is gone is stale and is removed by whoever finds it.
+
+use super::Session;
+use super::engine::{Engine, EngineFuture, EventFeed, Reply, Request, WORKBENCH_PROTOCOL};
+use crate::downstream::connection::lock;
+use crate::jsonrpc::{self, Line, LineReader, RawMessage, code};
+use crate::upstream::ClientSession;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, oneshot};
+
+/// What `loom sessions` shows of a running session.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SessionEntry {
+    pub pid: u32,
+    pub config: String,
+    pub started_at: String,
+    pub servers: Vec<String>,
+    pub socket: PathBuf,
+    /// `serve` or `tui`.
+    pub kind: String,
+}
+
+fn uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The per-user folder holding session sockets, created 0700 and checked to be ours.
+pub fn runtime_dir() -> std::io::Result<PathBuf> {
+    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        Some(d) => PathBuf::from(d).join("loom"),
+        None => PathBuf::from(format!("/tmp/loom-{}", uid())),
+    };
+    match std::fs::create_dir(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(&dir)?;
+    use std::os::unix::fs::MetadataExt;
+    if !meta.is_dir() || meta.uid() != uid() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a folder owned by this user; refusing to use it",
+            dir.display()
+        )));
+    }
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+    Ok(dir)
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let found = unsafe { libc::kill(pid as libc::pid_t, 0) } == 0;
+    found || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Running sessions of this user, removing the files of any whose process is gone.
+pub fn sessions() -> Vec<SessionEntry> {
+    let Ok(dir) = runtime_dir() else {
+        return Vec::new();
+    };
+    let Ok(read) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in read.flatten() {
+        let path = e.path();
+        if path.extension().and_then(|x| x.to_str()) != Some("json") {
+            continue;
+        }
+        let entry = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<SessionEntry>(&t).ok());
+        match entry {
+            Some(s) if alive(s.pid) && s.socket.exists() => out.push(s),
+            Some(s) => {
+                let _ = std::fs::remove_file(&s.socket);
+                let _ = std::fs::remove_file(&path);
+            }
+            None => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    // Sockets without a description (a process killed mid-start) are stale too.
+    if let Ok(read) = std::fs::read_dir(&dir) {
+        for e in read.flatten() {
+            let p = e.path();
+            if p.extension().and_then(|x| x.to_str()) == Some("sock")
+                && !p.with_extension("json").exists()
+            {
+                let pid = p
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .and_then(|s| s.parse::<u32>().ok());
+                if !pid.is_some_and(alive) {
+                    let _ = std::fs::remove_file(&p);
+                }
+            }
+        }
+    }
+    out.sort_by_key(|s| s.pid);
+    out
+}
+
+/// The one session `arg` names (a pid or a socket path), or the only one running.
+pub fn resolve(arg: Option<&str>) -> Result<SessionEntry, String> {
+    let all = sessions();
+    let listing = |all: &[SessionEntry]| {
+        all.iter()
+            .map(|s| {
+                format!(
+                    "  {}  {}  started {}  servers: {}",
+                    s.pid,
+                    s.config,
+                    s.started_at,
+                    s.servers.join(", ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    match arg {
+        Some(a) => all
+            .iter()
+            .find(|s| s.pid.to_string() == a || s.socket == Path::new(a))
+            .cloned()
+            .ok_or_else(|| {
+                if all.is_empty() {
+                    format!("no session `{a}`: no loom session is running")
+                } else {
+                    format!("no session `{a}`; running sessions:\n{}", listing(&all))
+                }
+            }),
+        None => match all.len() {
+            0 => {
+                Err("no loom session is running (start one with `loom tui` or `loom serve`)".into())
+            }
+            1 => Ok(all[0].clone()),
+            _ => Err(format!(
+                "{} loom sessions are running; name one by its pid:\n{}",
+                all.len(),
+                listing(&all)
+            )),
+        },
+    }
+}
+
+/// The listening socket of this process; its files are removed when it is dropped.
+pub struct SessionSocket {
+    pub entry: SessionEntry,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for SessionSocket {
+    fn drop(&mut self) {
+        self.task.abort();
+        let _ = std::fs::remove_file(&self.entry.socket);
+        let _ = std::fs::remove_file(self.entry.socket.with_extension("json"));
+    }
+}
+
+/// Opens this process's session socket and serves it until dropped.
+pub fn listen(
+    session: Arc<Session>,
+    engine: Arc<dyn Engine>,
+    kind: &str,
+) -> std::io::Result<SessionSocket> {
+    let dir = runtime_dir()?;
+    sessions(); // sweep stale ones while we are here
+    let pid = std::process::id();
+    let path = dir.join(format!("{pid}.sock"));
+    let _ = std::fs::remove_file(&path);
+    let listener = UnixListener::bind(&path)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    let entry = SessionEntry {
+        pid,
+        config: session.config_label(),
+        started_at: session.started_at.clone(),
+        servers: session.server_names(),
+        socket: path.clone(),
+        kind: kind.to_owned(),
+    };
+    let desc = path.with_extension("json");
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(&entry).unwrap_or_default())?;
+    std::fs::rename(&tmp, &desc)?;
+    let me = uid();
+    let task = tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let peer = stream.peer_cred().map(|c| c.uid()).ok();
+            if peer != Some(me) {
+                tracing::warn!(
+                    "refused a session-socket connection from uid {peer:?} (this session belongs to uid {me})"
+                );
+                tokio::spawn(refuse(stream, peer));
+                continue;
+            }
+            tokio::spawn(serve_connection(session.clone(), engine.clone(), stream));
+        }
+    });
+    Ok(SessionSocket { entry, task })
+}
+
+async fn refuse(mut stream: UnixStream, peer: Option<u32>) {
+    let msg = jsonrpc::error_response(
+        &jsonrpc::raw_null(),
+        code::INVALID_REQUEST,
+        &format!(
+            "refused: this loom session belongs to another user (your uid: {})",
+            peer.map(|p| p.to_string())
+                .unwrap_or_else(|| "unknown".into())
+        ),
+        None,
+    );
+    let _ = stream.write_all(format!("{msg}\n").as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+/// One socket connection: MCP for the session, plus the workbench methods.
+async fn serve_connection(session: Arc<Session>, engine: Arc<dyn Engine>, stream: UnixStream) {
+    let (read, write) = stream.into_split();
+    let (out_tx, writer) = line_writer(write);
+    let client = ClientSession::new(session.clone(), out_tx.clone(), "model");
+    let mut lines = LineReader::new(
+        BufReader::with_capacity(64 * 1024, read),
+        session.config.max_message_bytes,
+    );
+    let mut feed_task: Option<tokio::task::JoinHandle<()>> = None;
+    loop {
+        match lines.next_line().await {
+            Ok(Some(Line::Complete(bytes))) => {
+                if let Some(msg) = workbench_message(&bytes) {
+                    handle_workbench(&engine, msg, &out_tx, &mut feed_task);
+                } else {
+                    client.handle_line(&bytes).await;
+                }
+            }
+            Ok(Some(Line::TooLong { prefix, len })) => client.handle_oversize(&prefix, len),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    if let Some(t) = feed_task {
+        t.abort();
+    }
+    drop(client);
+    drop(out_tx);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
+}
+
+/// A request or notification whose method starts with `loom/`.
+fn workbench_message(bytes: &[u8]) -> Option<RawMessage> {
+    // Cheap test before parsing: MCP traffic never names a loom/ method.
+    let text = std::str::from_utf8(bytes).ok()?;
+    if !text.contains("\"loom/") {
+        return None;
+    }
+    let msg = RawMessage::parse(bytes).ok()?;
+    msg.method.as_deref()?.starts_with("loom/").then_some(msg)
+}
+
+fn handle_workbench(
+    engine: &Arc<dyn Engine>,
+    msg: RawMessage,
+    out: &mpsc::UnboundedSender<String>,
+    feed_task: &mut Option<tokio::task::JoinHandle<()>>,
+) {
+    let Some(id) = msg.id else { return };
+    let method = msg.method.unwrap_or_default();
+    let params: Value = msg
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .unwrap_or(Value::Null);
+    let reply = |result: Result<Value, (i64, String, Option<Value>)>| match result {
+        Ok(v) => jsonrpc::response(&id, &jsonrpc::to_raw(&v)),
+        Err((c, m, d)) => jsonrpc::error_response(&id, c, &m, d),
+    };
+    match method.as_str() {
+        "loom/hello" => {
+            let theirs = params["protocol"].as_u64();
+            let line = if theirs == Some(WORKBENCH_PROTOCOL as u64) {
+                reply(Ok(
+                    json!({ "protocol": WORKBENCH_PROTOCOL, "pid": std::process::id() }),
+                ))
+            } else {
+                let theirs = theirs
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "none".into());
+                reply(Err((
+                    code::INVALID_REQUEST,
+                    format!(
+                        "workbench protocol mismatch: this session speaks version {WORKBENCH_PROTOCOL}, the attaching loom speaks version {theirs}; use the same loom build for both"
+                    ),
+                    Some(json!({ "supported": WORKBENCH_PROTOCOL, "requested": theirs })),
+                )))
+            };
+            let _ = out.send(line);
+        }
+        "loom/subscribe" => {
+            let human = params["human"].as_bool().unwrap_or(true);
+            let EventFeed {
+                backlog,
+                mut live,
+                presence,
+            } = engine.events(human);
+            let _ = out.send(reply(Ok(json!({ "backlog": backlog }))));
+            let out = out.clone();
+            if let Some(old) = feed_task.take() {
+                old.abort();
+            }
+            *feed_task = Some(tokio::spawn(async move {
+                // The attacher counts as present until its connection ends.
+                let _presence = presence;
+                while let Some(ev) = live.recv().await {
+                    let params = jsonrpc::to_raw(&ev);
+                    if out
+                        .send(jsonrpc::notification("loom/event", Some(&params)))
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            }));
+        }
+        "loom/request" => match serde_json::from_value::<Request>(params) {
+            Ok(req) => {
+                let fut = engine.request(req);
+                let out = out.clone();
+                tokio::spawn(async move {
+                    let line = match fut.await {
+                        Ok(r) => jsonrpc::response(&id, &jsonrpc::to_raw(&r)),
+                        Err(e) => jsonrpc::error_response(&id, code::INTERNAL_ERROR, &e, None),
+                    };
+                    let _ = out.send(line);
+                });
+            }
+            Err(e) => {
+                let _ = out.send(reply(Err((
+                    code::INVALID_PARAMS,
+                    format!("not a workbench request: {e}"),
+                    None,
+                ))));
+            }
+        },
+        other => {
+            let _ = out.send(reply(Err((
+                code::METHOD_NOT_FOUND,
+                format!("unknown workbench method {other}"),
+                None,
+            ))));
+        }
+    }
+}
+
+async fn dial(entry: &SessionEntry) -> anyhow::Result<UnixStream> {
+    UnixStream::connect(&entry.socket).await.map_err(|e| {
+        anyhow::anyhow!(
+            "cannot connect to session {} at {}: {e}",
+            entry.pid,
+            entry.socket.display()
+        )
+    })
+}
+
+/// A task writing each queued message as one line; it ends when every sender is gone.
+fn line_writer(
+    mut write: tokio::net::unix::OwnedWriteHalf,
+) -> (mpsc::UnboundedSender<String>, tokio::task::JoinHandle<()>) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let task = tokio::spawn(async move {
+        while let Some(mut line) = rx.recv().await {
+            line.push('\n');
+            if write.write_all(line.as_bytes()).await.is_err() {
+                break;
+            }
+        }
+    });
+    (tx, task)
+}
+
+/// `loom connect`: copies stdin to the session socket and the socket to stdout, nothing else.
+pub async fn bridge(entry: &SessionEntry) -> anyhow::Result<()> {
+    let stream = dial(entry).await?;
+    let (mut r, mut w) = stream.into_split();
+    let up = tokio::spawn(async move {
+        let mut stdin = tokio::io::stdin();
+        let _ = tokio::io::copy(&mut stdin, &mut w).await;
+        let _ = w.shutdown().await;
+    });
+    let mut stdout = tokio::io::stdout();
+    // Flush per chunk: an MCP client waits on each line.
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        use tokio::io::AsyncReadExt;
+        let n = r.read(&mut buf).await?;
+        if n == 0 {
+            break;
+        }
+        stdout.write_all(&buf[..n]).await?;
+        stdout.flush().await?;
+    }
+    up.abort();
+    Ok(())
+}
+
+type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
+
+/// The Engine API over a session socket (`loom attach`, `loom query`, `loom export`).
+pub struct RemoteEngine {
+    out: mpsc::UnboundedSender<String>,
+    waiting: Waiting,
+    events: Mutex<Option<Subscription>>,
+    next: AtomicU64,
+}
+
+/// The workbench's event subscription: its request id, and where events go.
+struct Subscription {
+    id: u64,
+    tx: mpsc::UnboundedSender<super::Sequenced>,
+}
+
+impl RemoteEngine {
+    /// Connects and checks that both sides speak the same workbench protocol.
+    pub async fn connect(entry: &SessionEntry) -> anyhow::Result<Arc<RemoteEngine>> {
+        let stream = dial(entry).await?;
+        let (read, write) = stream.into_split();
+        let (out, _writer) = line_writer(write);
+        let engine = Arc::new(RemoteEngine {
+            out,
+            waiting: Arc::default(),
+            events: Mutex::new(None),
+            next: AtomicU64::new(1),
+        });
+        let me = Arc::downgrade(&engine);
+        tokio::spawn(async move {
+            let mut lines = LineReader::new(BufReader::new(read), usize::MAX / 2);
+            while let Ok(Some(Line::Complete(bytes))) = lines.next_line().await {
+                let Some(me) = me.upgrade() else { break };
+                me.on_line(&bytes);
+            }
+            if let Some(me) = me.upgrade() {
+                for (_, tx) in lock(&me.waiting).drain() {
+                    let _ = tx.send(Err("the session ended".into()));
+                }
+                lock(&me.events).take();
+            }
+        });
+        let hello = engine
+            .call("loom/hello", json!({ "protocol": WORKBENCH_PROTOCOL }))
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        tracing::debug!("attached: {hello}");
+        Ok(engine)
+    }
+
+    fn on_line(&self, bytes: &[u8]) {
+        let Ok(v) = serde_json::from_slice::<Value>(bytes) else {
+            return;
+        };
+        if v.get("method").and_then(Value::as_str) == Some("loom/event") {
+            if let Ok(ev) = serde_json::from_value::<super::Sequenced>(v["params"].clone())
+                && let Some(sub) = lock(&self.events).as_ref()
+            {
+                let _ = sub.tx.send(ev);
+            }
+            return;
+        }
+        let Some(id) = v.get("id").and_then(Value::as_u64) else {
+            return;
+        };
+        // The subscription's reply carries the backlog; it is handed on here, in line order,
+        // so it reaches the workbench before any live event.
+        if let Some(sub) = lock(&self.events).as_ref()
+            && sub.id == id
+        {
+            let backlog =
+                serde_json::from_value::<Vec<super::Sequenced>>(v["result"]["backlog"].clone())
+                    .unwrap_or_default();
+            for ev in backlog {
+                let _ = sub.tx.send(ev);
+            }
+            return;
+        }
+        let Some(tx) = lock(&self.waiting).remove(&id) else {
+            return;
+        };
+        let r = match (v.get("result"), v.get("error")) {
+            (Some(r), _) => Ok(r.clone()),
+            (_, Some(e)) => Err(e["message"].as_str().unwrap_or("failed").to_owned()),
+            _ => Err("malformed reply from the session".into()),
+        };
+        let _ = tx.send(r);
+    }
+
+    fn call(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> impl std::future::Future<Output = Result<Value, String>> + Send + 'static {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.waiting).insert(id, tx);
+        let line =
+            json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
+        let sent = self.out.send(line).is_ok();
+        async move {
+            if !sent {
+                return Err("the session connection is closed".into());
+            }
+            rx.await
+                .unwrap_or_else(|_| Err("the session connection is closed".into()))
+        }
+    }
+}
+
+impl Engine for RemoteEngine {
+    fn request(&self, request: Request) -> EngineFuture {
+        let params = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let fut = self.call("loom/request", params);
+        Box::pin(async move {
+            let v = fut.await?;
+            serde_json::from_value::<Reply>(v).map_err(|e| format!("unexpected reply: {e}"))
+        })
+    }
+
+    fn events(&self, human: bool) -> EventFeed {
+        let (tx, live) = mpsc::unbounded_channel();
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        *lock(&self.events) = Some(Subscription { id, tx });
+        let line = json!({ "jsonrpc": "2.0", "id": id, "method": "loom/subscribe", "params": { "human": human } })
+            .to_string();
+        let _ = self.out.send(line);
+        // Presence is held by the session side of the connection.
+        EventFeed {
+            backlog: Vec::new(),
+            live,
+            presence: None,
+        }
+    }
+}

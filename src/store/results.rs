@@ -1,0 +1,208 @@
+//! Results of the workbench's own queries: each becomes a table inside the engine (never
+//! pulled into loom's memory whole), the grid reads it a page at a time, and only the last
+//! few are kept. Also the numbers behind the describe view's charts. Everything here goes
+//! through the same statement guard and timeout as the model's queries.
+
+use super::query::{body, guard, with_timeout};
+use super::sealed::StatementKind;
+use super::{Result, Store, StoreError, quote_ident};
+use serde::{Deserialize, Serialize};
+
+/// A query result held in the engine.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ResultTable {
+    pub table: String,
+    pub columns: Vec<(String, String)>,
+    pub rows: u64,
+    pub millis: u64,
+}
+
+/// How many results stay readable; older ones are dropped.
+const KEEP: usize = 8;
+
+/// One bar of a chart: a label and how many rows fall under it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Bar {
+    pub label: String,
+    pub count: u64,
+}
+
+/// A page of rows as display text; `None` is SQL NULL.
+pub type Page = Vec<Vec<Option<String>>>;
+
+impl Store {
+    /// Runs one guarded read-only statement into a new result table.
+    pub fn run_result(&self, sql: &str) -> Result<ResultTable> {
+        let kind = guard(self, sql)?;
+        let started = std::time::Instant::now();
+        let n = self
+            .counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("_loom_result_{n}");
+        let t = quote_ident(&name);
+        let (rows, columns) = with_timeout(self, |conn| {
+            if kind == StatementKind::Explain {
+                // A plan cannot be wrapped in CREATE TABLE AS; copy its two text columns.
+                let mut stmt = conn.prepare(body(sql))?;
+                let plan = stmt
+                    .query_map([], |r| {
+                        Ok((
+                            r.get::<_, Option<String>>(0)?,
+                            r.get::<_, Option<String>>(1)?,
+                        ))
+                    })?
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                conn.execute_batch(&format!(
+                    "CREATE TABLE {t} (explain_key VARCHAR, explain_value VARCHAR)"
+                ))?;
+                let mut ins = conn.prepare(&format!("INSERT INTO {t} VALUES (?, ?)"))?;
+                for (k, v) in &plan {
+                    ins.execute([k, v])?;
+                }
+            } else {
+                conn.execute_batch(&format!(
+                    "CREATE TABLE {t} AS SELECT * FROM (\n{}\n)",
+                    body(sql)
+                ))?;
+            }
+            super::profile::shape(conn, &name)
+        })?;
+        let result = ResultTable {
+            table: name,
+            columns,
+            rows,
+            millis: started.elapsed().as_millis() as u64,
+        };
+        let stale = {
+            let mut kept = Store::lock(&self.results);
+            kept.push(result.clone());
+            let over = kept.len().saturating_sub(KEEP);
+            kept.drain(..over).collect::<Vec<_>>()
+        };
+        if !stale.is_empty() {
+            let writer = Store::lock(&self.writer);
+            for r in stale {
+                let _ = writer
+                    .execute_batch(&format!("DROP TABLE IF EXISTS {}", quote_ident(&r.table)));
+            }
+        }
+        Ok(result)
+    }
+
+    /// The columns of a dataset or a kept result.
+    pub fn table_columns(&self, table: &str) -> Result<Vec<(String, String)>> {
+        if let Some(r) = Store::lock(&self.results).iter().find(|r| r.table == table) {
+            return Ok(r.columns.clone());
+        }
+        Ok(self.dataset(table)?.columns)
+    }
+
+    /// The row count of a kept result.
+    pub fn result_rows(&self, table: &str) -> Result<u64> {
+        Store::lock(&self.results)
+            .iter()
+            .find(|r| r.table == table)
+            .map(|r| r.rows)
+            .ok_or_else(|| StoreError::UnknownDataset(table.to_owned()))
+    }
+
+    /// Rows `offset..offset+limit` of a dataset or result, in insertion order, as text.
+    pub fn page(&self, table: &str, offset: u64, limit: u64) -> Result<Page> {
+        let columns = self.table_columns(table)?;
+        if columns.is_empty() {
+            return Ok(Vec::new());
+        }
+        let cols: Vec<String> = columns
+            .iter()
+            .map(|(n, _)| format!("{}::VARCHAR", quote_ident(n)))
+            .collect();
+        // The writer connection: paging must not wait behind a long query on the reader.
+        let conn = Store::lock(&self.writer);
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {} FROM {} LIMIT {limit} OFFSET {offset}",
+            cols.join(", "),
+            quote_ident(table)
+        ))?;
+        let n = columns.len();
+        let mut rows = stmt.query([])?;
+        let mut page = Vec::new();
+        while let Some(row) = rows.next()? {
+            let mut cells = Vec::with_capacity(n);
+            for i in 0..n {
+                cells.push(row.get::<_, Option<String>>(i)?);
+            }
+            page.push(cells);
+        }
+        Ok(page)
+    }
+
+    /// Bars for one column: equal-width bins for numbers and times, top values otherwise.
+    pub fn chart(&self, table: &str, column: &str, bins: u32) -> Result<Vec<Bar>> {
+        let columns = self.table_columns(table)?;
+        let Some((_, ty)) = columns.iter().find(|(n, _)| n == column) else {
+            return Err(StoreError::Refused(format!(
+                "`{table}` has no column `{column}`"
+            )));
+        };
+        let c = quote_ident(column);
+        let t = quote_ident(table);
+        let ty = ty.to_ascii_uppercase();
+        let numeric = [
+            "TINYINT",
+            "SMALLINT",
+            "INTEGER",
+            "BIGINT",
+            "HUGEINT",
+            "UBIGINT",
+            "UINTEGER",
+            "USMALLINT",
+            "UTINYINT",
+            "FLOAT",
+            "DOUBLE",
+            "REAL",
+        ]
+        .contains(&ty.as_str())
+            || ty.starts_with("DECIMAL");
+        let temporal = ty.starts_with("TIMESTAMP") || ty == "DATE";
+        let bins = bins.clamp(1, 200);
+        let sql = if numeric || temporal {
+            let x = if temporal {
+                format!("epoch({c})")
+            } else {
+                format!("{c}::DOUBLE")
+            };
+            let label = if temporal {
+                "strftime(to_timestamp(lo), '%Y-%m-%d %H:%M')".to_owned()
+            } else {
+                "format('{:.4g}', lo)".to_owned()
+            };
+            format!(
+                "WITH v AS (SELECT {x} AS x FROM {t} WHERE {c} IS NOT NULL), \
+                 r AS (SELECT min(x) AS mn, max(x) AS mx FROM v), \
+                 b AS (SELECT CASE WHEN r.mx = r.mn THEN 0 ELSE least({bins} - 1, floor((x - r.mn) / (r.mx - r.mn) * {bins}))::INTEGER END AS i, r.mn, r.mx FROM v, r), \
+                 g AS (SELECT i, count(*) AS n, any_value(mn + (mx - mn) * i / {bins}) AS lo FROM b GROUP BY i) \
+                 SELECT {label}, n::UBIGINT FROM g ORDER BY i"
+            )
+        } else {
+            format!(
+                "SELECT coalesce({c}::VARCHAR, 'NULL'), count(*)::UBIGINT AS n FROM {t} GROUP BY 1 ORDER BY n DESC, 1 LIMIT {bins}"
+            )
+        };
+        let conn = Store::lock(&self.writer);
+        let mut stmt = conn.prepare(&sql)?;
+        let bars = stmt
+            .query_map([], |r| {
+                Ok(Bar {
+                    label: r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                    count: r.get(1)?,
+                })
+            })?
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(bars)
+    }
+
+    /// Stops whatever query is running on the reader connection.
+    pub fn interrupt_query(&self) {
+        self.interrupt.interrupt();
+    }
+}

@@ -1,0 +1,214 @@
+//! The workbench (`loom tui`, `loom attach`): one reducer owns the state, draw functions only
+//! read it, and every change to the session goes through the Engine API — never into the
+//! proxy's internals — so the same screens work in-process and over the session socket.
+//! The loop redraws only after something changed, at most every 16 ms; with nothing
+//! happening it sleeps (no busy redraw, idle CPU near zero).
+
+pub mod app;
+pub mod clipboard;
+pub mod highlight;
+pub mod keymap;
+pub mod theme;
+pub mod ui;
+
+#[cfg(test)]
+mod tests;
+
+use crate::session::engine::{Engine, EventFeed};
+use app::{App, Msg};
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event as TermEvent, KeyEventKind,
+};
+use crossterm::execute;
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+pub struct TuiOptions {
+    /// `dark`, `light` or a theme file.
+    pub theme: String,
+    pub theme_overrides: Option<toml::Table>,
+    pub keymap: Option<PathBuf>,
+    pub title: String,
+    pub history_file: Option<PathBuf>,
+}
+
+/// Builds the app state as `run` does, for tests and benchmarks that draw without a terminal.
+pub fn build_app(opts: &TuiOptions, clipboard: clipboard::Clipboard) -> anyhow::Result<App> {
+    let mut theme = theme::Theme::load(&opts.theme)?;
+    if let Some(o) = &opts.theme_overrides {
+        theme = theme.with_overrides(o)?;
+    }
+    let mut keys = keymap::Keymap::default_map();
+    if let Some(path) = &opts.keymap {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read keymap {}: {e}", path.display()))?;
+        keys.merge(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    }
+    let name = if opts.theme == "light" {
+        "light"
+    } else {
+        "dark"
+    };
+    let mut app = App::new(keys, theme, name, clipboard);
+    app.title = opts.title.clone();
+    app.history_file = opts.history_file.clone();
+    if let Some(h) = &opts.history_file {
+        app.history = app::load_history(h);
+    }
+    Ok(app)
+}
+
+/// Feeds the session's events (the backlog first) into the workbench's message queue; the
+/// returned presence marks a person as attached while it is held.
+pub fn forward_events(
+    engine: &dyn Engine,
+    tx: mpsc::UnboundedSender<Msg>,
+) -> Option<crate::session::approvals::Presence> {
+    let EventFeed {
+        backlog,
+        mut live,
+        presence,
+    } = engine.events(true);
+    for ev in backlog {
+        let _ = tx.send(Msg::Event(ev));
+    }
+    tokio::spawn(async move {
+        while let Some(ev) = live.recv().await {
+            if tx.send(Msg::Event(ev)).is_err() {
+                break;
+            }
+        }
+    });
+    presence
+}
+
+fn now_minute() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() / 60)
+        .unwrap_or(0)
+}
+
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        DisableBracketedPaste,
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+/// Runs the workbench on `engine` until the user quits.
+pub async fn run(engine: Arc<dyn Engine>, opts: TuiOptions) -> anyhow::Result<()> {
+    let mut app = build_app(&opts, clipboard::Clipboard::new())?;
+    enable_raw_mode()?;
+    let mut stdout = std::io::stdout();
+    if let Err(e) = execute!(
+        stdout,
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste
+    ) {
+        restore_terminal();
+        return Err(e.into());
+    }
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        hook(info);
+    }));
+    let result = event_loop(&mut app, engine).await;
+    restore_terminal();
+    result
+}
+
+async fn event_loop(app: &mut App, engine: Arc<dyn Engine>) -> anyhow::Result<()> {
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let size = terminal.size()?;
+    app.size = (size.width, size.height);
+    app.now_minute = now_minute();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    // Terminal input is read on a thread of its own: crossterm's read blocks.
+    let input = tx.clone();
+    std::thread::spawn(move || {
+        loop {
+            let msg = match crossterm::event::read() {
+                Ok(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => Msg::Key(k),
+                Ok(TermEvent::Mouse(m)) => Msg::Mouse(m),
+                Ok(TermEvent::Paste(p)) => Msg::Paste(p),
+                Ok(TermEvent::Resize(w, h)) => Msg::Resize(w, h),
+                Ok(_) => continue,
+                Err(_) => break,
+            };
+            if input.send(msg).is_err() {
+                break;
+            }
+        }
+    });
+    // A person watches while this loop runs.
+    let _presence = forward_events(engine.as_ref(), tx.clone());
+    let dispatch = |reqs: Vec<(u64, crate::session::engine::Request)>| {
+        for (t, req) in reqs {
+            let fut = engine.request(req);
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let r = fut.await;
+                let _ = tx.send(Msg::Reply(t, r));
+            });
+        }
+    };
+    dispatch(app.start());
+    let frame_gap = Duration::from_millis(16);
+    let mut last_draw = Instant::now() - frame_gap;
+    let mut dirty = true;
+    loop {
+        if dirty {
+            let wait = frame_gap.saturating_sub(last_draw.elapsed());
+            if wait.is_zero() {
+                terminal.draw(|f| ui::draw(f, app))?;
+                last_draw = Instant::now();
+                dirty = false;
+            }
+        }
+        // Ticks only while something animates (a running query, an export).
+        let animating = app.running.is_some() || app.export.is_some();
+        let timeout = if dirty {
+            frame_gap.saturating_sub(last_draw.elapsed())
+        } else if animating {
+            Duration::from_millis(100)
+        } else {
+            Duration::from_secs(30)
+        };
+        let msg = tokio::select! {
+            m = rx.recv() => m,
+            _ = tokio::time::sleep(timeout) => Some(Msg::Tick),
+        };
+        let Some(msg) = msg else { break };
+        let is_tick = matches!(msg, Msg::Tick);
+        if !is_tick || animating {
+            dirty = true;
+        }
+        app.now_minute = now_minute();
+        dispatch(app.update(msg));
+        // Take everything already queued before drawing: a burst costs one frame.
+        while let Ok(m) = rx.try_recv() {
+            dispatch(app.update(m));
+            dirty = true;
+        }
+        if app.quit {
+            break;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,552 @@
+//! Reducer tests and screen snapshots. The app is fed fixture replies and events exactly as
+//! the runtime would feed the Engine API's answers, then drawn into a `TestBackend`.
+
+use super::app::{App, Msg, Pane, Section, error_position, statement_at, validate_arguments};
+use super::clipboard::Clipboard;
+use super::keymap::Keymap;
+use super::theme::Theme;
+use super::ui;
+use crate::session::calls::{CallRecord, CallSummary};
+use crate::session::engine::{DatasetView, Reply, Request, ServerView, SessionInfo};
+use crate::session::{Event, Sequenced};
+use crate::store::results::ResultTable;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+fn app() -> App {
+    let mut a = App::new(
+        Keymap::default_map(),
+        Theme::builtin("dark").expect("dark theme"),
+        "dark",
+        Clipboard::memory(),
+    );
+    a.size = (120, 40);
+    a.now_minute = 0;
+    a
+}
+
+fn key(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+fn code(k: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(k, KeyModifiers::NONE))
+}
+
+fn ctrl(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+/// Answers every request with fixture data, as an engine would.
+fn answer(app: &mut App, reqs: Vec<(u64, Request)>) {
+    let mut queue = reqs;
+    while let Some((t, req)) = queue.pop() {
+        let reply = fixture(&req);
+        let more = app.update(Msg::Reply(t, reply));
+        queue.extend(more);
+    }
+}
+
+fn call(n: u64, tool: &str, outcome: &str, reference: Option<&str>, caller: &str) -> CallSummary {
+    CallSummary {
+        call: n,
+        at: format!("2026-11-30T10:{:02}:{:02}Z", n / 60, n % 60),
+        caller: caller.into(),
+        server: "sample".into(),
+        tool: tool.into(),
+        outcome: outcome.into(),
+        reference: reference.map(str::to_owned),
+        millis: 12 * n,
+        bytes_in: 48_000 * n,
+        tokens_in: 12_000 * n,
+        bytes_out: 1_500,
+        tokens_out: 400,
+        arguments: "{\"limit\":1000}".into(),
+        decision: None,
+    }
+}
+
+fn orders_describe() -> serde_json::Value {
+    json!({
+        "ref": "sample_list_orders_1", "rows": 1000,
+        "columns": [
+            { "name": "order_id", "type": "BIGINT", "null_fraction": 0.0, "distinct": 1000, "min": 1, "max": 1000 },
+            { "name": "customer_id", "type": "BIGINT", "null_fraction": 0.0, "distinct": 120, "min": 1, "max": 120 },
+            { "name": "status", "type": "VARCHAR", "null_fraction": 0.0, "distinct": 4, "top": [{ "value": "shipped", "count": 600 }] },
+            { "name": "total", "type": "DOUBLE", "null_fraction": 0.02, "distinct": 990, "min": 3.5, "max": 980.25 }
+        ],
+        "join_hints": [{ "column": "customer_id", "other": "sample_list_customers_2", "other_column": "customer_id", "containment": 1.0 }],
+        "provenance": { "server": "sample", "tool": "list_orders", "at": "2026-11-30T10:00:01Z", "rung": "structuredContent", "arguments": { "limit": 1000 } },
+        "context": { "total": 1000 }
+    })
+}
+
+fn fixture(req: &Request) -> Result<Reply, String> {
+    Ok(match req {
+        Request::Session => Reply::Session(Box::new(SessionInfo {
+            pid: 4242,
+            config: "/demo/loom.toml".into(),
+            started_at: "2026-11-30T10:00:00Z".into(),
+            servers: vec!["sample".into(), "fs".into()],
+            protocol: 1,
+        })),
+        Request::Servers => Reply::Servers {
+            servers: vec![
+                ServerView {
+                    name: "sample".into(),
+                    state: "up".into(),
+                    era: Some("legacy".into()),
+                    version: Some("2025-11-25".into()),
+                    tools: 6,
+                    last_error: None,
+                    stderr: vec!["sample server ready".into()],
+                },
+                ServerView {
+                    name: "fs".into(),
+                    state: "restarting 1/5".into(),
+                    era: None,
+                    version: None,
+                    tools: 0,
+                    last_error: Some("exited with status 1".into()),
+                    stderr: vec![],
+                },
+            ],
+        },
+        Request::Calls { .. } => Reply::Calls {
+            calls: vec![
+                call(1, "sample_get_weather", "passed", None, "model"),
+                call(2, "sample_list_orders", "intercepted", Some("sample_list_orders_1"), "model"),
+                call(3, "sample_tail_logs", "parked", Some("a1b2c3d4e5f6"), "model"),
+                call(4, "loom_query", "passed", None, "human"),
+            ],
+        },
+        Request::CallDetail { call: n } => Reply::CallDetail {
+            record: Some(Box::new(CallRecord {
+                summary: call(*n, "sample_list_orders", "intercepted", Some("sample_list_orders_1"), "model"),
+                request: r#"{"name":"sample_list_orders","arguments":{"limit":1000}}"#.into(),
+                response: r#"{"content":[{"type":"text","text":"dataset sample_list_orders_1: 1000 rows"}],"structuredContent":{"kind":"dataset","ref":"sample_list_orders_1","rows":1000}}"#.into(),
+            })),
+        },
+        Request::Datasets => Reply::Datasets {
+            datasets: vec![
+                DatasetView {
+                    dataset: "sample_list_orders_1".into(),
+                    rows: 1000,
+                    columns: vec![("order_id".into(), "BIGINT".into()), ("customer_id".into(), "BIGINT".into()), ("status".into(), "VARCHAR".into())],
+                    source: "sample/list_orders".into(),
+                    pinned: false,
+                    created: "2026-11-30T10:00:01Z".into(),
+                },
+                DatasetView {
+                    dataset: "sample_list_customers_2".into(),
+                    rows: 120,
+                    columns: vec![("customer_id".into(), "BIGINT".into()), ("name".into(), "VARCHAR".into())],
+                    source: "sample/list_customers".into(),
+                    pinned: true,
+                    created: "2026-11-30T10:00:02Z".into(),
+                },
+            ],
+        },
+        Request::Blobs => Reply::Blobs { blobs: vec![] },
+        Request::Memories => Reply::Memories { memories: vec![] },
+        Request::Describe { .. } => Reply::Describe { describe: orders_describe() },
+        Request::Chart { column, .. } => Reply::Chart {
+            bars: (0..4)
+                .map(|i| crate::store::results::Bar { label: format!("{column}{i}"), count: (i + 1) * 10 })
+                .collect(),
+        },
+        Request::Query { sql } if sql.contains("nope") => {
+            return Err("the query was not accepted: Binder Error: Referenced column \"nope\" not found\n\nLINE 1: SELECT nope FROM t\n               ^".into());
+        }
+        Request::Query { .. } => Reply::Query {
+            result: ResultTable {
+                table: "_loom_result_9".into(),
+                columns: vec![("order_id".into(), "BIGINT".into()), ("status".into(), "VARCHAR".into()), ("note".into(), "VARCHAR".into())],
+                rows: 1_000_000,
+                millis: 42,
+            },
+        },
+        Request::Rows { offset, limit, .. } => Reply::Rows {
+            rows: (*offset..offset + limit)
+                .map(|r| vec![Some(r.to_string()), Some(if r % 2 == 0 { "shipped" } else { "open" }.into()), if r % 3 == 0 { None } else { Some(format!("note {r}")) }])
+                .collect(),
+        },
+        Request::Export { .. } => Reply::Exported { path: "/demo/exports/_loom_result_9.csv".into(), rows: 1_000_000 },
+        Request::Tools => Reply::Tools {
+            tools: vec![
+                json!({ "name": "sample_list_orders", "description": "List orders", "inputSchema": { "type": "object", "properties": { "limit": { "type": "integer" } }, "required": ["limit"] } }),
+                json!({ "name": "loom_query", "description": "Run SQL", "inputSchema": { "type": "object", "properties": { "sql": { "type": "string" } }, "required": ["sql"] } }),
+            ],
+        },
+        Request::CallTool { name, .. } => Reply::ToolResult { result: json!({ "content": [], "structuredContent": { "ref": format!("{name}_1") } }) },
+        Request::CancelQuery | Request::Approve { .. } => Reply::Done,
+    })
+}
+
+fn started() -> App {
+    let mut a = app();
+    let reqs = a.start();
+    answer(&mut a, reqs);
+    a
+}
+
+fn press(a: &mut App, msgs: Vec<Msg>) {
+    for m in msgs {
+        let reqs = a.update(m);
+        answer(a, reqs);
+    }
+}
+
+fn screen(a: &App) -> String {
+    let mut t = Terminal::new(TestBackend::new(a.size.0, a.size.1)).expect("terminal");
+    t.draw(|f| ui::draw(f, a)).expect("draw");
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            line.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Only the lines of one pane, to snapshot it on its own.
+fn pane_text(a: &App, pane: Pane) -> String {
+    let r = ui::layout(ratatui::layout::Rect::new(0, 0, a.size.0, a.size.1), None).rect(pane);
+    let full = screen(a);
+    full.lines()
+        .skip(r.y as usize)
+        .take(r.height as usize)
+        .map(|l| {
+            l.chars()
+                .skip(r.x as usize)
+                .take(r.width as usize)
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn first_frame_with_nothing_yet_says_what_to_do() {
+    let a = app();
+    let s = screen(&a);
+    assert!(s.contains("No traffic yet."), "{s}");
+    assert!(s.contains("loom connect"), "{s}");
+    assert!(s.contains("No datasets yet."), "{s}");
+    insta::assert_snapshot!("empty_screen", s);
+}
+
+#[test]
+fn whole_screen_with_session_data() {
+    let a = started();
+    insta::assert_snapshot!("whole_screen", screen(&a));
+}
+
+#[test]
+fn every_pane_snapshot() {
+    let mut a = started();
+    // A result in the grid and a dataset shown in detail.
+    press(&mut a, vec![key('5'), ctrl('e')]);
+    a.editor = tui_textarea::TextArea::new(vec!["SELECT * FROM sample_list_orders_1".into()]);
+    press(&mut a, vec![ctrl('e')]);
+    insta::assert_snapshot!("pane_servers", pane_text(&a, Pane::Servers));
+    insta::assert_snapshot!("pane_traffic", pane_text(&a, Pane::Traffic));
+    insta::assert_snapshot!("pane_detail_call", pane_text(&a, Pane::Detail));
+    insta::assert_snapshot!("pane_editor", pane_text(&a, Pane::Editor));
+    insta::assert_snapshot!("pane_results", pane_text(&a, Pane::Results));
+    press(&mut a, vec![key('4'), code(KeyCode::Enter)]);
+    insta::assert_snapshot!("pane_catalog", pane_text(&a, Pane::Catalog));
+    insta::assert_snapshot!("pane_detail_dataset", pane_text(&a, Pane::Detail));
+    press(&mut a, vec![key('d')]);
+    insta::assert_snapshot!("describe_overlay", screen(&a));
+    press(&mut a, vec![code(KeyCode::Esc), key(':')]);
+    insta::assert_snapshot!("palette_overlay", screen(&a));
+    press(&mut a, vec![code(KeyCode::Esc), key('?')]);
+    insta::assert_snapshot!("help_overlay", screen(&a));
+}
+
+#[test]
+fn the_grid_builds_only_what_is_on_screen_and_pages_in_as_it_scrolls() {
+    let mut a = started();
+    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    a.focus = Pane::Editor;
+    let reqs = a.update(ctrl('e'));
+    // The query, then only the first page of rows.
+    answer(&mut a, reqs);
+    let g = a.grid.as_ref().expect("grid");
+    assert_eq!(g.result.rows, 1_000_000);
+    assert_eq!(g.pages.len(), 1, "only the page on screen was fetched");
+    press(&mut a, vec![code(KeyCode::Esc), key('G')]);
+    let g = a.grid.as_ref().expect("grid");
+    assert_eq!(g.row, 999_999);
+    assert!(g.pages.contains_key(&(999_999 / super::app::PAGE_ROWS)));
+    assert!(
+        g.pages.len() <= 4,
+        "far pages are dropped: {}",
+        g.pages.len()
+    );
+    let s = screen(&a);
+    assert!(s.contains("row 1000000 of 1000000"), "{s}");
+    assert!(s.contains("NULL"), "NULL is shown distinctly: {s}");
+}
+
+#[test]
+fn copy_cell_row_and_a_small_result_to_the_register() {
+    let mut a = started();
+    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    press(
+        &mut a,
+        vec![
+            key('5'),
+            ctrl('e'),
+            code(KeyCode::Esc),
+            key('j'),
+            key('l'),
+            key('y'),
+        ],
+    );
+    assert_eq!(a.clipboard.register(), Some("open"));
+    assert!(
+        a.status.as_ref().unwrap().0.contains("cell (4 B)"),
+        "{:?}",
+        a.status.as_ref().map(|s| &s.0)
+    );
+    press(&mut a, vec![key('Y')]);
+    assert_eq!(a.clipboard.register(), Some("1\topen\tnote 1"));
+    // A million rows do not go to the clipboard; the status says to export.
+    press(&mut a, vec![ctrl('y')]);
+    assert!(
+        a.status.as_ref().unwrap().0.contains("export"),
+        "{:?}",
+        a.status.as_ref().map(|s| &s.0)
+    );
+}
+
+#[test]
+fn export_from_the_grid_reports_the_written_path() {
+    let mut a = started();
+    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    press(
+        &mut a,
+        vec![key('5'), ctrl('e'), code(KeyCode::Esc), key('x')],
+    );
+    let status = a.status.as_ref().unwrap().0.clone();
+    assert!(
+        status.contains("exported 1000000 rows to /demo/exports/_loom_result_9.csv"),
+        "{status}"
+    );
+}
+
+#[test]
+fn query_error_is_placed_in_the_editor() {
+    let mut a = started();
+    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1;".into(), "SELECT nope FROM t".into()]);
+    a.editor.move_cursor(tui_textarea::CursorMove::Bottom);
+    press(&mut a, vec![key('5'), ctrl('e')]);
+    let e = a.query_error.as_ref().expect("error");
+    assert_eq!(e.at, Some((1, 7)), "{}", e.message);
+    let s = screen(&a);
+    assert!(s.contains("at line 2, column 8"), "{s}");
+}
+
+#[test]
+fn palette_validates_then_calls_as_the_human() {
+    let mut a = started();
+    press(&mut a, vec![key(':')]);
+    for c in "orders".chars() {
+        press(&mut a, vec![key(c)]);
+    }
+    press(&mut a, vec![code(KeyCode::Enter)]);
+    // Prefilled from the schema: {"limit": 0}. Break it, then fix it.
+    if let super::app::Overlay::Palette(p) = &mut a.overlay
+        && let super::app::PaletteStage::Edit { args, .. } = &mut p.stage
+    {
+        assert!(args.lines().join("").contains("\"limit\": 0"));
+        **args = tui_textarea::TextArea::new(vec!["{\"limit\": \"x\"}".into()]);
+    }
+    press(&mut a, vec![ctrl('s')]);
+    match &a.overlay {
+        super::app::Overlay::Palette(p) => {
+            assert_eq!(p.error.as_deref(), Some("argument `limit` must be integer"))
+        }
+        _ => panic!("the palette stays open on a bad argument"),
+    }
+    if let super::app::Overlay::Palette(p) = &mut a.overlay
+        && let super::app::PaletteStage::Edit { args, .. } = &mut p.stage
+    {
+        **args = tui_textarea::TextArea::new(vec!["{\"limit\": 5}".into()]);
+    }
+    press(&mut a, vec![ctrl('s')]);
+    assert!(matches!(a.overlay, super::app::Overlay::None));
+    let status = a.status.as_ref().unwrap().0.clone();
+    assert!(
+        status.contains("sample_list_orders done: dataset sample_list_orders_1"),
+        "{status}"
+    );
+}
+
+#[test]
+fn live_events_update_traffic_and_follow_keeps_the_newest_selected() {
+    let mut a = started();
+    let n = a.calls.len();
+    let ev = |seq, c| {
+        Msg::Event(Sequenced {
+            seq,
+            event: Event::CallStarted(c),
+        })
+    };
+    press(
+        &mut a,
+        vec![ev(
+            10,
+            call(5, "sample_get_weather", "running", None, "model"),
+        )],
+    );
+    assert_eq!(a.calls.len(), n + 1);
+    assert_eq!(a.visible_calls()[0].call, 5);
+    assert_eq!(a.traffic_sel, 0);
+    // Not following: the selection stays on the same call as new ones arrive.
+    press(&mut a, vec![key('1'), key('j')]);
+    assert!(!a.follow);
+    let selected = a.visible_calls()[a.traffic_sel].call;
+    press(
+        &mut a,
+        vec![ev(
+            11,
+            call(6, "sample_get_weather", "running", None, "model"),
+        )],
+    );
+    assert_eq!(a.visible_calls()[a.traffic_sel].call, selected);
+    // Filter by text.
+    press(&mut a, vec![key('/')]);
+    for c in "parked".chars() {
+        press(&mut a, vec![key(c)]);
+    }
+    press(&mut a, vec![code(KeyCode::Enter)]);
+    assert_eq!(a.visible_calls().len(), 1);
+    assert_eq!(a.visible_calls()[0].tool, "sample_tail_logs");
+}
+
+#[test]
+fn jump_from_an_intercepted_call_to_its_dataset() {
+    let mut a = started();
+    press(&mut a, vec![key('1'), key('j'), key('j'), key('o')]);
+    assert_eq!(a.focus, Pane::Catalog);
+    assert_eq!(a.section, Section::Datasets);
+    assert!(
+        matches!(&a.detail, super::app::Detail::Dataset { dataset, .. } if dataset == "sample_list_orders_1")
+    );
+}
+
+#[test]
+fn completion_offers_datasets_columns_and_keywords() {
+    let mut a = started();
+    press(&mut a, vec![key('5')]);
+    for c in "SELECT * FROM sample_list_o".chars() {
+        press(&mut a, vec![key(c)]);
+    }
+    press(
+        &mut a,
+        vec![Msg::Key(KeyEvent::new(
+            KeyCode::Char(' '),
+            KeyModifiers::CONTROL,
+        ))],
+    );
+    assert_eq!(a.editor.lines()[0], "SELECT * FROM sample_list_orders_1");
+    for c in " WHERE cust".chars() {
+        press(&mut a, vec![key(c)]);
+    }
+    press(
+        &mut a,
+        vec![Msg::Key(KeyEvent::new(
+            KeyCode::Char(' '),
+            KeyModifiers::CONTROL,
+        ))],
+    );
+    assert!(
+        a.editor.lines()[0].ends_with("WHERE customer_id"),
+        "{}",
+        a.editor.lines()[0]
+    );
+}
+
+#[test]
+fn history_walks_back_and_forth() {
+    let mut a = started();
+    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    press(&mut a, vec![key('5'), ctrl('e')]);
+    a.editor = tui_textarea::TextArea::new(vec!["SELECT 2".into()]);
+    press(&mut a, vec![ctrl('e')]);
+    let up = Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
+    press(&mut a, vec![up]);
+    assert_eq!(a.editor.lines()[0], "SELECT 2");
+    let up = Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
+    press(&mut a, vec![up]);
+    assert_eq!(a.editor.lines()[0], "SELECT 1");
+}
+
+#[test]
+fn statement_under_the_cursor() {
+    let text = "SELECT 1;\nSELECT ';' AS x; -- a ; comment\n\nFROM t";
+    assert_eq!(statement_at(text, (0, 3)).0, "SELECT 1");
+    assert_eq!(
+        statement_at(text, (1, 4)),
+        ("SELECT ';' AS x".into(), (1, 0))
+    );
+    assert_eq!(statement_at(text, (3, 2)).0, "-- a ; comment\n\nFROM t");
+    assert_eq!(statement_at("SELECT 1;\n", (1, 0)).0, "SELECT 1");
+}
+
+#[test]
+fn error_positions_from_duckdb_messages() {
+    let m = "Parser Error: syntax error at or near \"FORM\"\n\nLINE 1: SELECT * FORM x\n                 ^";
+    assert_eq!(error_position(m), Some((0, 9)));
+    assert_eq!(error_position("no position here"), None);
+}
+
+#[test]
+fn arguments_are_checked_against_the_schema() {
+    let tool = json!({ "inputSchema": { "type": "object", "properties": { "n": { "type": "integer" }, "mode": { "type": "string", "enum": ["a", "b"] } }, "required": ["n"] } });
+    assert!(validate_arguments(&tool, "{\"n\": 1}").is_ok());
+    assert_eq!(
+        validate_arguments(&tool, "{}").unwrap_err(),
+        "missing required argument `n`"
+    );
+    assert!(
+        validate_arguments(&tool, "{\"n\": 1, \"mode\": \"c\"}")
+            .unwrap_err()
+            .contains("one of")
+    );
+    assert!(
+        validate_arguments(&tool, "[1]")
+            .unwrap_err()
+            .contains("object")
+    );
+    assert!(
+        validate_arguments(&tool, "{n:1}")
+            .unwrap_err()
+            .starts_with("not valid JSON")
+    );
+}
+
+#[test]
+fn mouse_click_focuses_and_selects() {
+    let mut a = started();
+    let l = ui::layout(ratatui::layout::Rect::new(0, 0, 120, 40), None);
+    let r = l.rect(Pane::Catalog);
+    let click = crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+        column: r.x + 3,
+        row: r.y + 3,
+        modifiers: KeyModifiers::NONE,
+    };
+    press(&mut a, vec![Msg::Mouse(click)]);
+    assert_eq!(a.focus, Pane::Catalog);
+    assert_eq!(a.catalog_sel[0], 1);
+}

@@ -1,0 +1,112 @@
+//! The describe view of a dataset: its columns with stats, and a chart per column —
+//! a histogram for numbers and times, top-value bars for text.
+
+use super::super::app::{App, Describe};
+use super::{centred, fit, human};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Describe) {
+    let th = &app.theme;
+    let r = centred(f, area, 90, 85);
+    let rows = d
+        .describe
+        .as_ref()
+        .and_then(|v| v["rows"].as_u64())
+        .map(|n| format!(" · {n} rows"))
+        .unwrap_or_default();
+    let b = Block::default()
+        .borders(Borders::ALL)
+        .border_style(th.border_focused)
+        .style(th.base)
+        .title(Span::styled(
+            format!(
+                " describe {}{rows} — j/k column · s query · x export · esc ",
+                d.dataset
+            ),
+            th.title_focused,
+        ));
+    let inner = b.inner(r);
+    f.render_widget(b, r);
+    let Some(desc) = &d.describe else {
+        f.render_widget(Paragraph::new(Line::styled("loading…", th.muted)), inner);
+        return;
+    };
+    let cols = desc["columns"].as_array().cloned().unwrap_or_default();
+    let split = Layout::default()
+        .direction(Direction::Horizontal)
+        .constraints([Constraint::Percentage(45), Constraint::Percentage(55)])
+        .split(inner);
+    let rows_h = split[0].height as usize;
+    let skip = d.selected.saturating_sub(rows_h.saturating_sub(1));
+    let list: Vec<Line> = cols
+        .iter()
+        .enumerate()
+        .skip(skip)
+        .take(rows_h)
+        .map(|(i, c)| {
+            let name = c["name"].as_str().unwrap_or("");
+            let ty = c["type"].as_str().unwrap_or("");
+            let nulls = c["null_fraction"].as_f64().unwrap_or(0.0);
+            let distinct = c["distinct"]
+                .as_u64()
+                .map(|n| format!("~{n}"))
+                .unwrap_or_default();
+            let line = Line::from(vec![
+                Span::styled(format!("{:<22}", fit(name, 21)), th.function),
+                Span::styled(format!("{:<11}", fit(ty, 10)), th.keyword),
+                Span::styled(
+                    format!("{:>5.0}% null {distinct:>7}", nulls * 100.0),
+                    th.muted,
+                ),
+            ]);
+            if i == d.selected {
+                line.style(th.selection)
+            } else {
+                line
+            }
+        })
+        .collect();
+    f.render_widget(Paragraph::new(list), split[0]);
+    let Some(col) = cols.get(d.selected) else {
+        return;
+    };
+    let name = col["name"].as_str().unwrap_or("");
+    let mut lines = vec![Line::styled(
+        format!("{name} ({})", col["type"].as_str().unwrap_or("")),
+        th.title,
+    )];
+    if !col["min"].is_null() {
+        lines.push(Line::styled(
+            format!("min {}  max {}", col["min"], col["max"]),
+            th.muted,
+        ));
+    }
+    match d.charts.get(name) {
+        None => lines.push(Line::styled("loading chart…", th.muted)),
+        Some(bars) if bars.is_empty() => lines.push(Line::styled("no values", th.muted)),
+        Some(bars) => {
+            let max = bars.iter().map(|b| b.count).max().unwrap_or(1).max(1);
+            let label_w = bars
+                .iter()
+                .map(|b| b.label.chars().count())
+                .max()
+                .unwrap_or(4)
+                .min(18);
+            let bar_w = (split[1].width as usize)
+                .saturating_sub(label_w + 10)
+                .max(4);
+            for b in bars {
+                let n = (b.count as f64 / max as f64 * bar_w as f64).round() as usize;
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{:>label_w$} ", fit(&b.label, label_w)), th.muted),
+                    Span::styled("█".repeat(n.max(usize::from(b.count > 0))), th.chart),
+                    Span::styled(format!(" {}", human(b.count)), th.number),
+                ]));
+            }
+        }
+    }
+    f.render_widget(Paragraph::new(lines), split[1]);
+}

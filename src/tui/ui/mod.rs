@@ -1,0 +1,262 @@
+//! Drawing: pure functions from the app state to a frame. One file per pane; this file owns
+//! the layout (also used for mouse hit-testing), the frame around the panes, and overlays.
+
+pub mod approval;
+pub mod catalog;
+pub mod describe;
+pub mod detail;
+pub mod editor;
+pub mod help;
+pub mod palette;
+pub mod results;
+pub mod servers;
+pub mod status;
+pub mod traffic;
+
+use super::app::{App, Overlay, Pane};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout as Split, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear};
+
+/// Where each part of the screen is.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Layout {
+    pub title: Rect,
+    pub servers: Rect,
+    pub traffic: Rect,
+    pub detail: Rect,
+    pub catalog: Rect,
+    pub editor: Rect,
+    pub results: Rect,
+    pub footer: Rect,
+}
+
+impl Layout {
+    pub fn panes(&self) -> Vec<(Pane, Rect)> {
+        vec![
+            (Pane::Servers, self.servers),
+            (Pane::Traffic, self.traffic),
+            (Pane::Detail, self.detail),
+            (Pane::Catalog, self.catalog),
+            (Pane::Editor, self.editor),
+            (Pane::Results, self.results),
+        ]
+    }
+
+    pub fn rect(&self, p: Pane) -> Rect {
+        self.panes()
+            .into_iter()
+            .find(|(q, _)| *q == p)
+            .map(|(_, r)| r)
+            .unwrap_or_default()
+    }
+}
+
+/// The layout for a screen of `area`; with `zoom`, that pane takes the whole body.
+pub fn layout(area: Rect, zoom: Option<Pane>) -> Layout {
+    let rows = Split::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(2),
+        ])
+        .split(area);
+    let (title, body, footer) = (rows[0], rows[1], rows[2]);
+    let mut l = Layout {
+        title,
+        footer,
+        ..Default::default()
+    };
+    if let Some(p) = zoom {
+        match p {
+            Pane::Servers => l.servers = body,
+            Pane::Traffic => l.traffic = body,
+            Pane::Detail => l.detail = body,
+            Pane::Catalog => l.catalog = body,
+            Pane::Editor => l.editor = body,
+            Pane::Results => l.results = body,
+        }
+        return l;
+    }
+    // Top: what the agent does (Traffic, Detail). Bottom: what the human digs into
+    // (Servers and Catalog on the left, SQL and its Results beside them).
+    let halves = Split::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Percentage(48), Constraint::Percentage(52)])
+        .split(body);
+    let top = Split::default()
+        .direction(Direction::Horizontal)
+        .constraints([Constraint::Percentage(60), Constraint::Percentage(40)])
+        .split(halves[0]);
+    l.traffic = top[0];
+    l.detail = top[1];
+    let left_w = (body.width / 4).clamp(24, 40);
+    let cols = Split::default()
+        .direction(Direction::Horizontal)
+        .constraints([Constraint::Length(left_w), Constraint::Min(20)])
+        .split(halves[1]);
+    let left = Split::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(6.min(halves[1].height / 3).max(3)),
+            Constraint::Min(3),
+        ])
+        .split(cols[0]);
+    l.servers = left[0];
+    l.catalog = left[1];
+    let right = Split::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(7.min(cols[1].height / 2).max(3)),
+            Constraint::Min(3),
+        ])
+        .split(cols[1]);
+    l.editor = right[0];
+    l.results = right[1];
+    l
+}
+
+fn size_rect(size: (u16, u16)) -> Rect {
+    Rect::new(0, 0, size.0, size.1)
+}
+
+/// Call rows the Traffic pane shows.
+pub fn traffic_rows(size: (u16, u16), zoom: Option<Pane>) -> usize {
+    let r = layout(size_rect(size), zoom).traffic;
+    (r.height as usize).saturating_sub(2 + traffic::LIST_TOP)
+}
+
+/// Data rows the Results grid shows.
+pub fn grid_rows(size: (u16, u16), zoom: Option<Pane>) -> usize {
+    let r = layout(size_rect(size), zoom).results;
+    (r.height as usize).saturating_sub(2 + 2)
+}
+
+/// A pane's frame: a border that shows focus, and a numbered title.
+pub fn pane_block<'a>(app: &App, pane: Pane, extra: &str) -> Block<'a> {
+    let focused = app.focus == pane;
+    let n = Pane::ORDER.iter().position(|p| *p == pane).unwrap_or(0) + 1;
+    let th = &app.theme;
+    let title = Line::from(vec![
+        Span::styled(format!(" {n} "), th.key),
+        Span::styled(
+            pane.title().to_owned(),
+            if focused { th.title_focused } else { th.title },
+        ),
+        Span::styled(
+            if extra.is_empty() {
+                " ".to_owned()
+            } else {
+                format!(" {extra} ")
+            },
+            th.muted,
+        ),
+    ]);
+    Block::default()
+        .borders(Borders::ALL)
+        .border_type(if focused {
+            BorderType::Thick
+        } else {
+            BorderType::Rounded
+        })
+        .border_style(if focused {
+            th.border_focused
+        } else {
+            th.border
+        })
+        .style(th.base)
+        .title(title)
+}
+
+/// Muted centred-ish lines for a pane with nothing to show yet.
+pub fn empty_state(lines: &[&str], style: Style) -> Vec<Line<'static>> {
+    let mut out = vec![Line::raw("")];
+    out.extend(lines.iter().map(|l| Line::styled(format!(" {l}"), style)));
+    out
+}
+
+pub fn draw(f: &mut Frame, app: &App) {
+    let area = f.area();
+    f.render_widget(Block::default().style(app.theme.base), area);
+    let l = layout(area, app.zoom.then_some(app.focus));
+    status::draw_title(f, l.title, app);
+    let show = |r: Rect| r.width > 2 && r.height > 2;
+    if show(l.servers) {
+        servers::draw(f, l.servers, app);
+    }
+    if show(l.traffic) {
+        traffic::draw(f, l.traffic, app);
+    }
+    if show(l.detail) {
+        detail::draw(f, l.detail, app);
+    }
+    if show(l.catalog) {
+        catalog::draw(f, l.catalog, app);
+    }
+    if show(l.editor) {
+        editor::draw(f, l.editor, app);
+    }
+    if show(l.results) {
+        results::draw(f, l.results, app);
+    }
+    status::draw_footer(f, l.footer, app);
+    match &app.overlay {
+        Overlay::None | Overlay::Filter => {}
+        Overlay::Help { scroll } => help::draw(f, area, app, *scroll),
+        Overlay::Palette(p) => palette::draw(f, area, app, p),
+        Overlay::Describe(d) => describe::draw(f, area, app, d),
+    }
+    if let Some(req) = app.approvals.first() {
+        approval::draw(f, area, app, req);
+    }
+}
+
+/// A rectangle of `pw`% × `ph`% centred in `area`, cleared for an overlay.
+pub fn centred(f: &mut Frame, area: Rect, pw: u16, ph: u16) -> Rect {
+    let w = area.width * pw / 100;
+    let h = area.height * ph / 100;
+    let r = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    f.render_widget(Clear, r);
+    r
+}
+
+/// Cuts `s` to `w` display columns, marking the cut with `…`.
+pub fn fit(s: &str, w: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let mut out = String::new();
+    let mut used = 0;
+    let total: usize = s.chars().map(|c| c.width().unwrap_or(0)).sum();
+    if total <= w {
+        return s.to_owned();
+    }
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if used + cw + 1 > w {
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
+    if w > 0 {
+        out.push('…');
+    }
+    out
+}
+
+/// `1234567` → `1.2M`, for bytes and tokens in narrow columns.
+pub fn human(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1}M", n as f64 / 1e6),
+        _ => format!("{:.1}G", n as f64 / 1e9),
+    }
+}

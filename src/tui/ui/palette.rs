@@ -1,0 +1,88 @@
+//! The tool palette: pick any exposed tool, edit its arguments as JSON prefilled from its
+//! schema (checked before sending), and call it as the human.
+
+use super::super::app::{App, Palette, PaletteStage};
+use super::{centred, fit};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+
+pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Palette) {
+    let th = &app.theme;
+    let r = centred(f, area, 70, 70);
+    let block = |title: String| {
+        Block::default()
+            .borders(Borders::ALL)
+            .border_style(th.border_focused)
+            .style(th.base)
+            .title(Span::styled(title, th.title_focused))
+    };
+    match &p.stage {
+        PaletteStage::Pick => {
+            let b = block(" call a tool — type to filter, enter picks, esc closes ".into());
+            let inner = b.inner(r);
+            f.render_widget(b, r);
+            let mut lines = vec![Line::from(vec![
+                Span::styled("› ", th.accent),
+                Span::raw(format!("{}▏", p.filter)),
+            ])];
+            let matches = app.palette_matches(&p.filter);
+            if app.tools.is_empty() {
+                lines.push(Line::styled("loading tools…", th.muted));
+            } else if matches.is_empty() {
+                lines.push(Line::styled("no tool matches", th.muted));
+            }
+            let rows = (inner.height as usize).saturating_sub(1);
+            let skip = p.selected.saturating_sub(rows.saturating_sub(1));
+            let w = inner.width as usize;
+            for (i, t) in matches.iter().enumerate().skip(skip).take(rows) {
+                let name = t["name"].as_str().unwrap_or("");
+                let desc = t["description"]
+                    .as_str()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or("");
+                let line = Line::from(vec![
+                    Span::styled(format!("{:<30}", fit(name, 29)), th.function),
+                    Span::styled(fit(desc, w.saturating_sub(30)), th.muted),
+                ]);
+                lines.push(if i == p.selected {
+                    line.style(th.selection)
+                } else {
+                    line
+                });
+            }
+            f.render_widget(Paragraph::new(lines), inner);
+        }
+        PaletteStage::Edit { tool, args } => {
+            let name = tool["name"].as_str().unwrap_or("");
+            let b = block(format!(
+                " {name} — arguments (JSON) · ctrl-s calls · esc back "
+            ));
+            let inner = b.inner(r);
+            f.render_widget(b, r);
+            let desc = tool["description"].as_str().unwrap_or("");
+            let desc_h = 3.min(inner.height / 3);
+            let err_h = if p.error.is_some() { 2 } else { 0 };
+            f.render_widget(
+                Paragraph::new(Line::styled(desc.to_owned(), th.muted)).wrap(Wrap { trim: true }),
+                Rect::new(inner.x, inner.y, inner.width, desc_h),
+            );
+            let edit = Rect::new(
+                inner.x,
+                inner.y + desc_h,
+                inner.width,
+                inner.height.saturating_sub(desc_h + err_h),
+            );
+            f.render_widget(args.as_ref(), edit);
+            if let Some(e) = &p.error {
+                f.render_widget(
+                    Paragraph::new(Line::styled(e.clone(), th.error)).wrap(Wrap { trim: true }),
+                    Rect::new(inner.x, inner.y + inner.height - err_h, inner.width, err_h),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! The title bar (session, servers up, datasets) and the footer: the last status message
+//! and the keys of the focused pane, generated from the keymap.
+
+use super::super::app::{App, Overlay, StatusKind};
+use super::fit;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+pub fn draw_title(f: &mut Frame, area: Rect, app: &App) {
+    let th = &app.theme;
+    let up = app.servers.iter().filter(|s| s.state == "up").count();
+    let config = app
+        .session
+        .as_ref()
+        .map(|s| s.config.rsplit('/').next().unwrap_or("").to_owned())
+        .unwrap_or_default();
+    let line = Line::from(vec![
+        Span::styled(format!(" {} ", app.title), th.title_focused),
+        Span::styled(format!(" {config} "), th.muted),
+        Span::styled(format!(" servers {up}/{} up ", app.servers.len()), th.muted),
+        Span::styled(format!(" datasets {} ", app.datasets.len()), th.muted),
+        Span::styled(" ? keys  : tools  q quit ", th.muted),
+    ]);
+    f.render_widget(Paragraph::new(line).style(th.status), area);
+}
+
+pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
+    let th = &app.theme;
+    let status = match &app.status {
+        Some((text, kind)) => Line::styled(
+            format!(" {}", fit(text, area.width as usize - 1)),
+            match kind {
+                StatusKind::Info => th.info,
+                StatusKind::Success => th.success,
+                StatusKind::Error => th.error,
+            },
+        ),
+        None => Line::raw(""),
+    };
+    let status_area = Rect::new(area.x, area.y, area.width, 1);
+    f.render_widget(Paragraph::new(status).style(th.status), status_area);
+    if area.height < 2 {
+        return;
+    }
+    // Keys of what has focus: the overlay or the pane, then the navigation basics.
+    let contexts = app.contexts();
+    let mut spans = Vec::new();
+    let mut width = 0usize;
+    let limit = area.width as usize;
+    let primary = contexts.first().copied();
+    for ctx in contexts {
+        for (k, a) in app.keymap.grouped(ctx) {
+            if Some(ctx) != primary
+                && !matches!(a.name(), "focus_next" | "help" | "palette" | "quit")
+            {
+                continue;
+            }
+            let item = format!(" {k} ");
+            let text = format!("{} ", a.help());
+            if width + item.chars().count() + text.chars().count() > limit {
+                break;
+            }
+            width += item.chars().count() + text.chars().count();
+            spans.push(Span::styled(item, th.key));
+            spans.push(Span::styled(text, th.muted));
+        }
+    }
+    if matches!(app.overlay, Overlay::Filter) {
+        spans = vec![Span::styled(
+            format!(" filter: {}▏ (enter keeps, esc closes)", app.filter),
+            th.info,
+        )];
+    }
+    f.render_widget(
+        Paragraph::new(Line::from(spans)).style(th.status),
+        Rect::new(area.x, area.y + 1, area.width, 1),
+    );
+}

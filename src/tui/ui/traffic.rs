@@ -1,0 +1,211 @@
+//! The Traffic pane: every tool call, newest first (or following), with caller, tool,
+//! outcome, latency, size and estimated tokens in → out; a sparkline of calls and tokens
+//! saved per minute; a filter by server, tool, outcome or text.
+
+use super::super::app::{App, Pane};
+use super::{empty_state, fit, human, pane_block};
+use crate::session::calls::CallSummary;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+/// Lines above the call list: the sparkline and the column header.
+pub const LIST_TOP: usize = 2;
+const MINUTES: usize = 30;
+
+/// Minutes since the epoch of an ISO time `YYYY-MM-DDTHH:MM:SSZ`.
+fn minute_of(iso: &str) -> Option<u64> {
+    let date = iso.get(0..10)?;
+    let mut p = date.split('-');
+    let (y, m, d): (i64, u32, u32) = (
+        p.next()?.parse().ok()?,
+        p.next()?.parse().ok()?,
+        p.next()?.parse().ok()?,
+    );
+    let h: u64 = iso.get(11..13)?.parse().ok()?;
+    let min: u64 = iso.get(14..16)?.parse().ok()?;
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as u64 * 1440 + h * 60 + min)
+}
+
+/// Calls and tokens saved per minute over the last half hour.
+pub fn per_minute(calls: &[CallSummary], now_minute: u64) -> (Vec<u64>, Vec<u64>) {
+    let newest = calls
+        .iter()
+        .filter_map(|c| minute_of(&c.at))
+        .max()
+        .unwrap_or(0);
+    let end = now_minute.max(newest);
+    let mut n = vec![0u64; MINUTES];
+    let mut saved = vec![0u64; MINUTES];
+    for c in calls {
+        let Some(m) = minute_of(&c.at) else { continue };
+        if m + (MINUTES as u64) <= end {
+            continue;
+        }
+        let i = MINUTES - 1 - (end - m) as usize;
+        n[i] += 1;
+        saved[i] += c.tokens_in.saturating_sub(c.tokens_out);
+    }
+    (n, saved)
+}
+
+const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+fn spark(values: &[u64]) -> String {
+    let max = values.iter().copied().max().unwrap_or(0);
+    values
+        .iter()
+        .map(|&v| {
+            if v == 0 || max == 0 {
+                ' '
+            } else {
+                BARS[((v * 7).div_ceil(max)) as usize].min('█')
+            }
+        })
+        .collect()
+}
+
+pub fn draw(f: &mut Frame, area: Rect, app: &App) {
+    let th = &app.theme;
+    let visible = app.visible_calls();
+    let mut extra = format!("{} calls", visible.len());
+    if app.follow {
+        extra.push_str(" · following");
+    }
+    if !app.filter.is_empty() || matches!(app.overlay, super::super::app::Overlay::Filter) {
+        extra.push_str(&format!(" · filter: {}▏", app.filter));
+    }
+    let block = pane_block(app, Pane::Traffic, &extra);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    if app.calls.is_empty() {
+        f.render_widget(
+            Paragraph::new(empty_state(
+                &[
+                    "No traffic yet.",
+                    "Call a tool from the palette (: or ctrl-p),",
+                    "or point an MCP client at `loom connect`.",
+                ],
+                th.muted,
+            )),
+            inner,
+        );
+        return;
+    }
+    let w = inner.width as usize;
+    let (n, saved) = per_minute(&app.calls, app.now_minute);
+    let total_saved: u64 = app
+        .calls
+        .iter()
+        .map(|c| c.tokens_in.saturating_sub(c.tokens_out))
+        .sum();
+    let mut lines = vec![Line::from(vec![
+        Span::styled("calls ", th.muted),
+        Span::styled(spark(&n), th.chart),
+        Span::styled("  saved ", th.muted),
+        Span::styled(spark(&saved), th.success),
+        Span::styled(format!(" {} tok", human(total_saved)), th.muted),
+    ])];
+    // Fixed columns: time, caller, latency, tokens; tool and outcome share the rest.
+    let flex = w.saturating_sub(9 + 3 + 7 + 11).max(10);
+    let tool_w = flex * 11 / 20;
+    let out_w = flex - tool_w;
+    lines.push(Line::styled(
+        fit(
+            &format!(
+                "{:<9}{:<3}{:<tool_w$}{:<out_w$}{:>7}{:>11}",
+                "time", "who", "tool", "outcome", "ms", "tok in→out"
+            ),
+            w,
+        ),
+        th.header,
+    ));
+    let rows = (inner.height as usize).saturating_sub(LIST_TOP);
+    let scroll = app.traffic_scroll();
+    for (i, c) in visible.iter().enumerate().skip(scroll).take(rows) {
+        let time = c.at.get(11..19).unwrap_or("");
+        let who = if c.caller == "human" { "H" } else { "M" };
+        let outcome = match (&c.reference, c.outcome.as_str()) {
+            (Some(r), "intercepted") => format!("→ {r}"),
+            (Some(r), "parked") => format!("⇢ {r}"),
+            (_, o) => o.to_owned(),
+        };
+        let outcome_style = match c.outcome.as_str() {
+            "intercepted" | "parked" => th.accent,
+            "error" | "denied" => th.error,
+            "running" => th.warning,
+            "cancelled" => th.muted,
+            _ => th.success,
+        };
+        let tokens = if c.outcome == "running" {
+            String::new()
+        } else {
+            format!("{}→{}", human(c.tokens_in), human(c.tokens_out))
+        };
+        let millis = if c.outcome == "running" {
+            "…".to_owned()
+        } else {
+            c.millis.to_string()
+        };
+        let line = Line::from(vec![
+            Span::styled(format!("{time} "), th.muted),
+            Span::styled(
+                format!("{who}  "),
+                if who == "H" { th.keyword } else { th.muted },
+            ),
+            Span::raw(format!(
+                "{:<tool_w$}",
+                fit(&c.tool, tool_w.saturating_sub(1))
+            )),
+            Span::styled(
+                format!("{:<out_w$}", fit(&outcome, out_w.saturating_sub(1))),
+                outcome_style,
+            ),
+            Span::styled(format!("{millis:>7}"), th.number),
+            Span::styled(format!("{tokens:>11}"), th.muted),
+        ]);
+        let selected = i == app.traffic_sel;
+        lines.push(if selected && app.focus == Pane::Traffic {
+            line.style(th.selection)
+        } else if selected {
+            line.style(th.muted)
+        } else {
+            line
+        });
+    }
+    f.render_widget(Paragraph::new(lines), inner);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minutes_and_buckets() {
+        assert_eq!(minute_of("1970-01-01T00:01:00Z"), Some(1));
+        assert_eq!(minute_of("2000-03-01T00:00:00Z"), Some(951_868_800 / 60));
+        let c = |at: &str, i, o| CallSummary {
+            at: at.into(),
+            tokens_in: i,
+            tokens_out: o,
+            ..Default::default()
+        };
+        let calls = vec![
+            c("2026-11-30T10:00:10Z", 100, 10),
+            c("2026-11-30T10:00:50Z", 5, 5),
+            c("2026-11-30T10:02:00Z", 50, 0),
+        ];
+        let (n, saved) = per_minute(&calls, 0);
+        assert_eq!(&n[MINUTES - 3..], &[2, 0, 1]);
+        assert_eq!(&saved[MINUTES - 3..], &[90, 0, 50]);
+    }
+}

@@ -1,0 +1,494 @@
+//! The session socket and the human in the loop, end to end: `loom serve` driven by a real
+//! MCP client over stdio, workbenches attached through the socket (the Engine API over
+//! `loom/…` methods), approvals decided by an attacher, and the one-shot CLI commands.
+
+mod common;
+
+use common::{LOOM, RawClient, TempConfig, is_error_result, text_of};
+use loom::session::Event;
+use loom::session::approvals::Decision;
+use loom::session::engine::{Engine, Reply, Request};
+use loom::session::socket::{RemoteEngine, SessionEntry};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn sample_config(extra_top: &str, extra_server: &str) -> TempConfig {
+    TempConfig::new(&format!(
+        "{extra_top}\nexport_dir = \"exports\"\nmemory_file = \"memories.jsonl\"\n[[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n{extra_server}\n"
+    ))
+}
+
+/// The session a test's `loom serve` opened, read from its runtime folder.
+async fn entry_of(cfg: &TempConfig) -> SessionEntry {
+    let dir = cfg.dir.path().join("loom");
+    for _ in 0..200 {
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            for e in rd.flatten() {
+                if e.path().extension().is_some_and(|x| x == "json")
+                    && let Ok(t) = std::fs::read_to_string(e.path())
+                    && let Ok(s) = serde_json::from_str::<SessionEntry>(&t)
+                {
+                    return s;
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no session file in {}", dir.display());
+}
+
+async fn started(cfg: &TempConfig) -> (RawClient, SessionEntry) {
+    let mut client = RawClient::spawn(&cfg.path);
+    client.initialize().await;
+    let names = client.tool_names().await;
+    assert!(
+        names.iter().any(|n| n == "sample_cancel_order"),
+        "{names:?}"
+    );
+    let entry = entry_of(cfg).await;
+    (client, entry)
+}
+
+/// Collects call events from a feed until `n` finished calls were seen.
+async fn call_events(feed: &mut loom::session::engine::EventFeed, n: usize) -> Vec<(u64, String)> {
+    let mut out = Vec::new();
+    let mut finished = 0;
+    while finished < n {
+        let ev = tokio::time::timeout(Duration::from_secs(30), feed.live.recv())
+            .await
+            .expect("events in time")
+            .expect("feed open");
+        match &ev.event {
+            Event::CallStarted(c) => out.push((ev.seq, format!("start {} {}", c.call, c.tool))),
+            Event::CallFinished(c) => {
+                finished += 1;
+                out.push((ev.seq, format!("end {} {} {}", c.call, c.tool, c.outcome)))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_attachers_and_a_model_client_see_the_same_events_in_the_same_order() {
+    let cfg = sample_config("", "");
+    let (mut client, entry) = started(&cfg).await;
+    let a = RemoteEngine::connect(&entry).await.expect("attach a");
+    let b = RemoteEngine::connect(&entry).await.expect("attach b");
+    let mut fa = a.events(true);
+    let mut fb = b.events(true);
+    // Let both subscriptions settle before the calls.
+    assert!(matches!(
+        a.request(Request::Servers).await,
+        Ok(Reply::Servers { .. })
+    ));
+    assert!(matches!(
+        b.request(Request::Servers).await,
+        Ok(Reply::Servers { .. })
+    ));
+    for city in ["Lisbon", "Porto", "Faro"] {
+        let r = client
+            .call("sample_get_weather", json!({ "city": city }))
+            .await;
+        assert!(!is_error_result(&r), "{r}");
+    }
+    let ea = call_events(&mut fa, 3).await;
+    let eb = call_events(&mut fb, 3).await;
+    assert_eq!(ea, eb);
+    assert_eq!(ea.len(), 6, "{ea:?}");
+    assert!(
+        ea.windows(2).all(|w| w[0].0 < w[1].0),
+        "in sequence order: {ea:?}"
+    );
+
+    // A crashed attacher (its connection dropped mid-stream) never disturbs the model.
+    drop(fa);
+    drop(a);
+    let r = client
+        .call("sample_get_weather", json!({ "city": "Braga" }))
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+    // The backlog: a late attacher sees the earlier calls.
+    let c = RemoteEngine::connect(&entry).await.expect("attach c");
+    let mut fc = c.events(false);
+    let late = call_events(&mut fc, 4).await;
+    assert_eq!(late.iter().filter(|e| e.1.starts_with("end")).count(), 4);
+    drop(fb);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attached_workbench_queries_and_exports_through_the_socket() {
+    let cfg = sample_config("", "");
+    let (mut client, entry) = started(&cfg).await;
+    let r = client.call("sample_list_orders", json!({})).await;
+    let dataset = r["result"]["structuredContent"]["ref"]
+        .as_str()
+        .expect("intercepted")
+        .to_owned();
+    let eng = RemoteEngine::connect(&entry).await.expect("attach");
+    let Ok(Reply::Datasets { datasets }) = eng.request(Request::Datasets).await else {
+        panic!("datasets")
+    };
+    assert!(datasets.iter().any(|d| d.dataset == dataset));
+    let Ok(Reply::Query { result }) = eng
+        .request(Request::Query {
+            sql: format!("SELECT count(*) AS n FROM {dataset}"),
+        })
+        .await
+    else {
+        panic!("query")
+    };
+    let Ok(Reply::Rows { rows }) = eng
+        .request(Request::Rows {
+            table: result.table,
+            offset: 0,
+            limit: 10,
+        })
+        .await
+    else {
+        panic!("rows")
+    };
+    let n: u64 = rows[0][0].as_deref().unwrap().parse().unwrap();
+    assert!(n >= 100);
+    // Hostile SQL through the socket is refused like the model's.
+    let err = eng
+        .request(Request::Query {
+            sql: "INSTALL httpfs".into(),
+        })
+        .await
+        .unwrap_err();
+    assert!(err.contains("not allowed"), "{err}");
+
+    // The one-shot commands against the same running session.
+    let dir = cfg.dir.path().display().to_string();
+    let out = std::process::Command::new(LOOM)
+        .env("XDG_RUNTIME_DIR", &dir)
+        .args([
+            "query",
+            &format!("SELECT count(*) AS n FROM {dataset}"),
+            "--format",
+            "csv",
+        ])
+        .output()
+        .expect("loom query");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("n\n{n}\n"));
+    let file = cfg.file("orders.json");
+    let out = std::process::Command::new(LOOM)
+        .env("XDG_RUNTIME_DIR", &dir)
+        .args([
+            "export",
+            &entry.pid.to_string(),
+            &dataset,
+            "--format",
+            "json",
+            "-o",
+        ])
+        .arg(&file)
+        .output()
+        .expect("loom export");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v.as_array().map(Vec::len), Some(n as usize));
+    // Never overwrites.
+    let out = std::process::Command::new(LOOM)
+        .env("XDG_RUNTIME_DIR", &dir)
+        .args(["export", &dataset, "-o"])
+        .arg(&file)
+        .output()
+        .expect("loom export");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("never overwrites"));
+    // `loom sessions` lists this one.
+    let out = std::process::Command::new(LOOM)
+        .env("XDG_RUNTIME_DIR", &dir)
+        .arg("sessions")
+        .output()
+        .expect("loom sessions");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&entry.pid.to_string()) && text.contains("sample"),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_sockets_are_found_and_removed() {
+    let cfg = sample_config("", "");
+    let dir = cfg.dir.path().join("loom");
+    std::fs::create_dir_all(&dir).unwrap();
+    // A session that died without cleaning up: its socket and description remain.
+    let dead = 999_999u32;
+    let sock = dir.join(format!("{dead}.sock"));
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    drop(listener);
+    let entry = SessionEntry {
+        pid: dead,
+        config: "gone.toml".into(),
+        started_at: "2026-01-01T00:00:00Z".into(),
+        servers: vec![],
+        socket: sock.clone(),
+        kind: "serve".into(),
+    };
+    std::fs::write(
+        dir.join(format!("{dead}.json")),
+        serde_json::to_vec(&entry).unwrap(),
+    )
+    .unwrap();
+    let out = std::process::Command::new(LOOM)
+        .env("XDG_RUNTIME_DIR", cfg.dir.path())
+        .arg("sessions")
+        .output()
+        .expect("loom sessions");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no loom session is running"));
+    assert!(!sock.exists(), "stale socket removed");
+    assert!(!dir.join(format!("{dead}.json")).exists());
+    // `loom connect` with nothing running fails with a clear message.
+    let out = std::process::Command::new(LOOM)
+        .env("XDG_RUNTIME_DIR", cfg.dir.path())
+        .arg("connect")
+        .output()
+        .expect("loom connect");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no loom session is running"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workbench_of_another_protocol_version_is_told_both_versions() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let cfg = sample_config("", "");
+    let (_client, entry) = started(&cfg).await;
+    let mut s = tokio::net::UnixStream::connect(&entry.socket)
+        .await
+        .unwrap();
+    s.write_all(
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"loom/hello\",\"params\":{\"protocol\":99}}\n",
+    )
+    .await
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line).await.unwrap();
+    assert!(
+        line.contains("speaks version 1") && line.contains("version 99"),
+        "{line}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_of_another_user_is_refused_whatever_the_file_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(
+        euid, 0,
+        "this test runs a second user id and needs root (CI runs as root)"
+    );
+    let cfg = sample_config("", "");
+    let (_client, entry) = started(&cfg).await;
+    // Open every door the file system has: only the peer check is left.
+    for p in [cfg.dir.path(), &cfg.dir.path().join("loom")] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(&entry.socket, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let script = format!(
+        "import socket\ns=socket.socket(socket.AF_UNIX)\ns.connect({:?})\nprint(s.makefile().readline())",
+        entry.socket.display().to_string()
+    );
+    let out = std::process::Command::new("python3")
+        .args(["-c", &script])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .expect("run as nobody");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("belongs to another user"),
+        "stdout {text} stderr {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains("\"result\""));
+}
+
+async fn attacher(entry: &SessionEntry) -> (Arc<RemoteEngine>, loom::session::engine::EventFeed) {
+    let eng = RemoteEngine::connect(entry).await.expect("attach");
+    let feed = eng.events(true);
+    assert!(matches!(
+        eng.request(Request::Servers).await,
+        Ok(Reply::Servers { .. })
+    ));
+    (eng, feed)
+}
+
+async fn next_approval(
+    feed: &mut loom::session::engine::EventFeed,
+) -> loom::session::approvals::ApprovalRequest {
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), feed.live.recv())
+            .await
+            .expect("an approval request in time")
+            .expect("feed open");
+        if let Event::ApprovalRequested(r) = ev.event {
+            return r;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_approve_once_for_the_session_and_deny_with_a_reason() {
+    let cfg = sample_config("", "");
+    let (client, entry) = started(&cfg).await;
+    let (eng, mut feed) = attacher(&entry).await;
+    let client = Arc::new(tokio::sync::Mutex::new(client));
+    let call = |order: u64| {
+        let c = client.clone();
+        tokio::spawn(async move {
+            c.lock()
+                .await
+                .call("sample_cancel_order", json!({ "order_id": order }))
+                .await
+        })
+    };
+    // Once.
+    let pending = call(1);
+    let req = next_approval(&mut feed).await;
+    assert_eq!(req.original, "cancel_order");
+    assert_eq!(req.arguments, json!({ "order_id": 1 }));
+    assert_eq!(req.annotations["destructiveHint"], json!(true));
+    eng.request(Request::Approve {
+        approval: req.approval,
+        decision: Decision::Once,
+    })
+    .await
+    .unwrap();
+    let r = pending.await.unwrap();
+    assert!(!is_error_result(&r), "{r}");
+    // Denied with a reason: the model gets isError and the reason.
+    let pending = call(2);
+    let req = next_approval(&mut feed).await;
+    eng.request(Request::Approve {
+        approval: req.approval,
+        decision: Decision::Deny {
+            reason: Some("not during the demo".into()),
+        },
+    })
+    .await
+    .unwrap();
+    let r = pending.await.unwrap();
+    assert!(is_error_result(&r), "{r}");
+    assert!(
+        text_of(&r).contains("denied by a human: not during the demo"),
+        "{r}"
+    );
+    // For the session: asked once, then never again.
+    let pending = call(3);
+    let req = next_approval(&mut feed).await;
+    eng.request(Request::Approve {
+        approval: req.approval,
+        decision: Decision::Session,
+    })
+    .await
+    .unwrap();
+    assert!(!is_error_result(&pending.await.unwrap()));
+    let r = call(4).await.unwrap();
+    assert!(!is_error_result(&r), "{r}");
+    // Every decision is in the call log with who decided.
+    let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 100 }).await else {
+        panic!("calls")
+    };
+    let decisions: Vec<(String, Option<String>)> = calls
+        .iter()
+        .filter(|c| c.tool == "sample_cancel_order")
+        .map(|c| (c.outcome.clone(), c.decision.clone()))
+        .collect();
+    assert_eq!(decisions.len(), 4, "{decisions:?}");
+    assert_eq!(decisions[0].1.as_deref(), Some("approved once by a human"));
+    assert_eq!(decisions[1].0, "denied");
+    assert_eq!(
+        decisions[1].1.as_deref(),
+        Some("denied by a human: not during the demo")
+    );
+    assert_eq!(
+        decisions[3].1.as_deref(),
+        Some("approved for the session by a human")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_time_out_follow_unattended_and_policy_deny_always_holds() {
+    // A human attached who never answers: denied at approval_timeout.
+    let cfg = sample_config("approval_timeout = 1", "");
+    let (mut client, entry) = started(&cfg).await;
+    let (_eng, mut feed) = attacher(&entry).await;
+    let begun = std::time::Instant::now();
+    let r = client
+        .call("sample_cancel_order", json!({ "order_id": 1 }))
+        .await;
+    assert!(
+        is_error_result(&r) && text_of(&r).contains("approval_timeout"),
+        "{r}"
+    );
+    assert!(begun.elapsed() >= Duration::from_secs(1));
+    let _ = next_approval(&mut feed).await;
+
+    // Nobody attached: `unattended = "deny"` denies at once; the default allows.
+    let cfg = sample_config("unattended = \"deny\"", "");
+    let (mut client, _) = started(&cfg).await;
+    let r = client
+        .call("sample_cancel_order", json!({ "order_id": 1 }))
+        .await;
+    assert!(
+        is_error_result(&r) && text_of(&r).contains("unattended = \"deny\""),
+        "{r}"
+    );
+    let cfg = sample_config("", "");
+    let (mut client, _) = started(&cfg).await;
+    let r = client
+        .call("sample_cancel_order", json!({ "order_id": 1 }))
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+
+    // approve.deny holds even when nobody is attached and unattended allows; approve.ask
+    // makes a read-only tool ask.
+    let cfg = sample_config(
+        "",
+        "approve.deny = [\"cancel_*\"]\napprove.ask = [\"get_weather\"]\n",
+    );
+    let (mut client, entry) = started(&cfg).await;
+    let r = client
+        .call("sample_cancel_order", json!({ "order_id": 1 }))
+        .await;
+    assert!(
+        is_error_result(&r) && text_of(&r).contains("approve.deny"),
+        "{r}"
+    );
+    let (eng, mut feed) = attacher(&entry).await;
+    let client = Arc::new(tokio::sync::Mutex::new(client));
+    let c = client.clone();
+    let pending = tokio::spawn(async move {
+        c.lock()
+            .await
+            .call("sample_get_weather", json!({ "city": "Lisbon" }))
+            .await
+    });
+    let req = next_approval(&mut feed).await;
+    assert_eq!(req.original, "get_weather");
+    eng.request(Request::Approve {
+        approval: req.approval,
+        decision: Decision::Once,
+    })
+    .await
+    .unwrap();
+    assert!(!is_error_result(&pending.await.unwrap()));
+}

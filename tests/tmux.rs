@@ -1,0 +1,163 @@
+//! End to end in a real terminal: `loom tui` on the demo's sample server inside tmux, driven
+//! with send-keys and read with capture-pane, while a second process joins the same session
+//! through `loom connect` as an MCP client.
+
+mod common;
+
+use common::{LOOM, RawClient, TempConfig};
+use serde_json::json;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A private tmux server for one test; killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn new(name: &str) -> Tmux {
+        let t = Tmux {
+            socket: format!("loom-test-{name}-{}", std::process::id()),
+        };
+        let ok = Command::new("tmux").arg("-V").output();
+        assert!(
+            ok.is_ok_and(|o| o.status.success()),
+            "tmux is missing: run scripts/test.sh (it installs the test peers)"
+        );
+        t
+    }
+
+    fn cmd(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("run tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        self.cmd(&args);
+    }
+
+    fn literal(&self, text: &str) {
+        self.cmd(&["send-keys", "-t", "t", "-l", text]);
+    }
+
+    fn screen(&self) -> String {
+        self.cmd(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                panic!("timed out waiting for {what}; screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workbench_in_tmux_with_a_second_client_joining_through_connect() {
+    let cfg = TempConfig::new(&format!(
+        "export_dir = \"exports\"\nmemory_file = \"memories.jsonl\"\n[[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n"
+    ));
+    let dir = cfg.dir.path().display().to_string();
+    let tmux = Tmux::new("tui");
+    let command = format!(
+        "env XDG_RUNTIME_DIR={dir} XDG_DATA_HOME={dir} {LOOM} tui -c {}",
+        cfg.path.display()
+    );
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-x",
+        "160",
+        "-y",
+        "45",
+        "-s",
+        "t",
+        &command,
+    ]);
+    tmux.wait_for("the sample server", |s| s.contains("sample up"));
+
+    // The palette: list_orders with its prefilled arguments.
+    tmux.keys(&[":"]);
+    tmux.wait_for("the palette", |s| s.contains("call a tool"));
+    tmux.literal("list_orders");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the argument editor", |s| s.contains("arguments (JSON)"));
+    tmux.keys(&["C-s"]);
+    let s = tmux.wait_for("the intercepted call", |s| {
+        s.contains("→ sample_list_orders")
+    });
+    assert!(s.contains("sample_list_orders done"), "{s}");
+
+    // Follow it into the dataset, query it, export it.
+    tmux.keys(&["o"]);
+    tmux.wait_for("the dataset detail", |s| {
+        s.contains("columns") && s.contains("rows")
+    });
+    tmux.keys(&["s"]);
+    let s = tmux.wait_for("the result grid", |s| s.contains("row 1 of"));
+    assert!(s.contains("SELECT * FROM sample_list_orders"), "{s}");
+    tmux.keys(&["x"]);
+    let s = tmux.wait_for("the export", |s| s.contains("exported"));
+    let exported = std::fs::read_dir(cfg.dir.path().join("exports"))
+        .expect("exports folder")
+        .count();
+    assert_eq!(exported, 1, "{s}");
+
+    // A second process joins through `loom connect` and its call shows up in Traffic.
+    let mut client = RawClient::spawn_args(&["connect"], &[("XDG_RUNTIME_DIR", &dir)]);
+    client.initialize().await;
+    let r = client
+        .call("sample_get_weather", json!({ "city": "Lisbon" }))
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    tmux.wait_for("the connected client's call", |s| {
+        s.lines()
+            .any(|l| l.contains("sample_get_weather") && l.contains(" M "))
+    });
+
+    // Quit: the terminal comes back and the session socket is gone.
+    tmux.keys(&["q"]);
+    let start = Instant::now();
+    let sock_dir = cfg.dir.path().join("loom");
+    loop {
+        let socks = std::fs::read_dir(&sock_dir)
+            .map(|r| {
+                r.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "sock"))
+                    .count()
+            })
+            .unwrap_or(0);
+        if socks == 0 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "socket left behind"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
