@@ -554,3 +554,138 @@ pub fn array_of_objects(text: &str, rung: &'static str) -> Option<Table> {
         rung,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The general rung's table for the same text.
+    fn general(text: &str) -> Option<Table> {
+        let v: Value = serde_json::from_str(text).ok()?;
+        super::super::json::rows_in_value(v, "json")?.into_table()
+    }
+
+    fn assert_same(text: &str) -> Table {
+        let fast = array_of_objects(text, "json").expect("the fast reader declined");
+        let slow = general(text).expect("the general rung found no table");
+        let cols = |t: &Table| {
+            t.columns
+                .iter()
+                .map(|c| (c.name.clone(), c.ty))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(cols(&fast), cols(&slow));
+        assert_eq!(fast.rows(), slow.rows());
+        for c in 0..fast.columns.len() {
+            let a: Vec<_> = fast.cells(c, 0..fast.rows()).collect();
+            let b: Vec<_> = slow.cells(c, 0..slow.rows()).collect();
+            assert_eq!(a, b, "column {}", fast.columns[c].name);
+        }
+        fast
+    }
+
+    fn mixed_row(i: usize) -> Value {
+        let mut row = json!({
+            "id": 7_300_000_000_000_000_000u64 + i as u64,
+            "ID": i,
+            "esc": format!("quote \" tab \t é \u{1F600} {i}"),
+            "k\u{e9}y": "unicode key",
+            "profile": { "city": "Porto", "geo": { "lat": 41.1, "deep": { "x": [1, {"y": null}] } } },
+            "tags": ["a", i, 1.5e3, { "k": "v" }],
+            "empty": {},
+            "none": [],
+            "maybe": if i % 3 == 0 { Value::Null } else { json!(i as f64 / 4.0) },
+            "big": if i % 2 == 0 { json!(u64::MAX) } else { json!(1) },
+            "when": format!("2025-01-{:02}T10:00:00+02:00", 1 + i % 28),
+            "day": format!("2024-02-{:02}", 1 + i % 29),
+            "ok": i % 2 == 0,
+        });
+        // Keys that come and go, and change order.
+        if i % 5 == 0 {
+            row.as_object_mut()
+                .unwrap()
+                .insert("late".into(), json!("only sometimes"));
+        }
+        if i % 7 == 0 {
+            row.as_object_mut().unwrap().shift_remove("ID");
+        }
+        row
+    }
+
+    #[test]
+    fn agrees_with_the_general_rung_on_mixed_rows() {
+        let rows: Vec<Value> = (0..50).map(mixed_row).collect();
+        assert_same(&Value::Array(rows.clone()).to_string());
+        // Formatting does not matter; written numbers are kept as written.
+        assert_same(&serde_json::to_string_pretty(&rows).unwrap());
+        assert_same(
+            r#"[{"n": -0, "f": 1E400, "g": 0.5e-3, "h": 123456789012345678901234567890123456789012, "s": "a\u0041\"\\\/\b\f\n\r\t"}]"#,
+        );
+        assert_same(r#"[{}, {"a": 1}, {"b": {"c": {}}}, {"a": null, "b": {"c": 2}}]"#);
+        // A column is DATE only if every value is; mixed numbers and text stay text.
+        let t = assert_same(r#"[{"d": "2025-01-01", "x": 1}, {"d": "soon", "x": "one"}]"#);
+        assert_eq!(t.columns[0].ty.sql(), "VARCHAR");
+    }
+
+    #[test]
+    fn agrees_on_two_threads_whatever_the_middle_looks_like() {
+        // Large enough to split; the second half brings its own columns and escaped text.
+        let mut rows: Vec<Value> = (0..12_000).map(mixed_row).collect();
+        for (i, r) in rows.iter_mut().enumerate().skip(9_000) {
+            r.as_object_mut()
+                .unwrap()
+                .insert("second_half".into(), json!(format!("x\"{i}")));
+        }
+        let text = Value::Array(rows.clone()).to_string();
+        assert!(text.len() >= PARALLEL_BYTES);
+        let t = assert_same(&text);
+        assert_eq!(t.rows(), 12_000);
+        // A string full of row boundaries across the middle: the guess is wrong and the first
+        // reader reads everything.
+        let fake = "},{\"a\":1},{".repeat(text.len() / 8);
+        let rows = vec![
+            json!({"a": 0, "s": "x"}),
+            json!({"a": 1, "s": fake}),
+            json!({"a": 2, "s": "y"}),
+        ];
+        assert_same(&Value::Array(rows).to_string());
+    }
+
+    #[test]
+    fn declines_what_it_is_unsure_of() {
+        for text in [
+            r#"[{"a": 1, "a": 2}]"#,
+            r#"[{"a": {"b": 1}, "a.b": 2}]"#,
+            r#"[{"a": {"b": 1}, "a": {"c": 2}}]"#,
+            r#"[{"a": 1}, 2]"#,
+            r#"[]"#,
+            r#"[1, 2]"#,
+            r#"{"rows": [{"a": 1}]}"#,
+        ] {
+            assert!(array_of_objects(text, "json").is_none(), "{text}");
+        }
+        // Malformed JSON is declined, as the general parser rejects it too.
+        for text in [
+            r#"[{"a": 01}]"#,
+            r#"[{"a": 1},]"#,
+            r#"[{"a": 1,}]"#,
+            r#"[{"a": "x\q"}]"#,
+            "[{\"a\": \"tab\there\"}]",
+            r#"[{"a": 1}] x"#,
+            r#"[{"a": tru}]"#,
+            r#"[{"a": [1,}]"#,
+            r#"[{"a": [1}]"#,
+            r#"[{"a": "open}]"#,
+            r#"[{"a": -}]"#,
+            r#"[{"a": 1.}]"#,
+            r#"[{"a": 1e}]"#,
+            r#"[{a: 1}]"#,
+            r#"[{"a" 1}]"#,
+            r#"[{"a": "\ud800"}]"#,
+        ] {
+            assert!(array_of_objects(text, "json").is_none(), "{text}");
+            assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+        }
+    }
+}
