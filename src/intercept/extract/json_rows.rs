@@ -595,19 +595,19 @@ mod tests {
             "tags": ["a", i, 1.5e3, { "k": "v" }],
             "empty": {},
             "none": [],
-            "maybe": if i % 3 == 0 { Value::Null } else { json!(i as f64 / 4.0) },
-            "big": if i % 2 == 0 { json!(u64::MAX) } else { json!(1) },
+            "maybe": if i.is_multiple_of(3) { Value::Null } else { json!(i as f64 / 4.0) },
+            "big": if i.is_multiple_of(2) { json!(u64::MAX) } else { json!(1) },
             "when": format!("2025-01-{:02}T10:00:00+02:00", 1 + i % 28),
             "day": format!("2024-02-{:02}", 1 + i % 29),
-            "ok": i % 2 == 0,
+            "ok": i.is_multiple_of(2),
         });
         // Keys that come and go, and change order.
-        if i % 5 == 0 {
+        if i.is_multiple_of(5) {
             row.as_object_mut()
                 .unwrap()
                 .insert("late".into(), json!("only sometimes"));
         }
-        if i % 7 == 0 {
+        if i.is_multiple_of(7) {
             row.as_object_mut().unwrap().shift_remove("ID");
         }
         row
