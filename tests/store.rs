@@ -471,3 +471,88 @@ fn seal_check_command_proves_the_seal() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn every_column_type_survives_the_chunked_append_with_nulls() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    // 5,000 rows: more than two engine chunks; a null in every column now and then.
+    let rows: Vec<Value> = (0..5000u64)
+        .map(|i| {
+            let null = i % 97 == 3;
+            let or_null = |v: Value| if null { Value::Null } else { v };
+            json!({
+                "i": or_null(json!(-(i as i64))),
+                "u": or_null(json!(u64::MAX - i)),
+                "h": or_null(if i == 0 { json!(-1) } else { serde_json::from_str::<Value>(&format!("-{}", u64::MAX as u128 + i as u128)).unwrap() }),
+                "w": or_null(serde_json::from_str::<Value>(&format!("1234567890123456789012345678901234567{}", i % 10)).unwrap()),
+                "d": or_null(json!(i as f64 + 0.25)),
+                "b": or_null(json!(i % 2 == 0)),
+                "day": or_null(json!(format!("2024-02-{:02}", 1 + i % 29))),
+                "ts": or_null(json!(format!("2025-01-31T10:00:{:02}", i % 60))),
+                "tz": or_null(json!("2025-01-31T10:00:00+02:00")),
+                "s": or_null(json!(format!("text \"{i}\" é"))),
+                "j": or_null(json!([i, "x"])),
+            })
+        })
+        .collect();
+    let r = ingest_json(&store, "types", &Value::Array(rows).to_string());
+    let got = inline(
+        &store,
+        &format!(
+            "SELECT typeof(i) AS ti, typeof(u) AS tu, typeof(h) AS th, typeof(w) AS tw, typeof(d) AS td, \
+             typeof(b) AS tb, typeof(day) AS tday, typeof(ts) AS tts, typeof(tz) AS ttz, typeof(s) AS ts_, \
+             typeof(j) AS tj, i, u::VARCHAR AS u, h::VARCHAR AS h, w::VARCHAR AS w, d, b, day::VARCHAR AS day, \
+             ts::VARCHAR AS ts, tz::VARCHAR AS tz, s, j::VARCHAR AS j FROM {r} LIMIT 1 OFFSET 4999"
+        ),
+    );
+    let row = &got[0];
+    let types: Vec<&str> = [
+        "ti", "tu", "th", "tw", "td", "tb", "tday", "tts", "ttz", "ts_", "tj",
+    ]
+    .iter()
+    .map(|k| row[*k].as_str().unwrap())
+    .collect();
+    assert_eq!(
+        types,
+        [
+            "BIGINT",
+            "UBIGINT",
+            "HUGEINT",
+            "HUGEINT",
+            "DOUBLE",
+            "BOOLEAN",
+            "DATE",
+            "TIMESTAMP",
+            "TIMESTAMP WITH TIME ZONE",
+            "VARCHAR",
+            "JSON"
+        ]
+    );
+    assert_eq!(row["i"], -4999);
+    assert_eq!(row["u"], (u64::MAX - 4999).to_string());
+    assert_eq!(row["h"], format!("-{}", u64::MAX as u128 + 4999));
+    assert_eq!(row["w"], "12345678901234567890123456789012345679");
+    assert_eq!(row["d"], 4999.25);
+    assert_eq!(row["b"], false);
+    assert_eq!(row["day"], "2024-02-12");
+    assert_eq!(row["ts"], "2025-01-31 10:00:19");
+    // The offset is honoured: 10:00 at +02:00 is 08:00 UTC.
+    assert_eq!(row["tz"], "2025-01-31 08:00:00+00");
+    assert_eq!(row["s"], "text \"4999\" é");
+    assert_eq!(row["j"], "[4999,\"x\"]");
+    // Nulls land where they were, in every column, and nowhere else.
+    let nulls = inline(
+        &store,
+        &format!(
+            "SELECT count(*) FILTER (WHERE i IS NULL AND u IS NULL AND h IS NULL AND w IS NULL AND d IS NULL \
+             AND b IS NULL AND day IS NULL AND ts IS NULL AND tz IS NULL AND s IS NULL AND j IS NULL) AS all_null, \
+             count(*) FILTER (WHERE i IS NULL OR j IS NULL) AS any_null, \
+             count(*) FILTER (WHERE i IS NULL AND (rowid % 97) <> 3) AS misplaced FROM {r}"
+        ),
+    );
+    let expected = (0..5000u64).filter(|i| i % 97 == 3).count();
+    assert_eq!(nulls[0]["all_null"], expected);
+    assert_eq!(nulls[0]["any_null"], expected);
+    assert_eq!(nulls[0]["misplaced"], 0);
+}

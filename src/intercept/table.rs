@@ -1,10 +1,14 @@
 //! Rows found in a tool result, flattened and typed exactly. Nested objects become dotted
 //! columns up to a depth, arrays and deeper values JSON columns; a column gets a type only when
 //! every non-null value has it (a 19-digit id stays an exact integer, a column is DATE only if
-//! every value is a date). This module decides types; the store only applies them.
+//! every value is a date). Cells are kept column by column as slots into one text arena (no
+//! string per cell), typed on two threads, and converted to typed cells only when the store
+//! reads them. This module decides types and conversions; the store only applies them.
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// Objects nested deeper than this become JSON columns.
 pub const FLATTEN_DEPTH: usize = 2;
@@ -45,14 +49,65 @@ impl ColumnType {
 /// One typed cell, ready for the engine. Text cells of DATE, TIMESTAMP, DECIMAL and JSON
 /// columns are cast by the engine, which parses them exactly.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
+pub enum Cell<'a> {
     Null,
     Bool(bool),
     Int(i64),
     UInt(u64),
     Huge(i128),
     Double(f64),
-    Text(String),
+    Text(Cow<'a, str>),
+}
+
+/// Where one cell's text lies in a table's arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Span {
+    /// The span of `start..end`, when it fits the arena's 32-bit offsets.
+    pub fn of(start: usize, end: usize) -> Option<Span> {
+        Some(Span {
+            start: u32::try_from(start).ok()?,
+            len: u32::try_from(end.checked_sub(start)?).ok()?,
+        })
+    }
+
+    fn range(self) -> Range<usize> {
+        self.start as usize..self.start as usize + self.len as usize
+    }
+}
+
+/// One untyped cell as found: its JSON kind and, for numbers, strings and nested values, its
+/// text in the arena (a number's literal text, a string's unescaped content, a nested value's
+/// compact JSON as `serde_json` writes it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Slot {
+    Null,
+    Bool(bool),
+    Num(Span),
+    Str(Span),
+    Json(Span),
+}
+
+impl Slot {
+    /// The same slot with its text moved `by` bytes further into the arena.
+    pub fn shifted(self, by: u32) -> Option<Slot> {
+        let mv = |s: Span| {
+            Some(Span {
+                start: s.start.checked_add(by)?,
+                len: s.len,
+            })
+        };
+        Some(match self {
+            Slot::Num(s) => Slot::Num(mv(s)?),
+            Slot::Str(s) => Slot::Str(mv(s)?),
+            Slot::Json(s) => Slot::Json(mv(s)?),
+            other => other,
+        })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -64,8 +119,12 @@ pub struct Column {
 #[derive(Debug, Clone)]
 pub struct Table {
     pub columns: Vec<Column>,
-    /// Row-major cells, `columns.len()` per row.
-    pub rows: Vec<Vec<Cell>>,
+    /// Column-major cells, `rows` slots per column.
+    slots: Vec<Vec<Slot>>,
+    /// The text every slot points into.
+    arena: String,
+    rows: usize,
+    tier: Tier,
     /// Scalars that wrapped the rows (`total`, `cursor`…).
     pub context: Map<String, Value>,
     /// Which extraction rung found the rows.
@@ -256,10 +315,6 @@ fn parse_int(text: &str) -> IntValue {
 }
 
 /// A JSON number's text when it is an integer literal (`serde_json` keeps the literal text).
-fn json_int_text(n: &serde_json::Number) -> Option<String> {
-    let t = n.to_string();
-    int_text(&t).map(str::to_owned)
-}
 
 #[derive(Default)]
 struct Seen {
@@ -305,29 +360,48 @@ fn widen(seen: &mut Seen, text: &str) {
     seen.widest = seen.widest.max(w);
 }
 
-fn observe(seen: &mut Seen, v: &Value, tier: Tier) {
-    match v {
-        Value::Null => seen.nulls += 1,
-        Value::Bool(_) => seen.bools += 1,
-        // Fast paths for the common 64-bit integers; other literals are read from their text.
-        Value::Number(n) if let Some(i) = n.as_i64() => {
-            seen.ints += 1;
-            seen.negative |= i < 0;
-            seen.big_for_double |= i.unsigned_abs() > (1u64 << 53);
-        }
-        Value::Number(n) if n.as_u64().is_some() => {
-            seen.ints += 1;
-            seen.big_for_double = true;
-            seen.widest = seen.widest.max(1);
-        }
-        Value::Number(n) => match json_int_text(n) {
-            Some(t) => {
+impl Seen {
+    /// Adds what another stretch of the same column saw.
+    fn merge(&mut self, o: &Seen) {
+        self.nulls += o.nulls;
+        self.bools += o.bools;
+        self.ints += o.ints;
+        self.floats += o.floats;
+        self.strings += o.strings;
+        self.nested += o.nested;
+        self.dates += o.dates;
+        self.ts_naive += o.ts_naive;
+        self.ts_aware += o.ts_aware;
+        self.str_ints += o.str_ints;
+        self.str_floats += o.str_floats;
+        self.str_bools += o.str_bools;
+        self.widest = self.widest.max(o.widest);
+        self.negative |= o.negative;
+        self.big_for_double |= o.big_for_double;
+    }
+}
+
+/// The text of a span, empty when the span is not in the arena (it always is).
+fn text_of(arena: &str, span: Span) -> &str {
+    arena.get(span.range()).unwrap_or_default()
+}
+
+fn observe(seen: &mut Seen, slot: Slot, arena: &str, tier: Tier) {
+    match slot {
+        Slot::Null => seen.nulls += 1,
+        Slot::Bool(_) => seen.bools += 1,
+        // A JSON number's literal text: an integer literal is read exactly, widest first.
+        Slot::Num(span) => {
+            let t = text_of(arena, span);
+            if int_text(t).is_some() {
                 seen.ints += 1;
-                widen(seen, &t);
+                widen(seen, t);
+            } else {
+                seen.floats += 1;
             }
-            None => seen.floats += 1,
-        },
-        Value::String(s) => {
+        }
+        Slot::Str(span) => {
+            let s = text_of(arena, span);
             if tier == Tier::Text && s.is_empty() {
                 seen.nulls += 1;
                 return;
@@ -353,7 +427,7 @@ fn observe(seen: &mut Seen, v: &Value, tier: Tier) {
                 }
             }
         }
-        Value::Array(_) | Value::Object(_) => seen.nested += 1,
+        Slot::Json(_) => seen.nested += 1,
     }
 }
 
@@ -407,47 +481,159 @@ fn decide(seen: &Seen) -> ColumnType {
     ColumnType::Varchar
 }
 
-fn cell(v: Value, ty: ColumnType, tier: Tier) -> Cell {
-    if v.is_null() || (tier == Tier::Text && v.as_str() == Some("")) {
-        return Cell::Null;
+fn bool_text(b: bool) -> &'static str {
+    if b { "true" } else { "false" }
+}
+
+/// The typed cell of one slot in a column of type `ty`.
+fn cell(slot: Slot, ty: ColumnType, arena: &str, tier: Tier) -> Cell<'_> {
+    let text = |span| text_of(arena, span);
+    match slot {
+        Slot::Null => return Cell::Null,
+        Slot::Str(span) if tier == Tier::Text && span.len == 0 => return Cell::Null,
+        _ => {}
     }
     if ty == ColumnType::Json {
-        return Cell::Text(v.to_string());
+        // Every value as JSON text: strings quoted and escaped, the rest as written.
+        return Cell::Text(match slot {
+            Slot::Str(span) => Cow::Owned(Value::String(text(span).to_owned()).to_string()),
+            Slot::Num(span) | Slot::Json(span) => Cow::Borrowed(text(span)),
+            Slot::Bool(b) => Cow::Borrowed(bool_text(b)),
+            Slot::Null => return Cell::Null,
+        });
     }
-    let text = |v: Value| match v {
-        Value::String(s) => s,
-        other => other.to_string(),
+    let as_text = match slot {
+        Slot::Num(span) | Slot::Str(span) | Slot::Json(span) => text(span),
+        Slot::Bool(b) => bool_text(b),
+        Slot::Null => return Cell::Null,
     };
     match ty {
-        ColumnType::Boolean => match v {
-            Value::Bool(b) => Cell::Bool(b),
-            Value::String(s) => Cell::Bool(s.eq_ignore_ascii_case("true")),
+        ColumnType::Boolean => match slot {
+            Slot::Bool(b) => Cell::Bool(b),
+            Slot::Str(_) => Cell::Bool(as_text.eq_ignore_ascii_case("true")),
             _ => Cell::Null,
         },
-        ColumnType::BigInt if v.as_i64().is_some() => Cell::Int(v.as_i64().unwrap_or_default()),
-        ColumnType::UBigInt if v.as_u64().is_some() => Cell::UInt(v.as_u64().unwrap_or_default()),
         ColumnType::BigInt | ColumnType::UBigInt | ColumnType::HugeInt => {
-            let t = text(v);
-            match parse_int(&t) {
+            match parse_int(as_text) {
                 IntValue::I64(i) if ty == ColumnType::BigInt => Cell::Int(i),
                 IntValue::I64(i) if ty == ColumnType::UBigInt => Cell::UInt(i as u64),
                 IntValue::U64(u) if ty == ColumnType::UBigInt => Cell::UInt(u),
                 IntValue::I64(i) => Cell::Huge(i as i128),
                 IntValue::U64(u) => Cell::Huge(u as i128),
                 IntValue::I128(h) => Cell::Huge(h),
-                IntValue::Wide => Cell::Text(t),
+                IntValue::Wide => Cell::Text(Cow::Borrowed(as_text)),
             }
         }
-        ColumnType::Double => match v {
-            Value::Number(n) => n.as_f64().map(Cell::Double).unwrap_or(Cell::Null),
-            Value::String(s) => s.parse::<f64>().map(Cell::Double).unwrap_or(Cell::Null),
+        ColumnType::Double => match slot {
+            // A JSON number that does not fit a double is no value, never infinity.
+            Slot::Num(_) => as_text
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .map(Cell::Double)
+                .unwrap_or(Cell::Null),
+            Slot::Str(_) => as_text
+                .parse::<f64>()
+                .map(Cell::Double)
+                .unwrap_or(Cell::Null),
             _ => Cell::Null,
         },
-        _ => Cell::Text(text(v)),
+        _ => Cell::Text(Cow::Borrowed(as_text)),
     }
 }
 
+/// Appends `s` to the arena and returns where it went.
+fn push_text(arena: &mut String, s: &str) -> Option<Span> {
+    let start = arena.len();
+    arena.push_str(s);
+    Span::of(start, arena.len())
+}
+
+/// A flattened value as a slot, its text appended to the arena.
+fn slot_of(v: Value, arena: &mut String) -> Option<Slot> {
+    Some(match v {
+        Value::Null => Slot::Null,
+        Value::Bool(b) => Slot::Bool(b),
+        Value::Number(n) => Slot::Num(push_text(arena, n.as_str())?),
+        Value::String(s) => Slot::Str(push_text(arena, &s)?),
+        nested => Slot::Json(push_text(arena, &nested.to_string())?),
+    })
+}
+
+/// Each column's type: rows are observed in two halves on two threads and the counts merged.
+fn type_columns(
+    slots: &[Vec<Slot>],
+    rows: usize,
+    arena: &str,
+    tier: Tier,
+) -> Option<Vec<ColumnType>> {
+    let observe_rows = |range: Range<usize>| -> Vec<Seen> {
+        slots
+            .iter()
+            .map(|col| {
+                let mut seen = Seen::default();
+                for slot in col.get(range.clone()).unwrap_or_default() {
+                    observe(&mut seen, *slot, arena, tier);
+                }
+                seen
+            })
+            .collect()
+    };
+    let half = rows / 2;
+    let (mut left, right) = std::thread::scope(|scope| {
+        let right = scope.spawn(|| observe_rows(half..rows));
+        let left = observe_rows(0..half);
+        (left, right.join().ok())
+    });
+    // Never lie: a lost half (a panicked thread) means no table at all.
+    let right = right?;
+    if right.len() != left.len() {
+        return None;
+    }
+    for (l, r) in left.iter_mut().zip(&right) {
+        l.merge(r);
+    }
+    Some(left.iter().map(decide).collect())
+}
+
 impl Table {
+    /// Builds a typed table from columns of slots (`names[i]` names `slots[i]`; a column
+    /// shorter than `rows` ends in nulls) whose text is in `arena`.
+    pub fn from_slots(
+        names: Vec<String>,
+        mut slots: Vec<Vec<Slot>>,
+        rows: usize,
+        arena: String,
+        tier: Tier,
+        context: Map<String, Value>,
+        rung: &'static str,
+    ) -> Option<Table> {
+        if rows == 0 || names.is_empty() || names.len() != slots.len() {
+            return None;
+        }
+        for col in &mut slots {
+            if col.len() > rows {
+                return None;
+            }
+            col.resize(rows, Slot::Null);
+        }
+        let types = type_columns(&slots, rows, &arena, tier)?;
+        let columns = dedupe(&names)
+            .into_iter()
+            .zip(types)
+            .map(|(name, ty)| Column { name, ty })
+            .collect();
+        Some(Table {
+            columns,
+            slots,
+            arena,
+            rows,
+            tier,
+            context,
+            rung,
+        })
+    }
+
     /// Builds a typed table from records; `None` when there is nothing tabular in them.
     pub fn from_records(
         records: Vec<Map<String, Value>>,
@@ -455,101 +641,60 @@ impl Table {
         context: Map<String, Value>,
         rung: &'static str,
     ) -> Option<Table> {
-        if records.is_empty() {
-            return None;
-        }
-        let flat: Vec<Vec<(String, Value)>> = records.into_iter().map(flatten).collect();
-        let mut order: Vec<String> = Vec::new();
+        let rows = records.len();
+        let mut arena = String::new();
+        let mut names: Vec<String> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
-        for row in &flat {
-            // Rows usually repeat the same keys in the same order: compare before hashing.
-            if row.len() <= order.len() && row.iter().zip(&order).all(|((k, _), o)| k == o) {
-                continue;
-            }
-            for (k, _) in row {
-                if !index.contains_key(k) {
-                    index.insert(k.clone(), order.len());
-                    order.push(k.clone());
+        let mut slots: Vec<Vec<Slot>> = Vec::new();
+        for (r, record) in records.into_iter().enumerate() {
+            for (pos, (name, v)) in flatten(record).into_iter().enumerate() {
+                // Rows usually repeat the same keys in the same order: compare before hashing.
+                let c = if names.get(pos) == Some(&name) {
+                    pos
+                } else if let Some(&c) = index.get(&name) {
+                    c
+                } else {
+                    index.insert(name.clone(), names.len());
+                    names.push(name);
+                    slots.push(Vec::new());
+                    names.len() - 1
+                };
+                let slot = slot_of(v, &mut arena)?;
+                let col = slots.get_mut(c)?;
+                // A name twice in one record (`a.b` and `{"a": {"b"…}}`): the last value wins.
+                if col.len() > r {
+                    *col.last_mut()? = slot;
+                } else {
+                    col.resize(r, Slot::Null);
+                    col.push(slot);
                 }
             }
         }
-        if order.is_empty() {
-            return None;
-        }
-        let width = order.len();
-        let mut grid: Vec<Vec<Value>> = Vec::with_capacity(flat.len());
-        for row in flat {
-            let mut cells = vec![Value::Null; width];
-            let in_order = row.len() <= width && row.iter().zip(&order).all(|((k, _), o)| k == o);
-            if in_order {
-                for (slot, (_, v)) in cells.iter_mut().zip(row) {
-                    *slot = v;
-                }
-            } else {
-                for (k, v) in row {
-                    cells[index[&k]] = v;
-                }
-            }
-            grid.push(cells);
-        }
-        // Typing is independent per column and conversion per row: both halves of the work run
-        // on two threads.
-        let types: Vec<ColumnType> = std::thread::scope(|scope| {
-            let half = width / 2;
-            let grid = &grid;
-            let type_range = move |cols: std::ops::Range<usize>| {
-                cols.map(|c| {
-                    let mut seen = Seen::default();
-                    for row in grid {
-                        observe(&mut seen, &row[c], tier);
-                    }
-                    decide(&seen)
-                })
-                .collect::<Vec<_>>()
-            };
-            let right = scope.spawn(move || type_range(half..width));
-            let mut left = type_range(0..half);
-            left.extend(right.join().unwrap_or_default());
-            left
-        });
-        if types.len() != width {
-            return None;
-        }
-        let names = dedupe(&order);
-        let convert = |rows: Vec<Vec<Value>>| -> Vec<Vec<Cell>> {
-            rows.into_iter()
-                .map(|row| {
-                    row.into_iter()
-                        .zip(&types)
-                        .map(|(v, t)| cell(v, *t, tier))
-                        .collect()
-                })
-                .collect()
-        };
-        let mut grid = grid;
-        let expected = grid.len();
-        let second = grid.split_off(grid.len() / 2);
-        let rows: Vec<Vec<Cell>> = std::thread::scope(|scope| {
-            let right = scope.spawn(|| convert(second));
-            let mut left = convert(grid);
-            left.extend(right.join().unwrap_or_default());
-            left
-        });
-        // Never lie: a lost half (a panicked thread) means no table at all.
-        if rows.len() != expected {
-            return None;
-        }
-        let columns = names
-            .into_iter()
-            .zip(types)
-            .map(|(name, ty)| Column { name, ty })
-            .collect();
-        Some(Table {
-            columns,
-            rows,
-            context,
-            rung,
+        Table::from_slots(names, slots, rows, arena, tier, context, rung)
+    }
+
+    /// How many rows the table has.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The typed cells of column `col` for `rows`.
+    pub fn cells(&self, col: usize, rows: Range<usize>) -> impl Iterator<Item = Cell<'_>> + '_ {
+        let ty = self.columns.get(col).map(|c| c.ty);
+        let slots = self
+            .slots
+            .get(col)
+            .and_then(|s| s.get(rows))
+            .unwrap_or_default();
+        slots.iter().map(move |slot| match ty {
+            Some(ty) => cell(*slot, ty, &self.arena, self.tier),
+            None => Cell::Null,
         })
+    }
+
+    /// One typed cell.
+    pub fn cell(&self, row: usize, col: usize) -> Cell<'_> {
+        self.cells(col, row..row + 1).next().unwrap_or(Cell::Null)
     }
 }
 
@@ -595,10 +740,10 @@ mod tests {
                 ("s", "VARCHAR")
             ]
         );
-        assert_eq!(t.rows[0][0], Cell::Int(7_300_000_000_000_007_919));
-        assert_eq!(t.rows[0][1], Cell::UInt(u64::MAX));
+        assert_eq!(t.cell(0, 0), Cell::Int(7_300_000_000_000_007_919));
+        assert_eq!(t.cell(0, 1), Cell::UInt(u64::MAX));
         assert_eq!(
-            t.rows[0][2],
+            t.cell(0, 2),
             Cell::Huge(123_456_789_012_345_678_901_234_567_890)
         );
     }
@@ -642,8 +787,8 @@ mod tests {
         );
         assert_eq!(t.columns[3].ty, ColumnType::Json);
         assert_eq!(t.columns[4].ty, ColumnType::Json);
-        assert_eq!(t.rows[1][1], Cell::Text("Lyon".into()));
-        assert_eq!(t.rows[1][2], Cell::Null);
+        assert_eq!(t.cell(1, 1), Cell::Text("Lyon".into()));
+        assert_eq!(t.cell(1, 2), Cell::Null);
     }
 
     #[test]
@@ -665,8 +810,8 @@ mod tests {
                 ("e", "VARCHAR")
             ]
         );
-        assert_eq!(t.rows[1][0], Cell::Int(-3));
-        assert_eq!(t.rows[0][4], Cell::Null);
+        assert_eq!(t.cell(1, 0), Cell::Int(-3));
+        assert_eq!(t.cell(0, 4), Cell::Null);
     }
 
     #[test]

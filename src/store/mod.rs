@@ -317,7 +317,7 @@ impl Store {
     pub fn ingest(&self, table: &Table, provenance: Provenance) -> Result<DatasetMeta> {
         let r = self.new_ref(&format!("{}_{}", provenance.server, provenance.tool));
         let writer = Self::lock(&self.writer);
-        let rows = ingest::create_and_append(&writer, &r, table)?;
+        let rows = ingest::create_and_append(&writer, &self.db, &r, table)?;
         drop(writer);
         let meta = DatasetMeta {
             dataset_ref: r.clone(),

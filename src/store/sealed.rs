@@ -26,10 +26,12 @@ pub enum StatementKind {
     Other(u32),
 }
 
-/// Owns the raw database handle (closed last) and a raw connection for the statement guard.
+/// Owns the raw database handle (closed last), a raw connection for the statement guard and
+/// one for bulk appends (the C API's data-chunk appender, which duckdb-rs does not expose).
 pub struct SealedDb {
     db: ffi::duckdb_database,
     guard_con: std::sync::Mutex<ffi::duckdb_connection>,
+    append_con: std::sync::Mutex<ffi::duckdb_connection>,
 }
 
 // SAFETY: DuckDB database handles are thread-safe; the guard connection is used under a mutex.
@@ -94,9 +96,16 @@ impl SealedDb {
                 ffi::duckdb_close(&mut db);
                 return Err(SealError::Open("cannot connect".into()));
             }
+            let mut append_con: ffi::duckdb_connection = ptr::null_mut();
+            if ffi::duckdb_connect(db, &mut append_con) != ffi::DuckDBSuccess {
+                ffi::duckdb_disconnect(&mut con);
+                ffi::duckdb_close(&mut db);
+                return Err(SealError::Open("cannot connect".into()));
+            }
             Ok(SealedDb {
                 db,
                 guard_con: std::sync::Mutex::new(con),
+                append_con: std::sync::Mutex::new(append_con),
             })
         }
     }
@@ -107,6 +116,12 @@ impl SealedDb {
         // connections are dropped before `self` (the store owns both and drops them first).
         unsafe { duckdb::Connection::open_from_raw(self.db) }
             .map_err(|e| SealError::Open(e.to_string()))
+    }
+
+    /// Runs `f` with the raw bulk-append connection, one caller at a time.
+    pub fn with_append_connection<T>(&self, f: impl FnOnce(ffi::duckdb_connection) -> T) -> T {
+        let con = self.append_con.lock().unwrap_or_else(|e| e.into_inner());
+        f(*con)
     }
 
     /// Parses and binds `sql` without running it: exactly one statement, and its kind.
@@ -166,6 +181,8 @@ impl Drop for SealedDb {
         // SAFETY: the handles were created in `open` and are closed exactly once, here.
         unsafe {
             let mut con = *self.guard_con.lock().unwrap_or_else(|e| e.into_inner());
+            ffi::duckdb_disconnect(&mut con);
+            let mut con = *self.append_con.lock().unwrap_or_else(|e| e.into_inner());
             ffi::duckdb_disconnect(&mut con);
             ffi::duckdb_close(&mut self.db);
         }

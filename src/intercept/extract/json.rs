@@ -1,8 +1,9 @@
 //! The JSON rungs: a row array at depth 0–2 of a JSON value (every element checked), with the
 //! scalars around it kept as context; JSON text, optionally in one fenced block that covers most
-//! of the text; one JSON object per text block; NDJSON.
+//! of the text; one JSON object per text block; NDJSON. JSON text that is an array of objects
+//! goes to the fast reader (`json_rows`) first; this general path decides whatever it declines.
 
-use super::Found;
+use super::{Found, Records, json_rows};
 use crate::intercept::table::Tier;
 use serde_json::{Map, Value};
 
@@ -44,11 +45,13 @@ fn scalars(obj: &Map<String, Value>, prefix: &str, into: &mut Map<String, Value>
 /// ambiguous: none.
 pub fn rows_in_value(v: Value, rung: &'static str) -> Option<Found> {
     match v {
-        Value::Array(items) => is_rows(&items).then(|| Found {
-            records: take_rows(items),
-            tier: Tier::Json,
-            context: Map::new(),
-            rung,
+        Value::Array(items) => is_rows(&items).then(|| {
+            Found::Records(Records {
+                records: take_rows(items),
+                tier: Tier::Json,
+                context: Map::new(),
+                rung,
+            })
         }),
         Value::Object(mut obj) => {
             let mut candidates: Vec<(Vec<String>, bool)> = Vec::new();
@@ -94,12 +97,12 @@ pub fn rows_in_value(v: Value, rung: &'static str) -> Option<Found> {
             let Some(Value::Array(items)) = items else {
                 return None;
             };
-            Some(Found {
+            Some(Found::Records(Records {
                 records: take_rows(items),
                 tier: Tier::Json,
                 context,
                 rung,
-            })
+            }))
         }
         _ => None,
     }
@@ -109,6 +112,9 @@ pub fn rows_in_value(v: Value, rung: &'static str) -> Option<Found> {
 pub fn in_text(text: &str) -> Option<Found> {
     let trimmed = text.trim();
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        if let Some(table) = json_rows::array_of_objects(trimmed, "json") {
+            return Some(Found::Typed(table));
+        }
         if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
             return rows_in_value(v, "json");
         }
@@ -144,12 +150,12 @@ fn one_object_each<'a>(
             _ => return None,
         }
     }
-    Some(Found {
+    Some(Found::Records(Records {
         records,
         tier: Tier::Json,
         context: Map::new(),
         rung,
-    })
+    }))
 }
 
 /// One JSON object per text block: rows across blocks.

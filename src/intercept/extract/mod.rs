@@ -6,14 +6,21 @@
 mod csv;
 mod fixed_width;
 mod json;
+mod json_rows;
 mod markdown;
 mod records;
 
 use super::table::{Table, Tier};
 use serde_json::{Map, Value};
 
+/// Rows found: records still to be typed, or a table the fast JSON reader typed directly.
+pub enum Found {
+    Records(Records),
+    Typed(Table),
+}
+
 /// Records plus how to read their cells.
-pub struct Found {
+pub struct Records {
     pub records: Vec<Map<String, Value>>,
     pub tier: Tier,
     pub context: Map<String, Value>,
@@ -22,16 +29,43 @@ pub struct Found {
 
 impl Found {
     fn text(records: Vec<Map<String, Value>>, rung: &'static str) -> Option<Found> {
-        (!records.is_empty()).then_some(Found {
+        (!records.is_empty()).then_some(Found::Records(Records {
             records,
             tier: Tier::Text,
             context: Map::new(),
             rung,
-        })
+        }))
+    }
+
+    /// Which extraction rung found the rows.
+    pub fn rung(&self) -> &'static str {
+        match self {
+            Found::Records(r) => r.rung,
+            Found::Typed(t) => t.rung,
+        }
+    }
+
+    /// Scalars that wrapped the rows.
+    pub fn context(&self) -> &Map<String, Value> {
+        match self {
+            Found::Records(r) => &r.context,
+            Found::Typed(t) => &t.context,
+        }
+    }
+
+    /// How many rows were found.
+    pub fn rows(&self) -> usize {
+        match self {
+            Found::Records(r) => r.records.len(),
+            Found::Typed(t) => t.rows(),
+        }
     }
 
     pub fn into_table(self) -> Option<Table> {
-        Table::from_records(self.records, self.tier, self.context, self.rung)
+        match self {
+            Found::Records(r) => Table::from_records(r.records, r.tier, r.context, r.rung),
+            Found::Typed(t) => Some(t),
+        }
     }
 }
 

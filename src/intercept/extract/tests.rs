@@ -2,11 +2,14 @@ use super::*;
 use serde_json::json;
 
 fn rung(text: &str) -> Option<&'static str> {
-    find_in_text(text).map(|f| f.rung)
+    find_in_text(text).map(|f| f.rung())
 }
 
 fn rows(text: &str) -> Vec<Map<String, Value>> {
-    find_in_text(text).map(|f| f.records).unwrap_or_default()
+    match find_in_text(text) {
+        Some(Found::Records(r)) => r.records,
+        _ => Vec::new(),
+    }
 }
 
 #[test]
@@ -15,10 +18,10 @@ fn json_rows_at_depth_0_1_2_with_context() {
         r#"{"total": 2, "next_cursor": null, "data": {"page": 1, "items": [{"a": 1}, {"a": 2}]}}"#,
     )
     .unwrap();
-    assert_eq!(f.records.len(), 2);
-    assert_eq!(f.context["total"], 2);
-    assert_eq!(f.context["data.page"], 1);
-    assert!(f.context.contains_key("next_cursor"));
+    assert_eq!(f.rows(), 2);
+    assert_eq!(f.context()["total"], 2);
+    assert_eq!(f.context()["data.page"], 1);
+    assert!(f.context().contains_key("next_cursor"));
     // Two row arrays side by side are ambiguous.
     assert!(find_in_text(r#"{"users": [{"a": 1}], "orders": [{"b": 2}]}"#).is_none());
     // Every element is checked, not only the first.
@@ -49,10 +52,10 @@ fn fenced_json_only_when_it_is_most_of_the_text() {
 fn structured_content_and_blocks() {
     let s = json!({ "rows": [{ "x": 1 }, { "x": 2 }], "count": 2 });
     let f = find_rows(Some(&s), &["ignored"]).unwrap();
-    assert_eq!(f.rung, "structuredContent");
-    assert_eq!(f.context["count"], 2);
+    assert_eq!(f.rung(), "structuredContent");
+    assert_eq!(f.context()["count"], 2);
     let f = find_rows(None, &[r#"{"a":1}"#, r#"{"a":2,"b":3}"#]).unwrap();
-    assert_eq!(f.rung, "json_blocks");
+    assert_eq!(f.rung(), "json_blocks");
     assert!(find_rows(None, &[r#"{"a":1}"#, "not json"]).is_none());
 }
 
