@@ -161,3 +161,70 @@ async fn workbench_in_tmux_with_a_second_client_joining_through_connect() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_from_tmux_approves_a_destructive_call_with_a_key_press() {
+    let cfg = TempConfig::new(&format!(
+        "memory_file = \"memories.jsonl\"\n[[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n"
+    ));
+    let dir = cfg.dir.path().display().to_string();
+    // The model's client launched `loom serve` itself.
+    let mut client = RawClient::spawn(&cfg.path);
+    client.initialize().await;
+    assert!(
+        client
+            .tool_names()
+            .await
+            .iter()
+            .any(|n| n == "sample_cancel_order")
+    );
+
+    let tmux = Tmux::new("attach");
+    let command = format!("env XDG_RUNTIME_DIR={dir} XDG_DATA_HOME={dir} {LOOM} attach");
+    tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-x",
+        "160",
+        "-y",
+        "45",
+        "-s",
+        "t",
+        &command,
+    ]);
+    tmux.wait_for("the attached workbench", |s| {
+        s.contains("loom attach") && s.contains("sample up")
+    });
+
+    let client = std::sync::Arc::new(tokio::sync::Mutex::new(client));
+    let c = client.clone();
+    let pending = tokio::spawn(async move {
+        c.lock()
+            .await
+            .call("sample_cancel_order", json!({ "order_id": 7 }))
+            .await
+    });
+    let s = tmux.wait_for("the approval prompt", |s| s.contains("approve a call?"));
+    assert!(
+        s.contains("cancel_order") && s.contains("\"order_id\": 7"),
+        "{s}"
+    );
+    tmux.keys(&["a"]);
+    let r = tokio::time::timeout(Duration::from_secs(30), pending)
+        .await
+        .expect("the call finished")
+        .expect("joined");
+    assert!(!common::is_error_result(&r), "{r}");
+    tmux.wait_for("the approved call in Traffic", |s| {
+        s.lines()
+            .any(|l| l.contains("sample_cancel_order") && l.contains("passed"))
+    });
+    // Detaching never disturbs the model's session.
+    tmux.keys(&["q"]);
+    let r = client
+        .lock()
+        .await
+        .call("sample_get_weather", json!({ "city": "Porto" }))
+        .await;
+    assert!(!common::is_error_result(&r), "{r}");
+}

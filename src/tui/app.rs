@@ -130,7 +130,7 @@ impl Grid {
         let widths = result
             .columns
             .iter()
-            .map(|(n, t)| (n.chars().count().max(t.chars().count().min(12)) as u16).clamp(4, 40))
+            .map(|(n, t)| (n.chars().count().max(t.chars().count().min(16)) as u16).clamp(4, 40))
             .collect();
         Grid {
             result,
@@ -1206,8 +1206,7 @@ impl App {
                 lines.push(heading("request".into()));
                 lines.extend(h.json_lines(&pretty(&r.request), th));
                 lines.push(heading("response".into()));
-                let resp = response_text(&r.response);
-                lines.extend(h.json_lines(&resp, th));
+                lines.extend(response_lines(&r.response, h, th));
                 lines
             }
             Detail::Dataset { dataset, describe } => dataset_lines(dataset, describe, th),
@@ -1853,11 +1852,39 @@ fn pretty(text: &str) -> String {
 }
 
 /// The response as a reader wants it: a text block that holds JSON is unfolded.
-fn response_text(response: &str) -> String {
-    let Ok(v) = serde_json::from_str::<Value>(response) else {
-        return response.to_owned();
+/// A tool result as a reader wants it: each text block as its own lines (an envelope or a
+/// parked pointer reads as written), structured content and anything else as pretty JSON.
+fn response_lines(response: &str, h: &Highlighter, th: &Theme) -> Vec<Line<'static>> {
+    let Ok(Value::Object(mut v)) = serde_json::from_str::<Value>(response) else {
+        return h.json_lines(&pretty(response), th);
     };
-    serde_json::to_string_pretty(&v).unwrap_or_else(|_| response.to_owned())
+    let mut lines = Vec::new();
+    if let Some(Value::Array(blocks)) = v.remove("content") {
+        for b in blocks {
+            match b["text"].as_str() {
+                Some(text) if b["type"] == "text" => {
+                    lines.push(Line::styled("─ text".to_owned(), th.muted));
+                    if serde_json::from_str::<Value>(text).is_ok() {
+                        lines.extend(h.json_lines(&pretty(text), th));
+                    } else {
+                        lines.extend(text.lines().map(|l| Line::raw(l.to_owned())));
+                    }
+                }
+                _ => {
+                    lines.push(Line::styled(
+                        format!("─ {}", b["type"].as_str().unwrap_or("block")),
+                        th.muted,
+                    ));
+                    lines.extend(h.json_lines(&pretty(&b.to_string()), th));
+                }
+            }
+        }
+    }
+    if !v.is_empty() {
+        lines.push(Line::styled("─ result".to_owned(), th.muted));
+        lines.extend(h.json_lines(&pretty(&Value::Object(v).to_string()), th));
+    }
+    lines
 }
 
 fn dataset_lines(dataset: &str, d: &Value, th: &Theme) -> Vec<Line<'static>> {
@@ -1907,7 +1934,16 @@ fn dataset_lines(dataset: &str, d: &Value, th: &Theme) -> Vec<Line<'static>> {
             let t: Vec<String> = top
                 .iter()
                 .take(3)
-                .map(|v| scalar(v.get("value").unwrap_or(v)))
+                .map(|v| match v {
+                    // `[value, count]` pairs, or `{value, count}` objects.
+                    Value::Array(p) if p.len() == 2 => format!("{} ({})", scalar(&p[0]), p[1]),
+                    Value::Object(o) => format!(
+                        "{} ({})",
+                        o.get("value").map(scalar).unwrap_or_default(),
+                        o.get("count").map(scalar).unwrap_or_default()
+                    ),
+                    other => scalar(other),
+                })
                 .collect();
             if !t.is_empty() {
                 facts.push(format!("top {}", t.join(", ")));

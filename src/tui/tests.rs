@@ -260,10 +260,15 @@ fn every_pane_snapshot() {
     insta::assert_snapshot!("pane_detail_call", pane_text(&a, Pane::Detail));
     insta::assert_snapshot!("pane_editor", pane_text(&a, Pane::Editor));
     insta::assert_snapshot!("pane_results", pane_text(&a, Pane::Results));
-    press(&mut a, vec![key('4'), code(KeyCode::Enter)]);
+    press(
+        &mut a,
+        vec![code(KeyCode::Esc), key('4'), code(KeyCode::Enter)],
+    );
+    assert_eq!(a.focus, Pane::Catalog);
     insta::assert_snapshot!("pane_catalog", pane_text(&a, Pane::Catalog));
     insta::assert_snapshot!("pane_detail_dataset", pane_text(&a, Pane::Detail));
     press(&mut a, vec![key('d')]);
+    assert!(matches!(a.overlay, super::app::Overlay::Describe(_)));
     insta::assert_snapshot!("describe_overlay", screen(&a));
     press(&mut a, vec![code(KeyCode::Esc), key(':')]);
     insta::assert_snapshot!("palette_overlay", screen(&a));

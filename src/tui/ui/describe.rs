@@ -55,7 +55,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Describe) {
                 .map(|n| format!("~{n}"))
                 .unwrap_or_default();
             let line = Line::from(vec![
-                Span::styled(format!("{:<22}", fit(name, 21)), th.function),
+                Span::styled(format!("{:<18}", fit(name, 17)), th.function),
                 Span::styled(format!("{:<11}", fit(ty, 10)), th.keyword),
                 Span::styled(
                     format!("{:>5.0}% null {distinct:>7}", nulls * 100.0),

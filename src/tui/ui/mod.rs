@@ -132,7 +132,7 @@ pub fn traffic_rows(size: (u16, u16), zoom: Option<Pane>) -> usize {
 /// Data rows the Results grid shows.
 pub fn grid_rows(size: (u16, u16), zoom: Option<Pane>) -> usize {
     let r = layout(size_rect(size), zoom).results;
-    (r.height as usize).saturating_sub(2 + 2)
+    (r.height as usize).saturating_sub(2 + 3)
 }
 
 /// A pane's frame: a border that shows focus, and a numbered title.

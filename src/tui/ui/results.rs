@@ -54,10 +54,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         );
         return;
     };
-    if inner.height < 3 {
+    if inner.height < 4 {
         return;
     }
-    let body_rows = inner.height as usize - 2;
+    let body_rows = (inner.height as usize).saturating_sub(3);
     // Columns that fit from the left scroll position; the selected column is always shown.
     let mut left = g.left.min(g.col);
     let fits = |left: usize| {
@@ -77,20 +77,26 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     }
     let last = fits(left);
     let numw = 6usize;
+    // Two header rows: the names, then the types.
     let mut header = vec![Span::styled(format!("{:>numw$}", "#"), th.muted)];
+    let mut types = vec![Span::raw(" ".repeat(numw))];
     for i in left..=last.min(g.widths.len().saturating_sub(1)) {
         let (name, ty) = &g.result.columns[i];
         let w = g.widths[i] as usize;
-        let label = format!("{name}:{}", ty.to_lowercase());
         let style = if i == g.col {
             th.title_focused
         } else {
             th.header
         };
         header.push(Span::raw(" "));
-        header.push(Span::styled(format!("{:<w$}", fit(&label, w)), style));
+        header.push(Span::styled(format!("{:<w$}", fit(name, w)), style));
+        types.push(Span::raw(" "));
+        types.push(Span::styled(
+            format!("{:<w$}", fit(&ty.to_lowercase(), w)),
+            th.muted,
+        ));
     }
-    let mut lines = vec![Line::from(header)];
+    let mut lines = vec![Line::from(header), Line::from(types)];
     for r in g.top..(g.top + body_rows as u64).min(g.result.rows) {
         let mut spans = vec![Span::styled(format!("{:>numw$}", r + 1), th.muted)];
         let row = g.row_cells(r);

@@ -50,6 +50,7 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
     let mut width = 0usize;
     let limit = area.width as usize;
     let primary = contexts.first().copied();
+    let mut shown = Vec::new();
     for ctx in contexts {
         for (k, a) in app.keymap.grouped(ctx) {
             if Some(ctx) != primary
@@ -57,6 +58,11 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
             {
                 continue;
             }
+            // An action bound in several contexts is named once, with its first keys.
+            if shown.contains(&a) {
+                continue;
+            }
+            shown.push(a);
             let item = format!(" {k} ");
             let text = format!("{} ", a.help());
             if width + item.chars().count() + text.chars().count() > limit {
