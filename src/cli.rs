@@ -12,9 +12,14 @@ use std::sync::Arc;
 
 /// `loom tui`: the proxy in-process, MCP on the session socket, the workbench on the terminal.
 pub async fn tui(config: Arc<Config>, opts: TuiOptions) -> anyhow::Result<()> {
-    crate::store::prove_seal_in_child()
-        .await
-        .map_err(|e| anyhow::anyhow!(e))?;
+    // The seal is proven in a child while the first frame is drawn; a broken seal ends loom.
+    tokio::spawn(async {
+        if let Err(e) = crate::store::prove_seal_in_child().await {
+            crate::tui::restore_terminal();
+            eprintln!("loom: {e}");
+            std::process::exit(2);
+        }
+    });
     let session = Session::new(config);
     let engine = LocalEngine::new(session.clone());
     engine.start_servers().await;

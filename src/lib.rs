@@ -14,6 +14,9 @@ pub mod store;
 pub mod tui;
 pub mod upstream;
 
+/// When this process started (set first thing in `main`), for the first-frame figure.
+pub static PROCESS_START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 /// Installs the TLS crypto provider used for HTTPS downstreams (once per process).
 pub fn init_tls() {
     let _ = rustls::crypto::ring::default_provider().install_default();
