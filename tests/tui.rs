@@ -250,6 +250,21 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     );
     assert!(!std::path::Path::new("/tmp/loom-should-not-exist.csv").exists());
 
+    // A long query shows as running and ctrl-c cancels it.
+    d.type_text(";\nSELECT sum(range) FROM range(100000000000)");
+    d.press(vec![ctrl('e')]);
+    assert!(d.app.running.is_some());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    d.press(vec![ctrl('c')]);
+    d.until("the cancellation", |a| a.running.is_none()).await;
+    let msg = d
+        .app
+        .query_error
+        .as_ref()
+        .map(|e| e.message.clone())
+        .unwrap_or_default();
+    assert!(msg.contains("cancelled"), "{msg}");
+
     // History was kept on disk.
     let hist = std::fs::read_to_string(cfg.file("history.jsonl")).expect("history file");
     assert!(hist.contains("count(*)"), "{hist}");

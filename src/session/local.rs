@@ -210,9 +210,15 @@ impl Inner {
             Request::Query { sql } => {
                 let store = session.store.get().await?;
                 blocking(move || {
-                    Ok(Reply::Query {
-                        result: store.run_result(&sql).map_err(|e| e.to_string())?,
-                    })
+                    let result = store.run_result(&sql).map_err(|e| {
+                        let e = e.to_string();
+                        if e.contains("INTERRUPT") {
+                            "the query was cancelled".to_owned()
+                        } else {
+                            e
+                        }
+                    })?;
+                    Ok(Reply::Query { result })
                 })
                 .await
             }

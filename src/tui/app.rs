@@ -1190,6 +1190,9 @@ impl App {
                     "#{} {} → {}/{} · {} · {} ms",
                     s.call, s.caller, s.server, s.tool, s.outcome, s.millis
                 ))];
+                if let Some(d) = &s.decision {
+                    lines.push(Line::styled(format!("approval: {d}"), th.warning));
+                }
                 if let Some(reference) = &s.reference {
                     lines.push(Line::styled(
                         format!("{} → {reference}   (o: go to it)", s.outcome),

@@ -28,16 +28,28 @@ pub fn draw_title(f: &mut Frame, area: Rect, app: &App) {
 
 pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
-    let status = match &app.status {
-        Some((text, kind)) => Line::styled(
-            format!(" {}", fit(text, area.width as usize - 1)),
-            match kind {
-                StatusKind::Info => th.info,
-                StatusKind::Success => th.success,
-                StatusKind::Error => th.error,
-            },
+    let status = match (&app.export, &app.status) {
+        (Some(e), _) if e.total > 0 => Line::styled(
+            format!(
+                " exporting {}: {} of {} rows ({}%)",
+                e.table,
+                e.rows,
+                e.total,
+                e.rows * 100 / e.total
+            ),
+            th.info,
         ),
-        None => Line::raw(""),
+        (_, status) => match status {
+            Some((text, kind)) => Line::styled(
+                format!(" {}", fit(text, area.width as usize - 1)),
+                match kind {
+                    StatusKind::Info => th.info,
+                    StatusKind::Success => th.success,
+                    StatusKind::Error => th.error,
+                },
+            ),
+            None => Line::raw(""),
+        },
     };
     let status_area = Rect::new(area.x, area.y, area.width, 1);
     f.render_widget(Paragraph::new(status).style(th.status), status_area);
