@@ -542,11 +542,16 @@ impl App {
             Overlay::None => {}
             _ => return,
         }
-        if self.focus == Pane::Editor && self.editor.input(k) {
+        if self.focus == Pane::Editor {
+            let edited = self.editor.input(k);
+            // Moving the cursor or the selection also re-applies the colours: they are cut
+            // out of the selection so that it stays visible.
             self.dirty_highlight = true;
-            self.history_pos = None;
-            if self.completion.is_some() {
-                self.open_completion(false);
+            if edited {
+                self.history_pos = None;
+                if self.completion.is_some() {
+                    self.open_completion(false);
+                }
             }
         }
     }

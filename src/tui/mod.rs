@@ -124,6 +124,9 @@ pub fn restore_terminal() {
 /// Runs the workbench on `engine` until the user quits.
 pub async fn run(engine: Arc<dyn Engine>, opts: TuiOptions) -> anyhow::Result<()> {
     let mut app = build_app(&opts, clipboard::Clipboard::new())?;
+    // Syntect builds a grammar's patterns on first use; do it before the first keystroke.
+    let highlighter = app.highlighter;
+    std::thread::spawn(move || highlighter.warm_up());
     enable_raw_mode()?;
     let mut stdout = std::io::stdout();
     if let Err(e) = execute!(
