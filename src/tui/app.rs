@@ -297,6 +297,8 @@ pub enum Msg {
     Reply(u64, Result<Reply, String>),
     Action(Action),
     Tick,
+    /// The session's event feed closed (an attached session stopped).
+    SessionEnded,
 }
 
 pub const SQL_KEYWORDS: &[&str] = &[
@@ -445,6 +447,15 @@ impl App {
             Msg::Reply(t, r) => self.on_reply(t, r),
             Msg::Action(a) => self.apply(a),
             Msg::Tick => self.spinner = self.spinner.wrapping_add(1),
+            Msg::SessionEnded => {
+                for s in &mut self.servers {
+                    s.state = "stopped".into();
+                }
+                self.set_status(
+                    "the session ended: what is on screen stays readable; q quits",
+                    StatusKind::Error,
+                );
+            }
         }
         if self.dirty_highlight {
             self.dirty_highlight = false;

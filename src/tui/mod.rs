@@ -84,9 +84,10 @@ pub fn forward_events(
     tokio::spawn(async move {
         while let Some(ev) = live.recv().await {
             if tx.send(Msg::Event(ev)).is_err() {
-                break;
+                return;
             }
         }
+        let _ = tx.send(Msg::SessionEnded);
     });
     presence
 }
