@@ -109,6 +109,16 @@ impl ServerHandle {
         lock(&self.lists).clone()
     }
 
+    /// The annotations of one of this server's tools (by its original name), without copying
+    /// the whole list.
+    pub fn tool_annotations(&self, original: &str) -> Option<Value> {
+        lock(&self.lists)
+            .tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(original))
+            .and_then(|t| t.get("annotations").cloned())
+    }
+
     /// The live connection, or why there is none, in words the model can act on.
     pub fn connection(&self) -> Result<Arc<Connection>, String> {
         if let Some(c) = lock(&self.conn).clone()

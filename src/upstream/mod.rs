@@ -558,13 +558,7 @@ impl ClientSession {
         if self.caller == "human" {
             return Ok(());
         }
-        let annotations = route
-            .server
-            .lists()
-            .tools
-            .iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some(route.original.as_str()))
-            .and_then(|t| t.get("annotations").cloned());
+        let annotations = route.server.tool_annotations(&route.original);
         let policy = route
             .server
             .spec
