@@ -909,8 +909,20 @@ impl App {
                         if let Some(tool) = self.palette_matches(&p.filter).get(p.selected).cloned()
                         {
                             let prefill = prefill_arguments(&tool);
-                            let mut args =
-                                TextArea::new(prefill.lines().map(str::to_owned).collect());
+                            let lines: Vec<String> = prefill.lines().map(str::to_owned).collect();
+                            // The cursor waits at the end of the first value, ready to edit it.
+                            let cursor = match lines.get(1) {
+                                Some(l) if lines.len() > 2 => {
+                                    let n = l.chars().count();
+                                    (1, if l.ends_with(',') { n - 1 } else { n })
+                                }
+                                _ => (0, lines.first().map_or(0, |l| l.chars().count())),
+                            };
+                            let mut args = TextArea::new(lines);
+                            args.move_cursor(tui_textarea::CursorMove::Jump(
+                                cursor.0 as u16,
+                                cursor.1 as u16,
+                            ));
                             args.set_cursor_line_style(ratatui::style::Style::default());
                             p.stage = PaletteStage::Edit {
                                 tool,
