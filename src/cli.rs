@@ -96,6 +96,10 @@ pub async fn query(session: Option<&str>, sql: &str, format: &str) -> anyhow::Re
     let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
     let mut offset = 0;
     let mut all = Vec::new();
+    if format == "csv" {
+        let header: Vec<String> = names.iter().map(|n| csv_field(n)).collect();
+        writeln!(out, "{}", header.join(","))?;
+    }
     while offset < result.rows {
         let rows = match engine
             .request(Request::Rows {
@@ -115,17 +119,6 @@ pub async fn query(session: Option<&str>, sql: &str, format: &str) -> anyhow::Re
         offset += rows.len() as u64;
         match format {
             "csv" => {
-                if all.is_empty() && offset == rows.len() as u64 {
-                    writeln!(
-                        out,
-                        "{}",
-                        names
-                            .iter()
-                            .map(|n| csv_field(n))
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    )?;
-                }
                 for r in &rows {
                     let line: Vec<String> = r
                         .iter()

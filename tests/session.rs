@@ -492,3 +492,82 @@ async fn approvals_time_out_follow_unattended_and_policy_deny_always_holds() {
     .unwrap();
     assert!(!is_error_result(&pending.await.unwrap()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attacher_that_stops_reading_is_dropped_and_stops_counting_as_present() {
+    use tokio::io::AsyncWriteExt;
+    let cfg = sample_config("unattended = \"deny\"\napproval_timeout = 600", "");
+    let (mut client, entry) = started(&cfg).await;
+    // A workbench subscribes as a person, then never reads again.
+    let mut stuck = tokio::net::UnixStream::connect(&entry.socket)
+        .await
+        .unwrap();
+    stuck
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"loom/subscribe\",\"params\":{\"human\":true}}\n")
+        .await
+        .unwrap();
+    // Enough calls to fill the socket buffer and loom's bounded event queue for it.
+    for i in 0..6000 {
+        let r = client
+            .call("sample_get_weather", json!({ "city": format!("c{i}") }))
+            .await;
+        assert!(!is_error_result(&r), "{r}");
+    }
+    // The stuck attacher no longer counts: with nobody attached, `unattended = "deny"` answers
+    // at once instead of waiting ten minutes for someone who cannot see the prompt.
+    let r = tokio::time::timeout(
+        Duration::from_secs(20),
+        client.call("sample_cancel_order", json!({ "order_id": 1 })),
+    )
+    .await
+    .expect("no wait for a stuck attacher");
+    assert!(text_of(&r).contains("unattended = \"deny\""), "{r}");
+    drop(stuck);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cancelled_while_it_waits_for_approval_never_runs_and_its_prompt_is_withdrawn() {
+    let cfg = sample_config("", "");
+    let (mut client, entry) = started(&cfg).await;
+    let (eng, mut feed) = attacher(&entry).await;
+    client
+        .send_raw(r#"{"jsonrpc":"2.0","id":"wait-1","method":"tools/call","params":{"name":"sample_cancel_order","arguments":{"order_id":9}}}"#)
+        .await;
+    let req = next_approval(&mut feed).await;
+    client
+        .notify(
+            "notifications/cancelled",
+            json!({ "requestId": "wait-1", "reason": "changed my mind" }),
+        )
+        .await;
+    // The prompt is withdrawn for every workbench.
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(20), feed.live.recv())
+            .await
+            .expect("settled in time")
+            .expect("feed open");
+        if let Event::ApprovalSettled { approval, decision } = ev.event
+            && approval == req.approval
+        {
+            assert_eq!(decision, "withdrawn");
+            break;
+        }
+    }
+    // Approving it now does nothing: the call is gone and is logged as cancelled.
+    let err = eng
+        .request(Request::Approve {
+            approval: req.approval,
+            decision: Decision::Once,
+        })
+        .await
+        .unwrap_err();
+    assert!(err.contains("no longer waiting"), "{err}");
+    let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 10 }).await else {
+        panic!("calls")
+    };
+    let c = calls
+        .iter()
+        .find(|c| c.tool == "sample_cancel_order")
+        .expect("logged");
+    assert_eq!(c.outcome, "cancelled");
+}

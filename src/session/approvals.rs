@@ -51,6 +51,26 @@ pub struct Approvals {
     humans: Arc<AtomicUsize>,
 }
 
+/// Withdraws a waiting prompt when the wait is dropped before it ended.
+struct Waiting<'a> {
+    approvals: &'a Approvals,
+    bus: &'a EventBus,
+    id: u64,
+    settled: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if !self.settled {
+            lock(&self.approvals.pending).remove(&self.id);
+            self.bus.publish(Event::ApprovalSettled {
+                approval: self.id,
+                decision: "withdrawn".into(),
+            });
+        }
+    }
+}
+
 /// Held while a workbench watches the session.
 pub struct Presence(Arc<AtomicUsize>);
 
@@ -95,11 +115,25 @@ impl Approvals {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         req.approval = id;
         req.timeout_secs = timeout.as_secs();
-        let (tx, rx) = oneshot::channel();
+        let (tx, mut rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
         bus.publish(Event::ApprovalRequested(req));
-        let outcome = tokio::time::timeout(timeout, rx).await;
+        // If the caller gives up (cancelled, disconnected), the prompt is withdrawn.
+        let mut waiting = Waiting {
+            approvals: self,
+            bus,
+            id,
+            settled: false,
+        };
+        let mut outcome = tokio::time::timeout(timeout, &mut rx).await;
         lock(&self.pending).remove(&id);
+        if outcome.is_err() {
+            // A decision that arrived just as the time ran out still counts.
+            if let Ok(d) = rx.try_recv() {
+                outcome = Ok(Ok(d));
+            }
+        }
+        waiting.settled = true;
         let (verdict, label) = match outcome {
             Ok(Ok(Decision::Once)) => (
                 Verdict::Allowed("approved once by a human".into()),

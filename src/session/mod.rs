@@ -217,6 +217,7 @@ pub struct Session {
     fleet: OnceCell<Arc<Fleet>>,
     listeners: Mutex<Vec<Weak<dyn FleetListener>>>,
     next_call: AtomicU64,
+    next_token: AtomicU64,
 }
 
 impl Session {
@@ -241,6 +242,7 @@ impl Session {
             fleet: OnceCell::new(),
             listeners: Mutex::new(Vec::new()),
             next_call: AtomicU64::new(1),
+            next_token: AtomicU64::new(1),
         })
     }
 
@@ -259,6 +261,12 @@ impl Session {
 
     pub fn next_call_id(&self) -> u64 {
         self.next_call.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A progress token unique in the session, so progress reaches only the client whose
+    /// call it belongs to, whichever clients share a server.
+    pub fn next_progress_token(&self) -> String {
+        format!("loom-p{}", self.next_token.fetch_add(1, Ordering::Relaxed))
     }
 
     /// Registers a client for fleet events; it is forgotten when dropped.

@@ -202,8 +202,14 @@ pub fn listen(
     let me = uid();
     let task = tokio::spawn(async move {
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
+            let stream = match listener.accept().await {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors and the like: wait instead of spinning.
+                    tracing::warn!("session socket accept failed: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    continue;
+                }
             };
             let peer = stream.peer_cred().map(|c| c.uid()).ok();
             if peer != Some(me) {
@@ -237,7 +243,8 @@ async fn refuse(mut stream: UnixStream, peer: Option<u32>) {
 /// One socket connection: MCP for the session, plus the workbench methods.
 async fn serve_connection(session: Arc<Session>, engine: Arc<dyn Engine>, stream: UnixStream) {
     let (read, write) = stream.into_split();
-    let (out_tx, writer) = line_writer(write);
+    let (events_tx, events_rx) = mpsc::channel::<String>(EVENT_QUEUE);
+    let (out_tx, writer) = line_writer(write, Some(events_rx));
     let client = ClientSession::new(session.clone(), out_tx.clone(), "model");
     let mut lines = LineReader::new(
         BufReader::with_capacity(64 * 1024, read),
@@ -248,7 +255,7 @@ async fn serve_connection(session: Arc<Session>, engine: Arc<dyn Engine>, stream
         match lines.next_line().await {
             Ok(Some(Line::Complete(bytes))) => {
                 if let Some(msg) = workbench_message(&bytes) {
-                    handle_workbench(&engine, msg, &out_tx, &mut feed_task);
+                    handle_workbench(&engine, msg, &out_tx, &events_tx, &mut feed_task);
                 } else {
                     client.handle_line(&bytes).await;
                 }
@@ -260,6 +267,7 @@ async fn serve_connection(session: Arc<Session>, engine: Arc<dyn Engine>, stream
     if let Some(t) = feed_task {
         t.abort();
     }
+    client.close();
     drop(client);
     drop(out_tx);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
@@ -280,6 +288,7 @@ fn handle_workbench(
     engine: &Arc<dyn Engine>,
     msg: RawMessage,
     out: &mpsc::UnboundedSender<String>,
+    events: &mpsc::Sender<String>,
     feed_task: &mut Option<tokio::task::JoinHandle<()>>,
 ) {
     let Some(id) = msg.id else { return };
@@ -326,16 +335,26 @@ fn handle_workbench(
             if let Some(old) = feed_task.take() {
                 old.abort();
             }
+            let events = events.clone();
             *feed_task = Some(tokio::spawn(async move {
-                // The attacher counts as present until its connection ends.
+                // The attacher counts as present until its connection ends, or until it stops
+                // reading: then approvals must not wait for someone who cannot see them.
                 let _presence = presence;
                 while let Some(ev) = live.recv().await {
                     let params = jsonrpc::to_raw(&ev);
-                    if out
-                        .send(jsonrpc::notification("loom/event", Some(&params)))
-                        .is_err()
-                    {
-                        break;
+                    match events.try_send(jsonrpc::notification("loom/event", Some(&params))) {
+                        Ok(()) => {}
+                        Err(mpsc::error::TrySendError::Full(_)) => {
+                            tracing::warn!(
+                                "an attached workbench stopped reading events; its subscription ends"
+                            );
+                            let note = jsonrpc::to_raw(
+                                &json!({ "reason": "the workbench fell too far behind; events stopped" }),
+                            );
+                            let _ = out.send(jsonrpc::notification("loom/overflow", Some(&note)));
+                            break;
+                        }
+                        Err(mpsc::error::TrySendError::Closed(_)) => break,
                     }
                 }
             }));
@@ -381,12 +400,27 @@ async fn dial(entry: &SessionEntry) -> anyhow::Result<UnixStream> {
 }
 
 /// A task writing each queued message as one line; it ends when every sender is gone.
+/// Replies go through `tx`; event notifications, when `events` is given, through that bounded
+/// queue, so an attacher that stops reading cannot make loom hold an endless backlog.
 fn line_writer(
     mut write: tokio::net::unix::OwnedWriteHalf,
+    mut events: Option<mpsc::Receiver<String>>,
 ) -> (mpsc::UnboundedSender<String>, tokio::task::JoinHandle<()>) {
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let task = tokio::spawn(async move {
-        while let Some(mut line) = rx.recv().await {
+        loop {
+            let next = match &mut events {
+                Some(ev) => tokio::select! {
+                    biased;
+                    l = rx.recv() => l,
+                    l = ev.recv() => match l {
+                        Some(l) => Some(l),
+                        None => { events = None; continue; }
+                    },
+                },
+                None => rx.recv().await,
+            };
+            let Some(mut line) = next else { break };
             line.push('\n');
             if write.write_all(line.as_bytes()).await.is_err() {
                 break;
@@ -395,6 +429,9 @@ fn line_writer(
     });
     (tx, task)
 }
+
+/// Event notifications queued for one attacher before it counts as stuck.
+const EVENT_QUEUE: usize = 8192;
 
 /// `loom connect`: copies stdin to the session socket and the socket to stdout, nothing else.
 pub async fn bridge(entry: &SessionEntry) -> anyhow::Result<()> {
@@ -429,6 +466,8 @@ pub struct RemoteEngine {
     waiting: Waiting,
     events: Mutex<Option<Subscription>>,
     next: AtomicU64,
+    /// Set (under the `waiting` lock) when the session's side closed.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// The workbench's event subscription: its request id, and where events go.
@@ -442,12 +481,13 @@ impl RemoteEngine {
     pub async fn connect(entry: &SessionEntry) -> anyhow::Result<Arc<RemoteEngine>> {
         let stream = dial(entry).await?;
         let (read, write) = stream.into_split();
-        let (out, _writer) = line_writer(write);
+        let (out, _writer) = line_writer(write, None);
         let engine = Arc::new(RemoteEngine {
             out,
             waiting: Arc::default(),
             events: Mutex::new(None),
             next: AtomicU64::new(1),
+            closed: std::sync::atomic::AtomicBool::new(false),
         });
         let me = Arc::downgrade(&engine);
         tokio::spawn(async move {
@@ -457,16 +497,27 @@ impl RemoteEngine {
                 me.on_line(&bytes);
             }
             if let Some(me) = me.upgrade() {
-                for (_, tx) in lock(&me.waiting).drain() {
+                let mut waiting = lock(&me.waiting);
+                me.closed.store(true, Ordering::SeqCst);
+                for (_, tx) in waiting.drain() {
                     let _ = tx.send(Err("the session ended".into()));
                 }
+                drop(waiting);
                 lock(&me.events).take();
             }
         });
-        let hello = engine
-            .call("loom/hello", json!({ "protocol": WORKBENCH_PROTOCOL }))
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let hello = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            engine.call("loom/hello", json!({ "protocol": WORKBENCH_PROTOCOL })),
+        )
+        .await
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "session {} did not answer within 10 s (is it stopped?)",
+                entry.pid
+            )
+        })?
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
         tracing::debug!("attached: {hello}");
         Ok(engine)
     }
@@ -517,13 +568,20 @@ impl RemoteEngine {
     ) -> impl std::future::Future<Output = Result<Value, String>> + Send + 'static {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        lock(&self.waiting).insert(id, tx);
         let line =
             json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
-        let sent = self.out.send(line).is_ok();
+        let sent = {
+            // Checked under the lock the reader takes to drain: no request waits forever.
+            let mut waiting = lock(&self.waiting);
+            let ok = !self.closed.load(Ordering::SeqCst) && self.out.send(line).is_ok();
+            if ok {
+                waiting.insert(id, tx);
+            }
+            ok
+        };
         async move {
             if !sent {
-                return Err("the session connection is closed".into());
+                return Err("the session ended".into());
             }
             rx.await
                 .unwrap_or_else(|_| Err("the session connection is closed".into()))

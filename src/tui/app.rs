@@ -196,6 +196,7 @@ pub struct Describe {
     pub dataset: String,
     pub describe: Option<Value>,
     pub charts: HashMap<String, Vec<Bar>>,
+    requested: HashSet<String>,
     pub selected: usize,
 }
 
@@ -279,10 +280,15 @@ pub struct App {
     pub approvals: Vec<crate::session::approvals::ApprovalRequest>,
     /// The reason being typed for a denial.
     pub deny_reason: Option<String>,
+    /// The approval the screen last showed: a key decides that one, never one the person
+    /// has not seen yet.
+    pub drawn_approval: std::cell::Cell<Option<u64>>,
     /// Minutes since the epoch, for the traffic sparkline (set by the runtime's clock).
     pub now_minute: u64,
     pending: HashMap<u64, Purpose>,
     next_ticket: u64,
+    /// The newest request for the Detail pane: older replies are stale.
+    detail_ticket: u64,
     out: Vec<(u64, Request)>,
     dirty_highlight: bool,
 }
@@ -396,9 +402,11 @@ impl App {
             tools: Vec::new(),
             approvals: Vec::new(),
             deny_reason: None,
+            drawn_approval: std::cell::Cell::new(None),
             now_minute: 0,
             pending: HashMap::new(),
             next_ticket: 1,
+            detail_ticket: 0,
             out: Vec::new(),
             dirty_highlight: false,
         };
@@ -424,6 +432,9 @@ impl App {
     fn send(&mut self, purpose: Purpose, req: Request) -> u64 {
         let t = self.next_ticket;
         self.next_ticket += 1;
+        if matches!(purpose, Purpose::CallDetail(_) | Purpose::DatasetDetail(_)) {
+            self.detail_ticket = t;
+        }
         self.pending.insert(t, purpose);
         self.out.push((t, req));
         t
@@ -844,10 +855,19 @@ impl App {
 
     /// Sends the decision on the oldest waiting call.
     fn settle(&mut self, decision: crate::session::approvals::Decision) {
-        if self.approvals.is_empty() {
+        let shown = self.drawn_approval.get();
+        let Some(i) = self
+            .approvals
+            .iter()
+            .position(|a| shown == Some(a.approval))
+        else {
+            self.set_status(
+                "that call was already decided elsewhere; look again",
+                StatusKind::Error,
+            );
             return;
-        }
-        let req = self.approvals.remove(0);
+        };
+        let req = self.approvals.remove(i);
         let what = match &decision {
             crate::session::approvals::Decision::Once => "approved once".to_owned(),
             crate::session::approvals::Decision::Session => "approved for this session".to_owned(),
@@ -992,6 +1012,7 @@ impl App {
                     .and_then(|v| v["columns"].as_array().map(Vec::len))
                     .unwrap_or(0);
                 d.selected = step(d.selected, n);
+                self.chart_for_selection();
                 return;
             }
             Overlay::Filter => return,
@@ -1177,11 +1198,43 @@ impl App {
         }
     }
 
+    fn request_chart(&mut self, dataset: String, column: String) {
+        self.send(
+            Purpose::Chart(dataset.clone(), column.clone()),
+            Request::Chart {
+                table: dataset,
+                column,
+                bins: 12,
+            },
+        );
+    }
+
+    /// Asks for the selected column's chart in the describe view if it is not there yet.
+    fn chart_for_selection(&mut self) {
+        let want = match &self.overlay {
+            Overlay::Describe(d) => d
+                .describe
+                .as_ref()
+                .and_then(|v| v["columns"].get(d.selected))
+                .and_then(|c| c["name"].as_str())
+                .filter(|c| !d.requested.contains(*c))
+                .map(|c| (d.dataset.clone(), c.to_owned())),
+            _ => None,
+        };
+        if let Some((dataset, column)) = want {
+            if let Overlay::Describe(d) = &mut self.overlay {
+                d.requested.insert(column.clone());
+            }
+            self.request_chart(dataset, column);
+        }
+    }
+
     fn open_describe(&mut self, dataset: String) {
         self.overlay = Overlay::Describe(Box::new(Describe {
             dataset: dataset.clone(),
             describe: None,
             charts: HashMap::new(),
+            requested: HashSet::new(),
             selected: 0,
         }));
         self.send(
@@ -1638,9 +1691,13 @@ impl App {
                 if self.calls.len() > 5000 {
                     self.calls.remove(0);
                 }
+                // Following moves Detail to the newest call only while Detail shows calls.
+                let detail_on_calls = matches!(self.detail, Detail::Empty | Detail::Call(_));
                 if self.follow {
                     self.traffic_sel = 0;
-                    self.select_call();
+                    if detail_on_calls {
+                        self.select_call();
+                    }
                 } else if finished
                     && matches!(&self.detail, Detail::Call(r) if r.summary.call == call)
                 {
@@ -1682,6 +1739,11 @@ impl App {
         let Some(purpose) = self.pending.remove(&ticket) else {
             return;
         };
+        if matches!(purpose, Purpose::CallDetail(_) | Purpose::DatasetDetail(_))
+            && ticket != self.detail_ticket
+        {
+            return;
+        }
         let reply = match r {
             Ok(reply) => reply,
             Err(e) => {
@@ -1712,6 +1774,13 @@ impl App {
             }
             (Purpose::Datasets, Reply::Datasets { datasets }) => {
                 self.datasets = datasets;
+                // Keep the list's selection on the dataset Detail shows (a jump may have
+                // arrived before the list knew it).
+                if let Detail::Dataset { dataset, .. } = &self.detail
+                    && let Some(i) = self.datasets.iter().position(|d| &d.dataset == dataset)
+                {
+                    self.catalog_sel[0] = i;
+                }
                 self.catalog_sel[0] =
                     self.catalog_sel[0].min(self.datasets.len().saturating_sub(1));
             }
@@ -1725,35 +1794,16 @@ impl App {
                     self.catalog_sel[2].min(self.memories.len().saturating_sub(1));
             }
             (Purpose::DatasetDetail(dataset), Reply::Describe { describe }) => {
-                if let Some(i) = self.datasets.iter().position(|d| d.dataset == dataset) {
-                    self.catalog_sel[0] = i;
-                }
                 self.set_detail(Detail::Dataset { dataset, describe })
             }
             (Purpose::Describe(dataset), Reply::Describe { describe }) => {
-                let columns: Vec<String> = describe["columns"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|c| c["name"].as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
                 if let Overlay::Describe(d) = &mut self.overlay
                     && d.dataset == dataset
                 {
                     d.describe = Some(describe);
                 }
-                for c in columns.into_iter().take(64) {
-                    self.send(
-                        Purpose::Chart(dataset.clone(), c.clone()),
-                        Request::Chart {
-                            table: dataset.clone(),
-                            column: c,
-                            bins: 12,
-                        },
-                    );
-                }
+                // Charts are computed on demand, for the column in view.
+                self.chart_for_selection();
             }
             (Purpose::Chart(dataset, column), Reply::Chart { bars }) => {
                 if let Overlay::Describe(d) = &mut self.overlay
@@ -1845,8 +1895,18 @@ impl App {
                 self.focus = Pane::Editor;
             }
             Purpose::Rows(table, page) => {
+                let current = self.grid.as_ref().is_some_and(|g| g.result.table == table);
+                if current && e.contains("no dataset named") {
+                    // The session keeps only the newest results; this one is gone.
+                    self.grid = None;
+                    self.set_status(
+                        "this result was dropped (the session keeps the newest 8): run the query again",
+                        StatusKind::Error,
+                    );
+                    return;
+                }
                 if let Some(g) = &mut self.grid
-                    && g.result.table == table
+                    && current
                 {
                     g.requested.remove(&page);
                 }
@@ -2156,7 +2216,9 @@ pub fn error_position(message: &str) -> Option<(usize, usize)> {
             let caret = lines.get(i + 1)?.find('^')?;
             let col = caret.saturating_sub(prefix_len);
             // DuckDB shows a window of a long line with "..." in front; then the column is unknown.
-            if l[prefix_len.min(l.len())..].starts_with("...") {
+            if l.get(prefix_len..)
+                .is_some_and(|rest| rest.starts_with("..."))
+            {
                 return Some((line.saturating_sub(1), 0));
             }
             return Some((line.saturating_sub(1), col));

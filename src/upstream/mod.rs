@@ -48,6 +48,8 @@ pub struct ClientSession {
     relayed: Mutex<HashMap<String, RelayedRequest>>,
     next_id: AtomicU64,
     log_level: Mutex<Option<String>>,
+    /// Set when the client's connection ended: nothing more is sent to it or taken by it.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// A tool call being timed and logged.
@@ -108,6 +110,7 @@ impl ClientSession {
             relayed: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             log_level: Mutex::new(None),
+            closed: std::sync::atomic::AtomicBool::new(false),
         });
         let weak: std::sync::Weak<ClientSession> = Arc::downgrade(&client);
         client.session.add_listener(weak);
@@ -116,6 +119,25 @@ impl ClientSession {
 
     fn send(&self, line: String) {
         let _ = self.out.send(line);
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// The client went away: its calls (waiting for approval or in flight) are cancelled, the
+    /// servers' requests relayed to it are answered with an error, and it takes no more.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        for (_, f) in lock(&self.in_flight).drain() {
+            let _ = f.cancel.send("the client disconnected".into());
+        }
+        let err = jsonrpc::to_raw(
+            &json!({ "code": code::INTERNAL_ERROR, "message": "the client that was asked disconnected" }),
+        );
+        for (_, r) in lock(&self.relayed).drain() {
+            r.conn.respond(&r.downstream_id, Err(&err));
+        }
     }
 
     pub fn fleet(&self) -> Option<&Arc<Fleet>> {
@@ -530,7 +552,20 @@ impl ClientSession {
             )
         })?;
         let mut track = self.begin_call(route.server.name(), &name, &params);
-        if let Err(why) = self.approve(&route, &name, &params, &mut track).await {
+        // A call waiting for approval can be cancelled like one in flight.
+        let up_key = id_key(id);
+        let (cancel_tx, cancel_rx) = oneshot::channel();
+        lock(&self.in_flight).insert(up_key.clone(), InFlight { cancel: cancel_tx });
+        let verdict = tokio::select! {
+            v = self.approve(&route, &name, &params, &mut track) => Some(v),
+            _ = cancel_rx => None,
+        };
+        lock(&self.in_flight).remove(&up_key);
+        let Some(verdict) = verdict else {
+            self.end_call(track, "cancelled", None, None, "");
+            return Ok(None);
+        };
+        if let Err(why) = verdict {
             let result = tool_error(&why);
             let result = if self.is_modern() {
                 with_result_type(result)
@@ -546,8 +581,9 @@ impl ClientSession {
             .await
     }
 
-    /// Applies the server's approval policy to a model's call; the human's own calls from the
-    /// workbench need no approval. Records who decided; `Err` says why the call may not run.
+    /// Applies the server's approval policy to a call; the human's own calls from the workbench
+    /// are never asked about, but `deny` holds for them too. Records who decided; `Err` says
+    /// why the call may not run.
     async fn approve(
         &self,
         route: &crate::downstream::Route,
@@ -555,17 +591,26 @@ impl ClientSession {
         params: &Map<String, Value>,
         track: &mut CallTrack,
     ) -> Result<(), String> {
-        if self.caller == "human" {
-            return Ok(());
-        }
         let annotations = route.server.tool_annotations(&route.original);
         let policy = route
             .server
             .spec
             .approve
             .decide(&route.original, annotations.as_ref());
+        let spec = &route.server.spec.approve;
         let verdict = match policy {
-            crate::config::Approval::Allow => return Ok(()),
+            // The person at the workbench is the one who would approve; `deny` still holds.
+            crate::config::Approval::Ask if self.caller == "human" => return Ok(()),
+            crate::config::Approval::Allow => {
+                if spec
+                    .allow
+                    .iter()
+                    .any(|g| crate::config::glob_match(g, &route.original))
+                {
+                    track.summary.decision = Some("allowed by policy (approve.allow)".into());
+                }
+                return Ok(());
+            }
             crate::config::Approval::Deny => Verdict::Denied(format!(
                 "denied by policy: `{}` of server `{}` is in approve.deny",
                 route.original,
@@ -710,7 +755,7 @@ impl ClientSession {
         if let Some(Value::Object(meta)) = params.get_mut("_meta")
             && let Some(up) = meta.get("progressToken").cloned()
         {
-            let down = format!("loom-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+            let down = self.session.next_progress_token();
             meta.insert("progressToken".into(), Value::String(down.clone()));
             let key = Value::String(down).to_string();
             lock(&self.progress).insert(
@@ -980,6 +1025,9 @@ impl ClientSession {
 
     /// Hands a server-to-client request to this client if it declared the capability.
     fn take_server_request(&self, request: ServerRequest) -> Result<(), ServerRequest> {
+        if self.is_closed() {
+            return Err(request);
+        }
         let needed = protocol::capability_for_server_request(&request.method);
         if !needed.is_some_and(|cap| lock(&self.caps).has(cap)) {
             return Err(request);
@@ -1068,7 +1116,7 @@ impl FleetListener for ClientSession {
     fn list_changed(&self, kind: ListKind) {
         // Only a client that finished its handshake hears about list changes; a 2026-07-28
         // client learns of them through subscriptions, not these notifications.
-        if lock(&self.era).is_none() || self.is_modern() {
+        if lock(&self.era).is_none() || self.is_modern() || self.is_closed() {
             return;
         }
         let method = match kind {
@@ -1080,7 +1128,9 @@ impl FleetListener for ClientSession {
     }
 
     fn notification(&self, server: &str, method: &str, params: Option<&RawValue>) {
-        self.relay_notification(server, method, params);
+        if !self.is_closed() {
+            self.relay_notification(server, method, params);
+        }
     }
 
     fn server_request(&self, request: ServerRequest) -> Result<(), ServerRequest> {

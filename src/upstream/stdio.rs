@@ -73,6 +73,7 @@ pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
             _ = sigint.recv() => { tracing::info!("SIGINT; shutting down"); break; }
         }
     }
+    session.close();
     shared.shutdown().await;
     drop(session);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;

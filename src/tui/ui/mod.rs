@@ -209,6 +209,8 @@ pub fn draw(f: &mut Frame, app: &App) {
         Overlay::Palette(p) => palette::draw(f, area, app, p),
         Overlay::Describe(d) => describe::draw(f, area, app, d),
     }
+    app.drawn_approval
+        .set(app.approvals.first().map(|a| a.approval));
     if let Some(req) = app.approvals.first() {
         approval::draw(f, area, app, req);
     }
