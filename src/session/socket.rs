@@ -211,7 +211,23 @@ pub fn listen(
                     continue;
                 }
             };
-            let peer = stream.peer_cred().map(|c| c.uid()).ok();
+            let cred = stream.peer_cred().ok();
+            let peer = cred.map(|c| c.uid());
+            if let Some(pid) = cred.and_then(|c| c.pid())
+                && descends_from(pid as u32, std::process::id())
+            {
+                // A server this session started runs as the same user; it must not approve its
+                // own calls or call tools as the human.
+                tracing::warn!(
+                    "refused a session-socket connection from process {pid}, started by this session"
+                );
+                tokio::spawn(refuse_with(
+                    stream,
+                    "refused: processes this session started (its servers) may not use its socket"
+                        .into(),
+                ));
+                continue;
+            }
             if peer != Some(me) {
                 tracing::warn!(
                     "refused a session-socket connection from uid {peer:?} (this session belongs to uid {me})"
@@ -225,17 +241,46 @@ pub fn listen(
     Ok(SessionSocket { entry, task })
 }
 
-async fn refuse(mut stream: UnixStream, peer: Option<u32>) {
-    let msg = jsonrpc::error_response(
-        &jsonrpc::raw_null(),
-        code::INVALID_REQUEST,
-        &format!(
-            "refused: this loom session belongs to another user (your uid: {})",
-            peer.map(|p| p.to_string())
-                .unwrap_or_else(|| "unknown".into())
-        ),
-        None,
-    );
+/// Whether `pid` is `ancestor` or one of its descendants, by the parent links in /proc.
+fn descends_from(pid: u32, ancestor: u32) -> bool {
+    let mut p = pid;
+    for _ in 0..128 {
+        if p == ancestor {
+            return true;
+        }
+        if p <= 1 {
+            return false;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            return false;
+        };
+        // The parent pid is the second field after the parenthesised command name.
+        let Some(ppid) = stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u32>().ok())
+        else {
+            return false;
+        };
+        p = ppid;
+    }
+    false
+}
+
+async fn refuse(stream: UnixStream, peer: Option<u32>) {
+    let who = peer
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| "unknown".into());
+    refuse_with(
+        stream,
+        format!("refused: this loom session belongs to another user (your uid: {who})"),
+    )
+    .await
+}
+
+async fn refuse_with(mut stream: UnixStream, why: String) {
+    let msg = jsonrpc::error_response(&jsonrpc::raw_null(), code::INVALID_REQUEST, &why, None);
     let _ = stream.write_all(format!("{msg}\n").as_bytes()).await;
     let _ = stream.shutdown().await;
 }
@@ -612,5 +657,22 @@ impl Engine for RemoteEngine {
             live,
             presence: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_child_descends_from_its_parent_and_not_the_other_way() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("spawn sleep");
+        let me = std::process::id();
+        assert!(super::descends_from(child.id(), me));
+        assert!(super::descends_from(me, me));
+        assert!(!super::descends_from(me, child.id()));
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
