@@ -571,3 +571,38 @@ async fn a_call_cancelled_while_it_waits_for_approval_never_runs_and_its_prompt_
         .expect("logged");
     assert_eq!(c.outcome, "cancelled");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn when_the_last_person_detaches_a_waiting_call_follows_unattended() {
+    let cfg = sample_config("unattended = \"deny\"\napproval_timeout = 600", "");
+    let (client, entry) = started(&cfg).await;
+    let (eng, mut feed) = attacher(&entry).await;
+    let client = Arc::new(tokio::sync::Mutex::new(client));
+    let c = client.clone();
+    let pending = tokio::spawn(async move {
+        c.lock()
+            .await
+            .call("sample_cancel_order", json!({ "order_id": 3 }))
+            .await
+    });
+    let req = next_approval(&mut feed).await;
+    // A late attacher sees the waiting call even without the event.
+    let late = RemoteEngine::connect(&entry).await.expect("attach");
+    let Ok(Reply::Approvals { approvals }) = late.request(Request::Approvals).await else {
+        panic!("approvals")
+    };
+    assert_eq!(
+        approvals.iter().map(|a| a.approval).collect::<Vec<_>>(),
+        vec![req.approval]
+    );
+    drop(late);
+    // The only person watching leaves: the call does not wait ten minutes.
+    drop(feed);
+    drop(eng);
+    let r = tokio::time::timeout(Duration::from_secs(20), pending)
+        .await
+        .expect("no wait once nobody watches")
+        .unwrap();
+    assert!(is_error_result(&r), "{r}");
+    assert!(text_of(&r).contains("everyone detached"), "{r}");
+}

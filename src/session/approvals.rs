@@ -45,10 +45,17 @@ pub enum Verdict {
 
 #[derive(Default)]
 pub struct Approvals {
-    pending: Mutex<HashMap<u64, oneshot::Sender<Decision>>>,
+    pending: Mutex<HashMap<u64, (oneshot::Sender<Decision>, ApprovalRequest)>>,
     session_allowed: Mutex<HashSet<(String, String)>>,
     next: AtomicU64,
-    humans: Arc<AtomicUsize>,
+    humans: Arc<Humans>,
+}
+
+/// How many people watch, and a signal for when the last one leaves.
+#[derive(Default)]
+struct Humans {
+    count: AtomicUsize,
+    gone: tokio::sync::Notify,
 }
 
 /// Withdraws a waiting prompt when the wait is dropped before it ended.
@@ -72,22 +79,44 @@ impl Drop for Waiting<'_> {
 }
 
 /// Held while a workbench watches the session.
-pub struct Presence(Arc<AtomicUsize>);
+pub struct Presence(Arc<Humans>);
 
 impl Drop for Presence {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        if self.0.count.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.gone.notify_waiters();
+        }
     }
 }
 
 impl Approvals {
     pub fn presence(&self) -> Presence {
-        self.humans.fetch_add(1, Ordering::SeqCst);
+        self.humans.count.fetch_add(1, Ordering::SeqCst);
         Presence(self.humans.clone())
     }
 
     pub fn humans(&self) -> usize {
-        self.humans.load(Ordering::SeqCst)
+        self.humans.count.load(Ordering::SeqCst)
+    }
+
+    /// The calls waiting for a person now, oldest first.
+    pub fn waiting(&self) -> Vec<ApprovalRequest> {
+        let mut all: Vec<ApprovalRequest> = lock(&self.pending)
+            .values()
+            .map(|(_, r)| r.clone())
+            .collect();
+        all.sort_by_key(|r| r.approval);
+        all
+    }
+
+    fn unattended(unattended_allow: bool, why: &str) -> Verdict {
+        if unattended_allow {
+            Verdict::Allowed(format!("allowed: {why} (unattended = \"allow\")"))
+        } else {
+            Verdict::Denied(format!(
+                "denied: this tool needs a human's approval and {why} (unattended = \"deny\")"
+            ))
+        }
     }
 
     /// Waits for a decision on `req` (its `approval` id is filled in here).
@@ -103,20 +132,13 @@ impl Approvals {
             return Verdict::Allowed("approved for the session by a human".into());
         }
         if self.humans() == 0 {
-            return if unattended_allow {
-                Verdict::Allowed("allowed: nobody attached (unattended = \"allow\")".into())
-            } else {
-                Verdict::Denied(
-                    "denied: this tool needs a human's approval and nobody is attached (unattended = \"deny\")"
-                        .into(),
-                )
-            };
+            return Self::unattended(unattended_allow, "nobody is attached");
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         req.approval = id;
         req.timeout_secs = timeout.as_secs();
         let (tx, mut rx) = oneshot::channel();
-        lock(&self.pending).insert(id, tx);
+        lock(&self.pending).insert(id, (tx, req.clone()));
         bus.publish(Event::ApprovalRequested(req));
         // If the caller gives up (cancelled, disconnected), the prompt is withdrawn.
         let mut waiting = Waiting {
@@ -125,10 +147,25 @@ impl Approvals {
             id,
             settled: false,
         };
-        let mut outcome = tokio::time::timeout(timeout, &mut rx).await;
+        let deadline = tokio::time::Instant::now() + timeout;
+        // `Ok(decision)`, `Err(true)` when the time ran out, `Err(false)` when the last person
+        // left while the call waited.
+        let mut outcome = loop {
+            let gone = self.humans.gone.notified();
+            tokio::pin!(gone);
+            gone.as_mut().enable();
+            if self.humans() == 0 {
+                break Err(false);
+            }
+            tokio::select! {
+                r = &mut rx => break Ok(r),
+                _ = tokio::time::sleep_until(deadline) => break Err(true),
+                _ = &mut gone => continue,
+            }
+        };
         lock(&self.pending).remove(&id);
         if outcome.is_err() {
-            // A decision that arrived just as the time ran out still counts.
+            // A decision that arrived just as the wait ended still counts.
             if let Ok(d) = rx.try_recv() {
                 outcome = Ok(Ok(d));
             }
@@ -157,12 +194,16 @@ impl Approvals {
                 Verdict::Denied("denied: the approval was dropped".into()),
                 "dropped",
             ),
-            Err(_) => (
+            Err(true) => (
                 Verdict::Denied(format!(
                     "denied: no human decided within {}s (approval_timeout)",
                     timeout.as_secs()
                 )),
                 "timed out",
+            ),
+            Err(false) => (
+                Self::unattended(unattended_allow, "everyone detached while it waited"),
+                "unattended",
             ),
         };
         bus.publish(Event::ApprovalSettled {
@@ -175,7 +216,7 @@ impl Approvals {
     /// Settles a waiting call; false if it is no longer waiting.
     pub fn decide(&self, approval: u64, decision: Decision) -> bool {
         match lock(&self.pending).remove(&approval) {
-            Some(tx) => tx.send(decision).is_ok(),
+            Some((tx, _)) => tx.send(decision).is_ok(),
             None => false,
         }
     }

@@ -59,6 +59,7 @@ pub enum Request {
         approval: u64,
         decision: super::approvals::Decision,
     },
+    Approvals,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -104,6 +105,9 @@ pub enum Reply {
     },
     ToolResult {
         result: Value,
+    },
+    Approvals {
+        approvals: Vec<super::approvals::ApprovalRequest>,
     },
     Done,
 }

@@ -159,6 +159,9 @@ impl Inner {
                 Ok(Reply::Tools { tools: all })
             }
             Request::CallTool { name, arguments } => self.call_tool(name, arguments).await,
+            Request::Approvals => Ok(Reply::Approvals {
+                approvals: session.approvals.waiting(),
+            }),
             Request::Approve { approval, decision } => {
                 if session.approvals.decide(approval, decision) {
                     Ok(Reply::Done)

@@ -108,6 +108,7 @@ enum Purpose {
     CallTool(String),
     Cancel,
     Approve,
+    Approvals,
 }
 
 /// A query result shown in the grid: rows arrive a page at a time, only around the view.
@@ -419,6 +420,7 @@ impl App {
         self.send(Purpose::Session, Request::Session);
         self.send(Purpose::Servers, Request::Servers);
         self.send(Purpose::Calls, Request::Calls { limit: 5000 });
+        self.send(Purpose::Approvals, Request::Approvals);
         self.refresh_catalog();
         std::mem::take(&mut self.out)
     }
@@ -1846,6 +1848,15 @@ impl App {
                 );
             }
             (Purpose::Tools, Reply::Tools { tools }) => self.tools = tools,
+            (Purpose::Approvals, Reply::Approvals { approvals }) => {
+                // Calls that waited before this workbench came (the backlog may not reach back).
+                for a in approvals {
+                    if !self.approvals.iter().any(|x| x.approval == a.approval) {
+                        self.approvals.push(a);
+                    }
+                }
+                self.approvals.sort_by_key(|a| a.approval);
+            }
             (Purpose::CallTool(name), Reply::ToolResult { result }) => {
                 let is_error = result["isError"] == Value::Bool(true);
                 let what = result["structuredContent"]["ref"]

@@ -182,6 +182,7 @@ fn fixture(req: &Request) -> Result<Reply, String> {
         },
         Request::CallTool { name, .. } => Reply::ToolResult { result: json!({ "content": [], "structuredContent": { "ref": format!("{name}_1") } }) },
         Request::CancelQuery | Request::Approve { .. } => Reply::Done,
+        Request::Approvals => Reply::Approvals { approvals: vec![] },
     })
 }
 
