@@ -556,3 +556,33 @@ fn every_column_type_survives_the_chunked_append_with_nulls() {
     assert_eq!(nulls[0]["any_null"], expected);
     assert_eq!(nulls[0]["misplaced"], 0);
 }
+
+#[test]
+fn a_workbench_cancel_never_interrupts_the_models_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(open(dir.path()));
+    // The model's query holds the reader for a while.
+    let s = store.clone();
+    let model = std::thread::spawn(move || {
+        s.query("SELECT count(*) AS n FROM range(300000000) a WHERE a.range % 7 = 3")
+    });
+    std::thread::sleep(Duration::from_millis(150));
+    assert!(!store.interrupt_query(), "no workbench query was running");
+    let r = model.join().unwrap();
+    assert!(r.is_ok(), "{:?}", r.err());
+    // A workbench query is the one a cancel stops.
+    let s = store.clone();
+    let bench =
+        std::thread::spawn(move || s.run_result("SELECT sum(range) FROM range(100000000000)"));
+    let mut stopped = false;
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(20));
+        if store.interrupt_query() {
+            stopped = true;
+            break;
+        }
+    }
+    assert!(stopped, "the workbench query was running");
+    let r = bench.join().unwrap();
+    assert!(r.is_err());
+}

@@ -172,10 +172,10 @@ impl Inner {
                 }
             }
             Request::CancelQuery => {
-                if let Some(s) = session.store.try_get() {
-                    s.interrupt_query();
+                match session.store.try_get() {
+                    Some(s) if s.interrupt_query() => Ok(Reply::Done),
+                    _ => Err("no workbench query is running (a query of the model is never cancelled from here)".into()),
                 }
-                Ok(Reply::Done)
             }
             Request::Describe { dataset } => {
                 let store = session.store.get().await?;

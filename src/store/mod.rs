@@ -115,6 +115,8 @@ pub struct Store {
     db: SealedDb,
     catalog: Mutex<HashMap<String, DatasetMeta>>,
     results: Mutex<Vec<results::ResultTable>>,
+    /// Whether the reader connection is running a workbench query right now.
+    workbench_query: Mutex<bool>,
     pub blobs: blobs::Blobs,
     clock: std::sync::atomic::AtomicU64,
     counter: std::sync::atomic::AtomicU64,
@@ -261,6 +263,7 @@ impl Store {
             db,
             catalog: Mutex::new(HashMap::new()),
             results: Mutex::new(Vec::new()),
+            workbench_query: Mutex::new(false),
             blobs: parked,
             clock: std::sync::atomic::AtomicU64::new(1),
             counter: std::sync::atomic::AtomicU64::new(1),
@@ -394,13 +397,24 @@ impl Store {
             .unwrap_or(0)
     }
 
-    /// Drops least recently used datasets until the engine is within `memory_budget`: query
-    /// results first, then downstream ingests; pinned ones never.
+    /// Drops least recently used datasets until the engine is within `memory_budget`: older
+    /// workbench results first, then query results, then downstream ingests; pinned ones never.
     pub fn evict(&self) -> Vec<String> {
         let mut evicted = Vec::new();
         loop {
             if self.memory_bytes() <= self.config.memory_budget {
                 break;
+            }
+            // Workbench results go first, oldest first; the newest stays for the grid.
+            let stale_result = {
+                let mut kept = Self::lock(&self.results);
+                (kept.len() > 1).then(|| kept.remove(0))
+            };
+            if let Some(r) = stale_result {
+                let _ = Self::lock(&self.writer)
+                    .execute_batch(&format!("DROP TABLE IF EXISTS {}", quote_ident(&r.table)));
+                tracing::info!(result = %r.table, "dropped a workbench result to stay within memory_budget");
+                continue;
             }
             let victim = {
                 let cat = Self::lock(&self.catalog);

@@ -1,7 +1,8 @@
 //! Results of the workbench's own queries: each becomes a table inside the engine (never
 //! pulled into loom's memory whole), the grid reads it a page at a time, and only the last
-//! few are kept. Also the numbers behind the describe view's charts. Everything here goes
-//! through the same statement guard and timeout as the model's queries.
+//! few are kept (older ones are the first to go when the engine is over its memory budget).
+//! Also the numbers behind the describe view's charts. Everything here goes through the same
+//! statement guard and timeout as the model's queries.
 
 use super::query::{body, guard, with_timeout};
 use super::sealed::StatementKind;
@@ -41,6 +42,10 @@ impl Store {
         let name = format!("_loom_result_{n}");
         let t = quote_ident(&name);
         let (rows, columns) = with_timeout(self, |conn| {
+            // While this is set, a cancel from a workbench may interrupt the reader: it is
+            // running this query, never the model's.
+            *Store::lock(&self.workbench_query) = true;
+            let _running = WorkbenchQuery(self);
             if kind == StatementKind::Explain {
                 // A plan cannot be wrapped in CREATE TABLE AS; copy its two text columns.
                 let mut stmt = conn.prepare(body(sql))?;
@@ -86,6 +91,7 @@ impl Store {
                     .execute_batch(&format!("DROP TABLE IF EXISTS {}", quote_ident(&r.table)));
             }
         }
+        self.evict();
         Ok(result)
     }
 
@@ -201,8 +207,22 @@ impl Store {
         Ok(bars)
     }
 
-    /// Stops whatever query is running on the reader connection.
-    pub fn interrupt_query(&self) {
-        self.interrupt.interrupt();
+    /// Stops the workbench query that is running, if one is; a model's query on the same
+    /// connection is never touched.
+    pub fn interrupt_query(&self) -> bool {
+        let running = Store::lock(&self.workbench_query);
+        if *running {
+            self.interrupt.interrupt();
+        }
+        *running
+    }
+}
+
+/// Clears the "a workbench query runs" mark however the query ends.
+struct WorkbenchQuery<'a>(&'a Store);
+
+impl Drop for WorkbenchQuery<'_> {
+    fn drop(&mut self) {
+        *Store::lock(&self.0.workbench_query) = false;
     }
 }
