@@ -196,6 +196,8 @@ pub trait FleetListener: Send + Sync {
     fn notification(&self, server: &str, method: &str, params: Option<&RawValue>);
     /// Takes the request if this client can answer `method`; otherwise hands it back.
     fn server_request(&self, request: ServerRequest) -> Result<(), ServerRequest>;
+    /// Whether this client has a call in flight to `server`.
+    fn has_call_on(&self, server: &str) -> bool;
 }
 
 pub struct ServerRequest {
@@ -331,7 +333,10 @@ impl Session {
                     method,
                     params,
                 };
-                for l in self.listeners() {
+                // The client whose call the server is working on is asked first.
+                let mut listeners = self.listeners();
+                listeners.sort_by_key(|l| !l.has_call_on(&request.conn.server));
+                for l in listeners {
                     match l.server_request(request) {
                         Ok(()) => return,
                         Err(back) => request = back,

@@ -23,6 +23,8 @@ use tokio::time::Instant;
 
 struct InFlight {
     cancel: oneshot::Sender<String>,
+    /// The server the call went to.
+    server: String,
 }
 
 struct ProgressRoute {
@@ -555,7 +557,13 @@ impl ClientSession {
         // A call waiting for approval can be cancelled like one in flight.
         let up_key = id_key(id);
         let (cancel_tx, cancel_rx) = oneshot::channel();
-        lock(&self.in_flight).insert(up_key.clone(), InFlight { cancel: cancel_tx });
+        lock(&self.in_flight).insert(
+            up_key.clone(),
+            InFlight {
+                cancel: cancel_tx,
+                server: route.server.name().to_owned(),
+            },
+        );
         let verdict = tokio::select! {
             v = self.approve(&route, &name, &params, &mut track) => Some(v),
             _ = cancel_rx => None,
@@ -770,7 +778,13 @@ impl ClientSession {
         let call_args = params.get("arguments").cloned();
         let up_key = id_key(id);
         let (cancel_tx, mut cancel_rx) = oneshot::channel();
-        lock(&self.in_flight).insert(up_key.clone(), InFlight { cancel: cancel_tx });
+        lock(&self.in_flight).insert(
+            up_key.clone(),
+            InFlight {
+                cancel: cancel_tx,
+                server: server.name().to_owned(),
+            },
+        );
         let (down_id, mut rx) = conn.send_request(method, Some(params));
         let timeout = server.spec.call_timeout;
         let mut deadline = Instant::now() + timeout;
@@ -1135,6 +1149,10 @@ impl FleetListener for ClientSession {
 
     fn server_request(&self, request: ServerRequest) -> Result<(), ServerRequest> {
         self.take_server_request(request)
+    }
+
+    fn has_call_on(&self, server: &str) -> bool {
+        lock(&self.in_flight).values().any(|f| f.server == server)
     }
 }
 
