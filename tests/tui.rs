@@ -239,6 +239,16 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
         Some(rows.to_string().as_str())
     );
 
+    // The whole (small) result goes to the clipboard as TSV with its header.
+    d.press(vec![code(KeyCode::Esc), ctrl('y')]);
+    assert_eq!(
+        d.app.clipboard.register().map(str::to_owned),
+        Some(format!("n\n{rows}"))
+    );
+    d.press(vec![key('5'), ctrl('e')]);
+    d.until("the same count again", |a| a.running.is_none())
+        .await;
+
     // Hostile SQL is refused with the engine's reason, and nothing is written.
     d.type_text(";\nCOPY (SELECT 1) TO '/tmp/loom-should-not-exist.csv'");
     d.press(vec![ctrl('e')]);

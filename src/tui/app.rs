@@ -126,6 +126,9 @@ pub struct Grid {
 /// Rows per page fetched for the grid.
 pub const PAGE_ROWS: u64 = 200;
 
+/// Most rows a whole result may have to be copied to the clipboard; beyond, export it.
+pub const COPY_ALL_MAX: u64 = 10_000;
+
 impl Grid {
     fn new(result: ResultTable) -> Grid {
         let widths = result
@@ -1568,8 +1571,8 @@ impl App {
                 // The whole result: every row must be loaded; large results go to a file.
                 let total = g.result.rows;
                 let loaded: u64 = g.pages.values().map(|p| p.len() as u64).sum();
-                if total > PAGE_ROWS * 3 || loaded < total {
-                    if total > PAGE_ROWS * 3 {
+                if total > COPY_ALL_MAX || loaded < total {
+                    if total > COPY_ALL_MAX {
                         self.set_status(
                             format!("{total} rows is too many for the clipboard: export with x (CSV) or X (JSON)"),
                             StatusKind::Error,
