@@ -116,14 +116,22 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         Span::styled(format!(" {} tok", human(total_saved)), th.muted),
     ])];
     // Fixed columns: time, caller, latency, tokens; tool and outcome share the rest.
-    let flex = w.saturating_sub(9 + 3 + 7 + 11).max(10);
+    // Sizes in bytes only when there is room; tokens always.
+    let size_w = if w >= 90 { 12 } else { 0 };
+    let flex = w.saturating_sub(9 + 3 + 7 + 11 + size_w).max(10);
     let tool_w = flex * 11 / 20;
     let out_w = flex - tool_w;
     lines.push(Line::styled(
         fit(
             &format!(
-                "{:<9}{:<3}{:<tool_w$}{:<out_w$}{:>7}{:>11}",
-                "time", "who", "tool", "outcome", "ms", "tok in→out"
+                "{:<9}{:<3}{:<tool_w$}{:<out_w$}{:>7}{:>size_w$}{:>11}",
+                "time",
+                "who",
+                "tool",
+                "outcome",
+                "ms",
+                if size_w > 0 { "B in→out" } else { "" },
+                "tok in→out"
             ),
             w,
         ),
@@ -171,6 +179,17 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 outcome_style,
             ),
             Span::styled(format!("{millis:>7}"), th.number),
+            Span::styled(
+                if size_w > 0 && c.outcome != "running" {
+                    format!(
+                        "{:>size_w$}",
+                        format!("{}→{}", human(c.bytes_in), human(c.bytes_out))
+                    )
+                } else {
+                    " ".repeat(size_w)
+                },
+                th.muted,
+            ),
             Span::styled(format!("{tokens:>11}"), th.muted),
         ]);
         let selected = i == app.traffic_sel;
