@@ -606,3 +606,49 @@ async fn when_the_last_person_detaches_a_waiting_call_follows_unattended() {
     assert!(is_error_result(&r), "{r}");
     assert!(text_of(&r).contains("everyone detached"), "{r}");
 }
+
+/// Sends a slow_count with a progress token and returns the tokens of every progress
+/// notification that arrived before its result.
+async fn count_with_progress(c: &mut RawClient, id: &str, token: &str) -> Vec<String> {
+    c.send_raw(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": { "name": "sample_slow_count", "arguments": { "steps": 4, "delay_ms": 150 }, "_meta": { "progressToken": token } } }).to_string())
+        .await;
+    let mut tokens = Vec::new();
+    loop {
+        let line = c
+            .next_line(Duration::from_secs(20))
+            .await
+            .expect("a line in time");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == json!(id) {
+            assert_eq!(text_of(&v), "counted to 4", "{v}");
+            return tokens;
+        }
+        if v["method"] == "notifications/progress" {
+            tokens.push(
+                v["params"]["progressToken"]
+                    .as_str()
+                    .unwrap_or("?")
+                    .to_owned(),
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reaches_only_the_client_whose_call_it_is() {
+    let cfg = sample_config("", "");
+    let (mut a, _entry) = started(&cfg).await;
+    let dir = cfg.dir.path().display().to_string();
+    let mut b = RawClient::spawn_args(&["connect"], &[("XDG_RUNTIME_DIR", &dir)]);
+    b.initialize().await;
+    // Both clients count at once on the same server, each with its own token.
+    let (ta, tb) = tokio::join!(
+        count_with_progress(&mut a, "a1", "tok-a"),
+        count_with_progress(&mut b, "b1", "tok-b")
+    );
+    // One notification per step, and only for its own call (with shared tokens downstream,
+    // each client would see the other's steps too).
+    assert_eq!((ta.len(), tb.len()), (4, 4), "{ta:?} {tb:?}");
+    assert!(ta.iter().all(|t| t == "tok-a"), "client a saw {ta:?}");
+    assert!(tb.iter().all(|t| t == "tok-b"), "client b saw {tb:?}");
+}
