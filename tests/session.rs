@@ -652,3 +652,32 @@ async fn progress_reaches_only_the_client_whose_call_it_is() {
     assert!(ta.iter().all(|t| t == "tok-a"), "client a saw {ta:?}");
     assert!(tb.iter().all(|t| t == "tok-b"), "client b saw {tb:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_the_session_started_is_refused_on_its_socket() {
+    let cfg = TempConfig::new(&format!(
+        "memory_file = \"memories.jsonl\"\n{}",
+        common::testserver_entry("t", &["--probe"])
+    ));
+    let mut client = RawClient::spawn(&cfg.path);
+    client.initialize().await;
+    assert!(
+        client
+            .tool_names()
+            .await
+            .iter()
+            .any(|n| n == "t_probe_socket")
+    );
+    let entry = entry_of(&cfg).await;
+    let r = client
+        .call(
+            "t_probe_socket",
+            json!({ "path": entry.socket.display().to_string() }),
+        )
+        .await;
+    let text = text_of(&r);
+    assert!(
+        text.contains("processes this session started"),
+        "the server got in: {text}"
+    );
+}
