@@ -6,6 +6,7 @@ use crate::session::Session;
 use crate::session::engine::{Engine, Reply, Request};
 use crate::session::local::LocalEngine;
 use crate::session::socket::{self, RemoteEngine, SessionEntry};
+use crate::store::csv_field;
 use crate::tui::TuiOptions;
 use std::io::Write;
 use std::sync::Arc;
@@ -68,14 +69,6 @@ pub fn sessions(out: &mut impl Write) -> anyhow::Result<()> {
 async fn connect(session: Option<&str>) -> anyhow::Result<Arc<RemoteEngine>> {
     let entry = socket::resolve(session).map_err(|e| anyhow::anyhow!(e))?;
     RemoteEngine::connect(&entry).await
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
 }
 
 /// `loom query`: one statement against a running session, printed as a table, CSV or JSON.

@@ -33,7 +33,9 @@ impl ExportFormat {
     }
 }
 
-fn csv_field(s: &str) -> String {
+/// One CSV field, quoted (RFC 4180) when it holds a separator, a quote, a line break or edge
+/// spaces.
+pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -13,7 +13,8 @@ mod query;
 pub mod results;
 pub mod sealed;
 
-pub use export::ExportFormat;
+pub use export::{ExportFormat, csv_field};
+pub use profile::is_numeric;
 pub use profile::{ColumnStats, JoinHint, Profile};
 pub use query::QueryOutcome;
 

@@ -53,7 +53,7 @@ fn is_ordered(ty: &str) -> bool {
     .any(|k| t.contains(k))
 }
 
-fn is_numeric(ty: &str) -> bool {
+pub fn is_numeric(ty: &str) -> bool {
     let t = ty.to_uppercase();
     ["INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"]
         .iter()

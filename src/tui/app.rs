@@ -1526,14 +1526,20 @@ impl App {
         }
         let first = g.top / PAGE_ROWS;
         let last = (g.top + rows) / PAGE_ROWS;
-        let mut want = Vec::new();
-        for p in first..=last {
-            if p * PAGE_ROWS < g.result.rows && !g.pages.contains_key(&p) && g.requested.insert(p) {
-                want.push(p);
-            }
-        }
         // Only pages near the view stay cached.
         g.pages.retain(|p, _| *p + 2 >= first && *p <= last + 2);
+        self.request_pages(first..=last);
+    }
+
+    /// Asks for the grid's pages in `pages` that it neither has nor awaits.
+    fn request_pages(&mut self, pages: impl IntoIterator<Item = u64>) {
+        let Some(g) = &mut self.grid else { return };
+        let want: Vec<u64> = pages
+            .into_iter()
+            .filter(|p| {
+                p * PAGE_ROWS < g.result.rows && !g.pages.contains_key(p) && g.requested.insert(*p)
+            })
+            .collect();
         let table = g.result.table.clone();
         for p in want {
             self.send(
@@ -1579,7 +1585,8 @@ impl App {
                         );
                     } else {
                         self.set_status("rows are still loading; try again", StatusKind::Error);
-                        self.grid_load_all();
+                        let pages = total.div_ceil(PAGE_ROWS);
+                        self.request_pages(0..pages);
                     }
                     return;
                 }
@@ -1598,28 +1605,6 @@ impl App {
                 }
                 self.copy(&text, &format!("result ({total} rows)"));
             }
-        }
-    }
-
-    fn grid_load_all(&mut self) {
-        let Some(g) = &mut self.grid else { return };
-        let table = g.result.table.clone();
-        let pages = g.result.rows.div_ceil(PAGE_ROWS);
-        let mut want = Vec::new();
-        for p in 0..pages {
-            if !g.pages.contains_key(&p) && g.requested.insert(p) {
-                want.push(p);
-            }
-        }
-        for p in want {
-            self.send(
-                Purpose::Rows(table.clone(), p),
-                Request::Rows {
-                    table: table.clone(),
-                    offset: p * PAGE_ROWS,
-                    limit: PAGE_ROWS,
-                },
-            );
         }
     }
 

@@ -77,6 +77,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     }
     let last = fits(left);
     let numw = 6usize;
+    // Numbers are right-aligned; decided once per column, not per cell.
+    let numeric: Vec<bool> = g
+        .result
+        .columns
+        .iter()
+        .map(|(_, ty)| crate::store::is_numeric(ty))
+        .collect();
     // Two header rows: the names, then the types.
     let mut header = vec![Span::styled(format!("{:>numw$}", "#"), th.muted)];
     let mut types = vec![Span::raw(" ".repeat(numw))];
@@ -108,13 +115,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 Some(cells) => match cells.get(i).and_then(|c| c.as_deref()) {
                     None => ("NULL".to_owned(), th.null),
                     Some(v) => {
-                        let ty = g.result.columns[i].1.to_ascii_uppercase();
-                        let numeric = ty.contains("INT")
-                            || ty.starts_with("DECIMAL")
-                            || ty == "DOUBLE"
-                            || ty == "FLOAT";
                         let v = v.replace(['\n', '\r', '\t'], " ");
-                        if numeric {
+                        if numeric.get(i) == Some(&true) {
                             (format!("{:>w$}", fit(&v, w)), th.number)
                         } else {
                             (fit(&v, w), th.base)
