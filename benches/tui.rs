@@ -32,11 +32,6 @@ async fn settle(app: &mut App, engine: &Arc<dyn Engine>, msg: Msg) {
     }
 }
 
-fn key(c: char) -> Msg {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
-}
-
 async fn frame_times(full: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("loom.toml");
@@ -64,15 +59,7 @@ async fn frame_times(full: bool) {
     app.editor = tui_textarea::TextArea::new(vec![sql.into()]);
     app.focus = loom::tui::app::Pane::Editor;
     let started = Instant::now();
-    settle(
-        &mut app,
-        &engine,
-        Msg::Key(crossterm::event::KeyEvent::new(
-            crossterm::event::KeyCode::Char('e'),
-            crossterm::event::KeyModifiers::CONTROL,
-        )),
-    )
-    .await;
+    settle(&mut app, &engine, Msg::ctrl('e')).await;
     let query_s = started.elapsed().as_secs_f64();
     let rows = app.grid.as_ref().map(|g| g.result.rows).unwrap_or(0);
     assert_eq!(rows, 1_000_000);
@@ -97,7 +84,7 @@ async fn frame_times(full: bool) {
             'j'
         };
         let t = Instant::now();
-        settle(&mut app, &engine, key(k)).await;
+        settle(&mut app, &engine, Msg::char(k)).await;
         let fetched = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
         term.draw(|f| ui::draw(f, &app)).expect("draw");

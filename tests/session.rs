@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{LOOM, RawClient, TempConfig, is_error_result, text_of};
+use common::{LOOM, RawClient, TempConfig, is_error_result, sample_config, text_of};
 use loom::session::Event;
 use loom::session::approvals::Decision;
 use loom::session::engine::{Engine, Reply, Request};
@@ -12,12 +12,6 @@ use loom::session::socket::{RemoteEngine, SessionEntry};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-
-fn sample_config(extra_top: &str, extra_server: &str) -> TempConfig {
-    TempConfig::new(&format!(
-        "{extra_top}\nexport_dir = \"exports\"\nmemory_file = \"memories.jsonl\"\n[[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n{extra_server}\n"
-    ))
-}
 
 /// The session a test's `loom serve` opened, read from its runtime folder.
 async fn entry_of(cfg: &TempConfig) -> SessionEntry {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{LOOM, RawClient, TempConfig};
+use common::{LOOM, RawClient, sample_config};
 use serde_json::json;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -35,6 +35,21 @@ impl Tmux {
             .output()
             .expect("run tmux");
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Runs `command` in a detached 160×45 session named `t`.
+    fn start(&self, command: &str) {
+        self.cmd(&[
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "45",
+            "-s",
+            "t",
+            command,
+        ]);
     }
 
     fn keys(&self, keys: &[&str]) {
@@ -78,26 +93,14 @@ impl Drop for Tmux {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workbench_in_tmux_with_a_second_client_joining_through_connect() {
-    let cfg = TempConfig::new(&format!(
-        "export_dir = \"exports\"\nmemory_file = \"memories.jsonl\"\n[[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n"
-    ));
+    let cfg = sample_config("", "");
     let dir = cfg.dir.path().display().to_string();
     let tmux = Tmux::new("tui");
     let command = format!(
         "env XDG_RUNTIME_DIR={dir} XDG_DATA_HOME={dir} {LOOM} tui -c {}",
         cfg.path.display()
     );
-    tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-x",
-        "160",
-        "-y",
-        "45",
-        "-s",
-        "t",
-        &command,
-    ]);
+    tmux.start(&command);
     tmux.wait_for("the sample server", |s| s.contains("sample up"));
 
     // The palette: list_orders with its prefilled arguments.
@@ -164,9 +167,7 @@ async fn workbench_in_tmux_with_a_second_client_joining_through_connect() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_from_tmux_approves_a_destructive_call_with_a_key_press() {
-    let cfg = TempConfig::new(&format!(
-        "memory_file = \"memories.jsonl\"\n[[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n"
-    ));
+    let cfg = sample_config("", "");
     let dir = cfg.dir.path().display().to_string();
     // The model's client launched `loom serve` itself.
     let mut client = RawClient::spawn(&cfg.path);
@@ -181,17 +182,7 @@ async fn attach_from_tmux_approves_a_destructive_call_with_a_key_press() {
 
     let tmux = Tmux::new("attach");
     let command = format!("env XDG_RUNTIME_DIR={dir} XDG_DATA_HOME={dir} {LOOM} attach");
-    tmux.cmd(&[
-        "new-session",
-        "-d",
-        "-x",
-        "160",
-        "-y",
-        "45",
-        "-s",
-        "t",
-        &command,
-    ]);
+    tmux.start(&command);
     tmux.wait_for("the attached workbench", |s| {
         s.contains("loom attach") && s.contains("sample up")
     });

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{LOOM, TempConfig};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use common::{LOOM, sample_config};
+use crossterm::event::KeyCode;
 use loom::config::Config;
 use loom::session::Session;
 use loom::session::engine::{Engine, Request};
@@ -21,18 +21,6 @@ struct Driver {
     engine: Arc<dyn Engine>,
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
-}
-
-fn key(c: char) -> Msg {
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
-}
-
-fn code(k: KeyCode) -> Msg {
-    Msg::Key(KeyEvent::new(k, KeyModifiers::NONE))
-}
-
-fn ctrl(c: char) -> Msg {
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
 }
 
 impl Driver {
@@ -56,9 +44,9 @@ impl Driver {
     fn type_text(&mut self, text: &str) {
         for c in text.chars() {
             let m = if c == '\n' {
-                code(KeyCode::Enter)
+                Msg::code(KeyCode::Enter)
             } else {
-                key(c)
+                Msg::char(c)
             };
             self.press(vec![m]);
         }
@@ -103,9 +91,7 @@ fn status(app: &App) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_exports() {
-    let cfg = TempConfig::new(&format!(
-        "export_dir = \"exports\"\nmemory_file = \"memories.jsonl\"\n[[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n"
-    ));
+    let cfg = sample_config("", "");
     // This test embeds loom's library: the process guard is the real loom binary.
     loom::downstream::stdio::set_loom_executable(LOOM.into());
     let config = Arc::new(Config::load(&cfg.path).expect("config"));
@@ -140,14 +126,14 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     .await;
 
     // The palette: pick list_orders, keep the prefilled arguments, call it.
-    d.press(vec![key(':')]);
+    d.press(vec![Msg::char(':')]);
     d.until("the tool list", |a| !a.tools.is_empty()).await;
     d.type_text("list_orders");
-    d.press(vec![code(KeyCode::Enter)]);
+    d.press(vec![Msg::code(KeyCode::Enter)]);
     assert!(
         matches!(&d.app.overlay, Overlay::Palette(p) if matches!(p.stage, PaletteStage::Edit { .. }))
     );
-    d.press(vec![ctrl('s')]);
+    d.press(vec![Msg::ctrl('s')]);
     d.until("the call to finish", |a| {
         status(a).contains("sample_list_orders done")
     })
@@ -173,7 +159,7 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
 
     // Follow it into its dataset.
     assert_eq!(d.app.focus, Pane::Traffic);
-    d.press(vec![key('o')]);
+    d.press(vec![Msg::char('o')]);
     d.until(
         "the dataset in Detail",
         |a| matches!(&a.detail, Detail::Dataset { dataset: x, .. } if *x == dataset),
@@ -182,7 +168,7 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     assert!(d.screen().contains("join hints") || d.screen().contains("columns"));
 
     // Query it: the grid fills from the engine a page at a time.
-    d.press(vec![key('s')]);
+    d.press(vec![Msg::char('s')]);
     d.until("the query result", |a| {
         a.grid.as_ref().is_some_and(|g| g.cell(0, 0).is_some())
     })
@@ -206,9 +192,9 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
 
     // Copy a cell (memory clipboard) and export the result to CSV.
     assert_eq!(d.app.focus, Pane::Results);
-    d.press(vec![key('y')]);
+    d.press(vec![Msg::char('y')]);
     assert_eq!(d.app.clipboard.register().map(str::to_owned), first_cell);
-    d.press(vec![key('x')]);
+    d.press(vec![Msg::char('x')]);
     d.until("the export", |a| status(a).starts_with("exported"))
         .await;
     let st = status(&d.app);
@@ -225,9 +211,9 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     );
 
     // A second statement in the editor runs alone (the one under the cursor).
-    d.press(vec![key('5'), code(KeyCode::End)]);
+    d.press(vec![Msg::char('5'), Msg::code(KeyCode::End)]);
     d.type_text(&format!("\nSELECT count(*) AS n FROM {dataset}"));
-    d.press(vec![ctrl('e')]);
+    d.press(vec![Msg::ctrl('e')]);
     d.until("the count", |a| {
         a.grid
             .as_ref()
@@ -240,18 +226,18 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     );
 
     // The whole (small) result goes to the clipboard as TSV with its header.
-    d.press(vec![code(KeyCode::Esc), ctrl('y')]);
+    d.press(vec![Msg::code(KeyCode::Esc), Msg::ctrl('y')]);
     assert_eq!(
         d.app.clipboard.register().map(str::to_owned),
         Some(format!("n\n{rows}"))
     );
-    d.press(vec![key('5'), ctrl('e')]);
+    d.press(vec![Msg::char('5'), Msg::ctrl('e')]);
     d.until("the same count again", |a| a.running.is_none())
         .await;
 
     // Hostile SQL is refused with the engine's reason, and nothing is written.
     d.type_text(";\nCOPY (SELECT 1) TO '/tmp/loom-should-not-exist.csv'");
-    d.press(vec![ctrl('e')]);
+    d.press(vec![Msg::ctrl('e')]);
     d.until("the refusal", |a| a.query_error.is_some()).await;
     let msg = d.app.query_error.as_ref().unwrap().message.clone();
     assert!(
@@ -262,10 +248,10 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
 
     // A long query shows as running and ctrl-c cancels it.
     d.type_text(";\nSELECT sum(range) FROM range(100000000000)");
-    d.press(vec![ctrl('e')]);
+    d.press(vec![Msg::ctrl('e')]);
     assert!(d.app.running.is_some());
     tokio::time::sleep(Duration::from_millis(300)).await;
-    d.press(vec![ctrl('c')]);
+    d.press(vec![Msg::ctrl('c')]);
     d.until("the cancellation", |a| a.running.is_none()).await;
     let msg = d
         .app

@@ -311,6 +311,23 @@ pub enum Msg {
     SessionEnded,
 }
 
+impl Msg {
+    /// A plain character key, as typed.
+    pub fn char(c: char) -> Msg {
+        Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+    }
+
+    /// A named key (`Enter`, `Esc`, arrows…) with no modifier.
+    pub fn code(code: KeyCode) -> Msg {
+        Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    /// `ctrl` plus a character.
+    pub fn ctrl(c: char) -> Msg {
+        Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+    }
+}
+
 pub const SQL_KEYWORDS: &[&str] = &[
     "SELECT",
     "FROM",

@@ -27,18 +27,6 @@ fn app() -> App {
     a
 }
 
-fn key(c: char) -> Msg {
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
-}
-
-fn code(k: KeyCode) -> Msg {
-    Msg::Key(KeyEvent::new(k, KeyModifiers::NONE))
-}
-
-fn ctrl(c: char) -> Msg {
-    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
-}
-
 /// Answers every request with fixture data, as an engine would.
 fn answer(app: &mut App, reqs: Vec<(u64, Request)>) {
     let mut queue = reqs;
@@ -253,9 +241,9 @@ fn whole_screen_with_session_data() {
 fn every_pane_snapshot() {
     let mut a = started();
     // A result in the grid and a dataset shown in detail.
-    press(&mut a, vec![key('5'), ctrl('e')]);
+    press(&mut a, vec![Msg::char('5'), Msg::ctrl('e')]);
     a.editor = tui_textarea::TextArea::new(vec!["SELECT * FROM sample_list_orders_1".into()]);
-    press(&mut a, vec![ctrl('e')]);
+    press(&mut a, vec![Msg::ctrl('e')]);
     insta::assert_snapshot!("pane_servers", pane_text(&a, Pane::Servers));
     insta::assert_snapshot!("pane_traffic", pane_text(&a, Pane::Traffic));
     insta::assert_snapshot!("pane_detail_call", pane_text(&a, Pane::Detail));
@@ -263,17 +251,21 @@ fn every_pane_snapshot() {
     insta::assert_snapshot!("pane_results", pane_text(&a, Pane::Results));
     press(
         &mut a,
-        vec![code(KeyCode::Esc), key('4'), code(KeyCode::Enter)],
+        vec![
+            Msg::code(KeyCode::Esc),
+            Msg::char('4'),
+            Msg::code(KeyCode::Enter),
+        ],
     );
     assert_eq!(a.focus, Pane::Catalog);
     insta::assert_snapshot!("pane_catalog", pane_text(&a, Pane::Catalog));
     insta::assert_snapshot!("pane_detail_dataset", pane_text(&a, Pane::Detail));
-    press(&mut a, vec![key('d')]);
+    press(&mut a, vec![Msg::char('d')]);
     assert!(matches!(a.overlay, super::app::Overlay::Describe(_)));
     insta::assert_snapshot!("describe_overlay", screen(&a));
-    press(&mut a, vec![code(KeyCode::Esc), key(':')]);
+    press(&mut a, vec![Msg::code(KeyCode::Esc), Msg::char(':')]);
     insta::assert_snapshot!("palette_overlay", screen(&a));
-    press(&mut a, vec![code(KeyCode::Esc), key('?')]);
+    press(&mut a, vec![Msg::code(KeyCode::Esc), Msg::char('?')]);
     insta::assert_snapshot!("help_overlay", screen(&a));
 }
 
@@ -282,13 +274,13 @@ fn the_grid_builds_only_what_is_on_screen_and_pages_in_as_it_scrolls() {
     let mut a = started();
     a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
     a.focus = Pane::Editor;
-    let reqs = a.update(ctrl('e'));
+    let reqs = a.update(Msg::ctrl('e'));
     // The query, then only the first page of rows.
     answer(&mut a, reqs);
     let g = a.grid.as_ref().expect("grid");
     assert_eq!(g.result.rows, 1_000_000);
     assert_eq!(g.pages.len(), 1, "only the page on screen was fetched");
-    press(&mut a, vec![code(KeyCode::Esc), key('G')]);
+    press(&mut a, vec![Msg::code(KeyCode::Esc), Msg::char('G')]);
     let g = a.grid.as_ref().expect("grid");
     assert_eq!(g.row, 999_999);
     assert!(g.pages.contains_key(&(999_999 / super::app::PAGE_ROWS)));
@@ -309,12 +301,12 @@ fn copy_cell_row_and_a_small_result_to_the_register() {
     press(
         &mut a,
         vec![
-            key('5'),
-            ctrl('e'),
-            code(KeyCode::Esc),
-            key('j'),
-            key('l'),
-            key('y'),
+            Msg::char('5'),
+            Msg::ctrl('e'),
+            Msg::code(KeyCode::Esc),
+            Msg::char('j'),
+            Msg::char('l'),
+            Msg::char('y'),
         ],
     );
     assert_eq!(a.clipboard.register(), Some("open"));
@@ -323,10 +315,10 @@ fn copy_cell_row_and_a_small_result_to_the_register() {
         "{:?}",
         a.status.as_ref().map(|s| &s.0)
     );
-    press(&mut a, vec![key('Y')]);
+    press(&mut a, vec![Msg::char('Y')]);
     assert_eq!(a.clipboard.register(), Some("1\topen\tnote 1"));
     // A million rows do not go to the clipboard; the status says to export.
-    press(&mut a, vec![ctrl('y')]);
+    press(&mut a, vec![Msg::ctrl('y')]);
     assert!(
         a.status.as_ref().unwrap().0.contains("export"),
         "{:?}",
@@ -340,7 +332,12 @@ fn export_from_the_grid_reports_the_written_path() {
     a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
     press(
         &mut a,
-        vec![key('5'), ctrl('e'), code(KeyCode::Esc), key('x')],
+        vec![
+            Msg::char('5'),
+            Msg::ctrl('e'),
+            Msg::code(KeyCode::Esc),
+            Msg::char('x'),
+        ],
     );
     let status = a.status.as_ref().unwrap().0.clone();
     assert!(
@@ -354,7 +351,7 @@ fn query_error_is_placed_in_the_editor() {
     let mut a = started();
     a.editor = tui_textarea::TextArea::new(vec!["SELECT 1;".into(), "SELECT nope FROM t".into()]);
     a.editor.move_cursor(tui_textarea::CursorMove::Bottom);
-    press(&mut a, vec![key('5'), ctrl('e')]);
+    press(&mut a, vec![Msg::char('5'), Msg::ctrl('e')]);
     let e = a.query_error.as_ref().expect("error");
     assert_eq!(e.at, Some((1, 7)), "{}", e.message);
     let s = screen(&a);
@@ -364,11 +361,11 @@ fn query_error_is_placed_in_the_editor() {
 #[test]
 fn palette_validates_then_calls_as_the_human() {
     let mut a = started();
-    press(&mut a, vec![key(':')]);
+    press(&mut a, vec![Msg::char(':')]);
     for c in "orders".chars() {
-        press(&mut a, vec![key(c)]);
+        press(&mut a, vec![Msg::char(c)]);
     }
-    press(&mut a, vec![code(KeyCode::Enter)]);
+    press(&mut a, vec![Msg::code(KeyCode::Enter)]);
     // Prefilled from the schema: {"limit": 0}. Break it, then fix it.
     if let super::app::Overlay::Palette(p) = &mut a.overlay
         && let super::app::PaletteStage::Edit { args, .. } = &mut p.stage
@@ -376,7 +373,7 @@ fn palette_validates_then_calls_as_the_human() {
         assert!(args.lines().join("").contains("\"limit\": 0"));
         **args = tui_textarea::TextArea::new(vec!["{\"limit\": \"x\"}".into()]);
     }
-    press(&mut a, vec![ctrl('s')]);
+    press(&mut a, vec![Msg::ctrl('s')]);
     match &a.overlay {
         super::app::Overlay::Palette(p) => {
             assert_eq!(p.error.as_deref(), Some("argument `limit` must be integer"))
@@ -388,7 +385,7 @@ fn palette_validates_then_calls_as_the_human() {
     {
         **args = tui_textarea::TextArea::new(vec!["{\"limit\": 5}".into()]);
     }
-    press(&mut a, vec![ctrl('s')]);
+    press(&mut a, vec![Msg::ctrl('s')]);
     assert!(matches!(a.overlay, super::app::Overlay::None));
     let status = a.status.as_ref().unwrap().0.clone();
     assert!(
@@ -418,7 +415,7 @@ fn live_events_update_traffic_and_follow_keeps_the_newest_selected() {
     assert_eq!(a.visible_calls()[0].call, 5);
     assert_eq!(a.traffic_sel, 0);
     // Not following: the selection stays on the same call as new ones arrive.
-    press(&mut a, vec![key('1'), key('j')]);
+    press(&mut a, vec![Msg::char('1'), Msg::char('j')]);
     assert!(!a.follow);
     let selected = a.visible_calls()[a.traffic_sel].call;
     press(
@@ -430,11 +427,11 @@ fn live_events_update_traffic_and_follow_keeps_the_newest_selected() {
     );
     assert_eq!(a.visible_calls()[a.traffic_sel].call, selected);
     // Filter by text.
-    press(&mut a, vec![key('/')]);
+    press(&mut a, vec![Msg::char('/')]);
     for c in "parked".chars() {
-        press(&mut a, vec![key(c)]);
+        press(&mut a, vec![Msg::char(c)]);
     }
-    press(&mut a, vec![code(KeyCode::Enter)]);
+    press(&mut a, vec![Msg::code(KeyCode::Enter)]);
     assert_eq!(a.visible_calls().len(), 1);
     assert_eq!(a.visible_calls()[0].tool, "sample_tail_logs");
 }
@@ -442,7 +439,15 @@ fn live_events_update_traffic_and_follow_keeps_the_newest_selected() {
 #[test]
 fn jump_from_an_intercepted_call_to_its_dataset() {
     let mut a = started();
-    press(&mut a, vec![key('1'), key('j'), key('j'), key('o')]);
+    press(
+        &mut a,
+        vec![
+            Msg::char('1'),
+            Msg::char('j'),
+            Msg::char('j'),
+            Msg::char('o'),
+        ],
+    );
     assert_eq!(a.focus, Pane::Catalog);
     assert_eq!(a.section, Section::Datasets);
     assert!(
@@ -453,28 +458,16 @@ fn jump_from_an_intercepted_call_to_its_dataset() {
 #[test]
 fn completion_offers_datasets_columns_and_keywords() {
     let mut a = started();
-    press(&mut a, vec![key('5')]);
+    press(&mut a, vec![Msg::char('5')]);
     for c in "SELECT * FROM sample_list_o".chars() {
-        press(&mut a, vec![key(c)]);
+        press(&mut a, vec![Msg::char(c)]);
     }
-    press(
-        &mut a,
-        vec![Msg::Key(KeyEvent::new(
-            KeyCode::Char(' '),
-            KeyModifiers::CONTROL,
-        ))],
-    );
+    press(&mut a, vec![Msg::ctrl(' ')]);
     assert_eq!(a.editor.lines()[0], "SELECT * FROM sample_list_orders_1");
     for c in " WHERE cust".chars() {
-        press(&mut a, vec![key(c)]);
+        press(&mut a, vec![Msg::char(c)]);
     }
-    press(
-        &mut a,
-        vec![Msg::Key(KeyEvent::new(
-            KeyCode::Char(' '),
-            KeyModifiers::CONTROL,
-        ))],
-    );
+    press(&mut a, vec![Msg::ctrl(' ')]);
     assert!(
         a.editor.lines()[0].ends_with("WHERE customer_id"),
         "{}",
@@ -486,9 +479,9 @@ fn completion_offers_datasets_columns_and_keywords() {
 fn history_walks_back_and_forth() {
     let mut a = started();
     a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
-    press(&mut a, vec![key('5'), ctrl('e')]);
+    press(&mut a, vec![Msg::char('5'), Msg::ctrl('e')]);
     a.editor = tui_textarea::TextArea::new(vec!["SELECT 2".into()]);
-    press(&mut a, vec![ctrl('e')]);
+    press(&mut a, vec![Msg::ctrl('e')]);
     let up = Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
     press(&mut a, vec![up]);
     assert_eq!(a.editor.lines()[0], "SELECT 2");

@@ -66,6 +66,14 @@ impl TempConfig {
     }
 }
 
+/// The built-in sample server behind loom, with extra top-level and server settings; exports
+/// and memories stay in the config's folder.
+pub fn sample_config(extra_top: &str, extra_server: &str) -> TempConfig {
+    TempConfig::new(&format!(
+        "{extra_top}\nexport_dir = \"exports\"\nmemory_file = \"memories.jsonl\"\n[[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n{extra_server}\n"
+    ))
+}
+
 /// TOML for one stdio server running the test server with `flags`.
 pub fn testserver_entry(name: &str, flags: &[&str]) -> String {
     let mut args = vec![format!("{:?}", testserver())];
