@@ -67,10 +67,6 @@ impl LocalEngine {
             .ensure_fleet(ClientCapabilities::default())
             .await;
     }
-
-    pub fn session(&self) -> &Arc<Session> {
-        &self.inner.session
-    }
 }
 
 impl Inner {

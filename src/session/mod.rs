@@ -102,10 +102,6 @@ impl EventBus {
         let _ = self.tx.send(item);
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<Sequenced> {
-        self.tx.subscribe()
-    }
-
     /// The recent events and a receiver for every later one: nothing missed, nothing twice.
     pub fn subscribe_with_backlog(&self) -> (Vec<Sequenced>, broadcast::Receiver<Sequenced>) {
         let b = lock(&self.backlog);

@@ -202,11 +202,6 @@ impl Highlighter {
         self.lines(text, Language::Json, theme)
     }
 
-    /// Ready-to-draw lines for a read-only SQL view; styled like [`Highlighter::json_lines`].
-    pub fn sql_lines(&self, text: &str, theme: &Theme) -> Vec<Line<'static>> {
-        self.lines(text, Language::Sql, theme)
-    }
-
     /// Replaces the editor's custom highlights with SQL colours. Call it after every edit and
     /// whenever the selection or the cursor row changes: syntax colours are cut out of the
     /// selection (tui-textarea-2 stacks overlapping highlights, so a token inside the selection
@@ -797,14 +792,14 @@ mod tests {
     }
 
     #[test]
-    fn sql_lines_round_trip_text() {
-        let sql = "select 1;\r\n-- done\n";
-        let lines = Highlighter::new().sql_lines(sql, &theme());
+    fn drawn_lines_round_trip_text() {
+        let json = "{\r\n\"a\": 1\n}\n";
+        let lines = Highlighter::new().json_lines(json, &theme());
         let texts: Vec<String> = lines
             .iter()
             .map(|line| line.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
-        assert_eq!(texts, ["select 1;", "-- done", ""]);
+        assert_eq!(texts, ["{", "\"a\": 1", "}", ""]);
     }
 
     #[test]
