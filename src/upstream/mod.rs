@@ -79,6 +79,11 @@ async fn run_blocking(
     }
 }
 
+/// Whether a tool result says it failed (a cheap look at the text; for the call log only).
+fn reports_error(result: &RawValue) -> bool {
+    result.get().contains("\"isError\":true")
+}
+
 fn tool_error(message: &str) -> Box<RawValue> {
     jsonrpc::to_raw(&json!({ "content": [{ "type": "text", "text": message }], "isError": true }))
 }
@@ -534,7 +539,7 @@ impl ClientSession {
             } else {
                 result
             };
-            let outcome = if result.get().contains("\"isError\":true") {
+            let outcome = if reports_error(&result) {
                 "error"
             } else {
                 "passed"
@@ -832,7 +837,7 @@ impl ClientSession {
                             raw.get(),
                         )
                     }
-                    None if is_call && raw.get().contains("\"isError\":true") => {
+                    None if is_call && reports_error(&raw) => {
                         finish("error", None, None, raw.get())
                     }
                     None => finish("passed", None, None, raw.get()),
