@@ -560,29 +560,38 @@ fn every_column_type_survives_the_chunked_append_with_nulls() {
 #[test]
 fn a_workbench_cancel_never_interrupts_the_models_query() {
     let dir = tempfile::tempdir().unwrap();
-    let store = std::sync::Arc::new(open(dir.path()));
+    // A timeout far beyond the queries' run time: only a cancel may stop them.
+    let store = std::sync::Arc::new(open_with(dir.path(), 512 << 20, Duration::from_secs(600)));
+    let wait_until = |what: &str, check: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !check() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting for {what}"
+            );
+            std::thread::yield_now();
+        }
+    };
     // The model's query holds the reader for a while.
     let s = store.clone();
     let model = std::thread::spawn(move || {
-        s.query("SELECT count(*) AS n FROM range(300000000) a WHERE a.range % 7 = 3")
+        s.query("SELECT count(*) AS n FROM range(1000000000) a WHERE a.range % 7 = 3")
     });
-    std::thread::sleep(Duration::from_millis(150));
+    wait_until("the model's query to start", &|| store.query_running());
     assert!(!store.interrupt_query(), "no workbench query was running");
     let r = model.join().unwrap();
-    assert!(r.is_ok(), "{:?}", r.err());
+    assert!(
+        r.is_ok(),
+        "the model's query was interrupted: {:?}",
+        r.err()
+    );
     // A workbench query is the one a cancel stops.
     let s = store.clone();
     let bench =
         std::thread::spawn(move || s.run_result("SELECT sum(range) FROM range(100000000000)"));
-    let mut stopped = false;
-    for _ in 0..100 {
-        std::thread::sleep(Duration::from_millis(20));
-        if store.interrupt_query() {
-            stopped = true;
-            break;
-        }
-    }
-    assert!(stopped, "the workbench query was running");
+    wait_until("the workbench query to be cancelled", &|| {
+        store.interrupt_query()
+    });
     let r = bench.join().unwrap();
-    assert!(r.is_err());
+    assert!(r.is_err(), "the cancel did nothing: {r:?}");
 }

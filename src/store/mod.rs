@@ -6,6 +6,7 @@
 pub mod blobs;
 pub mod envelope;
 mod export;
+mod guard;
 mod ingest;
 pub mod memories;
 mod profile;
@@ -113,6 +114,7 @@ pub struct Store {
     writer: Mutex<duckdb::Connection>,
     reader: Mutex<duckdb::Connection>,
     interrupt: std::sync::Arc<duckdb::InterruptHandle>,
+    watchdog: std::sync::Arc<query::Watchdog>,
     db: SealedDb,
     catalog: Mutex<HashMap<String, DatasetMeta>>,
     results: Mutex<Vec<results::ResultTable>>,
@@ -121,7 +123,17 @@ pub struct Store {
     pub blobs: blobs::Blobs,
     clock: std::sync::atomic::AtomicU64,
     counter: std::sync::atomic::AtomicU64,
-    _spill: tempfile::TempDir,
+    /// Loom's private temporary folder (0700, removed on exit); the engine spills inside it.
+    private: tempfile::TempDir,
+}
+
+/// Every row of `sql` as text, sorted, or the error; for `Store::fingerprint`.
+fn dump(conn: &duckdb::Connection, sql: &str) -> String {
+    let all = format!(
+        "SELECT coalesce(string_agg(t::VARCHAR, chr(10) ORDER BY t::VARCHAR), '') FROM ({sql}) AS t"
+    );
+    conn.query_row(&all, [], |r| r.get::<_, String>(0))
+        .unwrap_or_else(|e| format!("error: {e}"))
 }
 
 pub fn now_iso() -> String {
@@ -243,11 +255,18 @@ pub async fn prove_seal_in_child() -> std::result::Result<(), String> {
 impl Store {
     /// Opens and seals the engine, then proves the seal.
     pub fn open(config: StoreConfig) -> Result<Store> {
-        let spill = tempfile::Builder::new()
-            .prefix("loom-spill-")
+        // The folder is created 0700 (tempfile's mode); DuckDB creates `spill` inside it only
+        // when it needs to, so nothing in it is ever reachable by another user.
+        let private = tempfile::Builder::new()
+            .prefix("loom-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir()
-            .map_err(|e| StoreError::Io(format!("cannot create the spill folder: {e}")))?;
-        let db = SealedDb::open(spill.path(), &config.memory_limit, config.threads)?;
+            .map_err(|e| StoreError::Io(format!("cannot create loom's temporary folder: {e}")))?;
+        let db = SealedDb::open(
+            &private.path().join("spill"),
+            &config.memory_limit,
+            config.threads,
+        )?;
         let writer = db.connect()?;
         let reader = db.connect()?;
         sealed::self_test(&reader, &config.probe_file)?;
@@ -261,6 +280,7 @@ impl Store {
             writer: Mutex::new(writer),
             reader: Mutex::new(reader),
             interrupt,
+            watchdog: Default::default(),
             db,
             catalog: Mutex::new(HashMap::new()),
             results: Mutex::new(Vec::new()),
@@ -268,7 +288,7 @@ impl Store {
             blobs: parked,
             clock: std::sync::atomic::AtomicU64::new(1),
             counter: std::sync::atomic::AtomicU64::new(1),
-            _spill: spill,
+            private,
         })
     }
 
@@ -276,8 +296,14 @@ impl Store {
         &self.config
     }
 
-    pub fn spill_dir(&self) -> &Path {
-        self._spill.path()
+    /// Where the engine spills (inside `private_dir`).
+    pub fn spill_dir(&self) -> PathBuf {
+        self.private.path().join("spill")
+    }
+
+    /// Loom's private temporary folder for this store (0700).
+    pub fn private_dir(&self) -> &Path {
+        self.private.path()
     }
 
     fn tick(&self) -> u64 {
@@ -437,6 +463,77 @@ impl Store {
             evicted.push(v);
         }
         evicted
+    }
+
+    /// A digest of everything a client statement could change: the catalog (tables, views,
+    /// macros, schemas, sequences, types, indexes, databases, loaded extensions, variables),
+    /// every dataset's row count and content checksum, the settings of the connection client
+    /// queries run on, what well-known functions answer there, and the listing of loom's
+    /// private folder. Read with loom's own connection, outside the guard. Tests compare it
+    /// before and after hostile statements; it is equal only when nothing changed.
+    pub fn fingerprint(&self) -> String {
+        let mut out = Vec::new();
+        let reader = Self::lock(&self.reader);
+        let mut facts: Vec<String> = [
+            "SELECT database_name, schema_name, table_name, estimated_size IS NULL, column_count, sql FROM duckdb_tables() ORDER BY ALL",
+            "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY ALL",
+            "SELECT database_name, schema_name, function_name, function_type, macro_definition FROM duckdb_functions() WHERE NOT internal OR function_type IN ('macro', 'table_macro') ORDER BY ALL",
+            "SELECT database_name, schema_name, internal FROM duckdb_schemas() ORDER BY ALL",
+            "SELECT database_name, schema_name, sequence_name, last_value FROM duckdb_sequences() ORDER BY ALL",
+            "SELECT database_name, schema_name, type_name, logical_type FROM duckdb_types() WHERE NOT internal ORDER BY ALL",
+            "SELECT database_name, schema_name, index_name, table_name FROM duckdb_indexes() ORDER BY ALL",
+            "SELECT database_name, path, readonly FROM duckdb_databases() ORDER BY ALL",
+            "SELECT extension_name FROM duckdb_extensions() WHERE loaded ORDER BY ALL",
+            "SELECT name, value FROM duckdb_variables() ORDER BY ALL",
+            "SELECT name, value FROM duckdb_settings() WHERE name IN ('search_path', 'schema', 'threads', 'max_memory', 'memory_limit', 'temp_directory', 'enable_external_access', 'lock_configuration', 'autoload_known_extensions', 'autoinstall_known_extensions', 'allow_unsigned_extensions', 'allow_community_extensions', 'default_order', 'default_null_order', 'preserve_insertion_order', 'max_execution_time', 'TimeZone', 'Calendar', 'allowed_directories', 'allowed_paths', 'errors_as_json') ORDER BY ALL",
+            "SELECT upper('loom'), lower('LOOM'), length('loom'), abs(-1), concat('a', 'b'), current_schema(), current_schemas(true)::VARCHAR, 1 + 1, 'x'::VARCHAR || 'y', round(2.5)",
+        ]
+        .iter()
+        .map(|sql| format!("{sql}\n{}", dump(&reader, sql)))
+        .collect();
+        let mut tables: Vec<String> = Self::lock(&self.catalog).keys().cloned().collect();
+        tables.sort();
+        for t in tables {
+            let q = quote_ident(&t);
+            let sql = format!("SELECT count(*), sum(hash(x))::VARCHAR FROM {q} AS x");
+            facts.push(format!("{t}: {}", dump(&reader, &sql)));
+        }
+        drop(reader);
+        out.append(&mut facts);
+        let mut files = Vec::new();
+        let mut stack = vec![self.private_dir().to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            match std::fs::read_dir(&dir) {
+                Ok(entries) => {
+                    for e in entries.flatten() {
+                        let p = e.path();
+                        let meta = e.metadata().ok();
+                        files.push(format!(
+                            "{} {:?}",
+                            p.display(),
+                            meta.as_ref().map(|m| (m.is_dir(), m.len()))
+                        ));
+                        if meta.is_some_and(|m| m.is_dir()) {
+                            stack.push(p);
+                        }
+                    }
+                }
+                Err(e) => files.push(format!("{}: {e}", dir.display())),
+            }
+        }
+        files.sort();
+        out.push(format!("private folder:\n{}", files.join("\n")));
+        out.join("\n\n")
+    }
+
+    /// Whether a query (the model's or a workbench's) is running on the query connection.
+    pub fn query_running(&self) -> bool {
+        self.watchdog.armed()
+    }
+
+    /// Runs only the statement guard on `sql`: whether and as what it would be accepted.
+    pub fn check_sql(&self, sql: &str) -> Result<sealed::StatementKind> {
+        query::guard(self, sql).map(|g| g.kind)
     }
 
     pub fn query(&self, sql: &str) -> Result<QueryOutcome> {

@@ -1,9 +1,10 @@
-//! Read-only queries. The statement guard asks DuckDB's own parser and binder what a statement
-//! is: exactly one statement, of the SELECT family (SELECT, WITH, FROM-first, VALUES, DESCRIBE,
-//! SUMMARIZE) or a plain EXPLAIN; everything else is refused before it runs. A result is built
-//! inside the engine; small ones come back inline as exact JSON, large ones stay there as a
-//! dataset. A watchdog interrupts a query that outlives `query_timeout`.
+//! Read-only queries. Every statement passes the guard (`guard.rs`), which decides from DuckDB's
+//! own parser and returns the text loom runs for it; nothing else reaches the engine. A result
+//! is built inside the engine; small ones come back inline as exact JSON, large ones stay there
+//! as a dataset. A watchdog interrupts a query that outlives `query_timeout`, and only that
+//! query: it is armed for one query and can no longer fire once that query has ended.
 
+use super::guard::Guarded;
 use super::profile::{first_rows, shape};
 use super::sealed::StatementKind;
 use super::{DatasetKind, DatasetMeta, Result, Store, StoreError, quote_ident, valid_ref};
@@ -18,175 +19,53 @@ pub enum QueryOutcome {
     Dataset(Box<DatasetMeta>),
 }
 
-const ALLOWED: &str =
-    "SELECT, WITH … SELECT, FROM-first queries, VALUES, DESCRIBE, SUMMARIZE and EXPLAIN";
-
-/// The statement without comments at its start, for naming what it is.
-fn leading_words(sql: &str, n: usize) -> Vec<String> {
-    let mut s = sql.trim_start();
-    loop {
-        if let Some(rest) = s.strip_prefix("--") {
-            s = rest.split_once('\n').map_or("", |x| x.1).trim_start();
-        } else if let Some(rest) = s.strip_prefix("/*") {
-            s = rest.split_once("*/").map_or("", |x| x.1).trim_start();
-        } else {
-            break;
-        }
-    }
-    s.split(|c: char| !c.is_alphanumeric() && c != '_')
-        .filter(|w| !w.is_empty())
-        .take(n)
-        .map(str::to_uppercase)
-        .collect()
+/// Decides whether `sql` may run: the one guard for every client (see `guard.rs`).
+pub fn guard(store: &Store, sql: &str) -> Result<Guarded> {
+    super::guard::check(&store.db, sql, store.private_dir()).map_err(|r| StoreError::Refused(r.0))
 }
 
-/// Removes trailing semicolons and whitespace so the statement can be wrapped.
-pub(super) fn body(sql: &str) -> &str {
-    sql.trim_end().trim_end_matches(';').trim_end()
+/// The query watchdog: armed for one query on the reader connection at a time. A timer fires
+/// it with the generation it was armed for; once that query has ended (disarmed) or another
+/// has been armed, the stale timer does nothing. Firing and disarming take the same lock, so
+/// an interrupt can never reach a query other than the one it was meant for.
+#[derive(Default)]
+pub(super) struct Watchdog {
+    /// (generation armed now, 0 when none; whether it fired).
+    state: std::sync::Mutex<(u64, bool)>,
+    next: std::sync::atomic::AtomicU64,
 }
 
-/// Table functions that read files or reveal host paths. External access is off, but DuckDB
-/// still lets queries reach its own temporary (spill) folder; these never run at all.
-const FILE_FUNCTIONS: &[&str] = &[
-    "glob",
-    "read_text",
-    "read_blob",
-    "read_csv",
-    "read_csv_auto",
-    "sniff_csv",
-    "read_json",
-    "read_json_auto",
-    "read_json_objects",
-    "read_json_objects_auto",
-    "read_ndjson",
-    "read_ndjson_auto",
-    "read_ndjson_objects",
-    "read_parquet",
-    "parquet_scan",
-    "parquet_metadata",
-    "parquet_schema",
-    "parquet_file_metadata",
-    "parquet_kv_metadata",
-    "parquet_bloom_probe",
-    "read_xlsx",
-    "current_setting",
-    "duckdb_settings",
-    "duckdb_temporary_files",
-    "duckdb_databases",
-    "duckdb_extensions",
-    "which_secret",
-    "duckdb_secrets",
-    "getenv",
-    "query",
-    "query_table",
-];
+impl Watchdog {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, bool)> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
 
-/// Identifiers used as calls (`name(` or `"name"(`), and string literals, outside comments.
-fn calls_and_strings(sql: &str) -> (Vec<String>, Vec<String>) {
-    let chars: Vec<char> = sql.chars().collect();
-    let (mut calls, mut strings) = (Vec::new(), Vec::new());
-    let mut i = 0;
-    let next_is_paren = |mut j: usize| {
-        while j < chars.len() && chars[j].is_whitespace() {
-            j += 1;
-        }
-        chars.get(j) == Some(&'(')
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '-' && chars.get(i + 1) == Some(&'-') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
-            i += 2;
-            while i + 1 < chars.len() && !(chars[i] == '*' && chars[i + 1] == '/') {
-                i += 1;
-            }
-            i += 2;
-        } else if c == '\'' || c == '"' {
-            let mut text = String::new();
-            i += 1;
-            while i < chars.len() {
-                if chars[i] == c {
-                    if chars.get(i + 1) == Some(&c) {
-                        text.push(c);
-                        i += 2;
-                        continue;
-                    }
-                    break;
-                }
-                text.push(chars[i]);
-                i += 1;
-            }
-            i += 1;
-            if c == '"' {
-                if next_is_paren(i) {
-                    calls.push(text.to_lowercase());
-                }
-            } else {
-                strings.push(text);
-            }
-        } else if c.is_alphabetic() || c == '_' {
-            let start = i;
-            while i < chars.len()
-                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '.')
-            {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect::<String>().to_lowercase();
-            if next_is_paren(i) {
-                // `main.glob(` and `glob(` alike.
-                calls.push(word.rsplit('.').next().unwrap_or(&word).to_owned());
-            }
-        } else {
-            i += 1;
-        }
+    /// Arms the watchdog for a query about to run; returns its generation.
+    pub(super) fn arm(&self) -> u64 {
+        let generation = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        *self.lock() = (generation, false);
+        generation
     }
-    (calls, strings)
-}
 
-/// Decides whether `sql` may run; returns its kind.
-pub fn guard(store: &Store, sql: &str) -> Result<StatementKind> {
-    if body(sql).is_empty() {
-        return Err(StoreError::Refused("the query is empty".into()));
+    /// Whether a query is armed (running) now.
+    pub(super) fn armed(&self) -> bool {
+        self.lock().0 != 0
     }
-    let kind = store
-        .db
-        .classify(sql)
-        .map_err(|e| StoreError::Refused(format!("the query was not accepted: {e}")))?;
-    let (calls, strings) = calls_and_strings(sql);
-    if let Some(f) = calls.iter().find(|c| FILE_FUNCTIONS.contains(&c.as_str())) {
-        return Err(StoreError::Refused(format!(
-            "{f}() is not available: the engine is sealed and reads only loom's datasets"
-        )));
+
+    /// The query has ended; returns whether the watchdog interrupted it.
+    pub(super) fn disarm(&self) -> bool {
+        std::mem::take(&mut *self.lock()).1
     }
-    let spill = store.spill_dir().display().to_string();
-    if strings
-        .iter()
-        .any(|s| s.contains(&spill) || s.contains("loom-spill-"))
-    {
-        return Err(StoreError::Refused("loom's temporary folder is not readable: the engine is sealed and reads only loom's datasets".into()));
-    }
-    let words = leading_words(sql, 2);
-    match kind {
-        StatementKind::Select => Ok(kind),
-        StatementKind::Explain
-            if words
-                .get(1)
-                .is_some_and(|w| w == "ANALYZE" || w == "ANALYSE") =>
-        {
-            Err(StoreError::Refused(
-                "EXPLAIN ANALYZE runs the statement; use EXPLAIN without ANALYZE".into(),
-            ))
+
+    /// Interrupts the query armed as `generation` if it is still running; true if it did.
+    pub(super) fn fire(&self, generation: u64, handle: &duckdb::InterruptHandle) -> bool {
+        let mut state = self.lock();
+        if state.0 != generation || generation == 0 {
+            return false;
         }
-        StatementKind::Explain => Ok(kind),
-        StatementKind::Other(_) => {
-            let what = words.first().cloned().unwrap_or_else(|| "this".into());
-            Err(StoreError::Refused(format!(
-                "{what} statements are not allowed: loom runs only read-only queries ({ALLOWED})"
-            )))
-        }
+        handle.interrupt();
+        state.1 = true;
+        true
     }
 }
 
@@ -197,30 +76,31 @@ pub(super) fn with_timeout<T>(
 ) -> Result<T> {
     let timeout = store.config.query_timeout;
     let (done, watch) = std::sync::mpsc::channel::<()>();
-    let handle = store.interrupt.clone();
-    let fired = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let fired2 = fired.clone();
     let reader = Store::lock(&store.reader);
+    let generation = store.watchdog.arm();
+    let dog = store.watchdog.clone();
+    let handle = store.interrupt.clone();
     std::thread::spawn(move || {
         if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(timeout) {
-            fired2.store(true, std::sync::atomic::Ordering::SeqCst);
-            handle.interrupt();
+            dog.fire(generation, &handle);
         }
     });
     let out = f(&reader);
+    let fired = store.watchdog.disarm();
     let _ = done.send(());
-    if fired.load(std::sync::atomic::Ordering::SeqCst) && out.is_err() {
+    drop(reader);
+    if fired && out.is_err() {
         return Err(StoreError::Timeout(timeout.as_secs_f64()));
     }
     out
 }
 
 pub fn run(store: &Store, sql: &str) -> Result<QueryOutcome> {
-    let kind = guard(store, sql)?;
-    if kind == StatementKind::Explain {
+    let guarded = guard(store, sql)?;
+    if guarded.kind == StatementKind::Explain {
         // A plan is two text columns; it cannot be wrapped in a table, so it runs as is.
         return with_timeout(store, |conn| {
-            let mut stmt = conn.prepare(body(sql))?;
+            let mut stmt = conn.prepare(&guarded.sql)?;
             let rows = stmt
                 .query_map([], |r| Ok(serde_json::json!({ "explain_key": r.get::<_, Option<String>>(0)?, "explain_value": r.get::<_, Option<String>>(1)? })))?
                 .collect::<std::result::Result<Vec<_>, _>>()?;
@@ -237,10 +117,7 @@ pub fn run(store: &Store, sql: &str) -> Result<QueryOutcome> {
     let table = quote_ident(&name);
     let inline_rows = store.config.inline_rows;
     let outcome = with_timeout(store, |conn| {
-        conn.execute_batch(&format!(
-            "CREATE TABLE {table} AS SELECT * FROM (\n{}\n)",
-            body(sql)
-        ))?;
+        conn.execute_batch(&format!("CREATE TABLE {table} AS {}", guarded.sql))?;
         let (rows, columns) = shape(conn, &name)?;
         if rows as usize <= inline_rows {
             let data = first_rows(conn, &table, inline_rows);
@@ -273,29 +150,92 @@ pub fn materialize(store: &Store, sql: &str, name: &str) -> Result<DatasetMeta> 
             "a dataset named `{name}` already exists; loom_drop it first or pick another name"
         )));
     }
-    if guard(store, sql)? != StatementKind::Select {
+    let guarded = guard(store, sql)?;
+    if guarded.kind != StatementKind::Select {
         return Err(StoreError::Refused(
             "only a query that returns rows can be materialized".into(),
         ));
     }
     let table = quote_ident(name);
     with_timeout(store, |conn| {
-        Ok(conn.execute_batch(&format!(
-            "CREATE TABLE {table} AS SELECT * FROM (\n{}\n)",
-            body(sql)
-        ))?)
+        Ok(conn.execute_batch(&format!("CREATE TABLE {table} AS {}", guarded.sql))?)
     })?;
     store.register(name, DatasetKind::Materialized, true)
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::store::{Store, StoreConfig, StoreError};
+    use std::time::Duration;
+
+    fn open(dir: &std::path::Path) -> Store {
+        Store::open(StoreConfig {
+            memory_limit: "1GB".into(),
+            threads: 2,
+            memory_budget: 512 << 20,
+            query_timeout: Duration::from_secs(120),
+            export_dir: dir.join("exports"),
+            envelope_budget: 1500,
+            inline_rows: 100,
+            probe_file: std::env::current_exe().expect("test binary path"),
+            blob_dir: None,
+        })
+        .expect("store opens")
+    }
+
+    /// Waits until the reader's watchdog is armed for a generation after `after`.
+    fn armed_after(store: &Store, after: u64) -> u64 {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let g = store.watchdog.lock().0;
+            if g > after {
+                return g;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the long query never started"
+            );
+            std::thread::yield_now();
+        }
+    }
+
+    const LONG: &str = "SELECT count(*) AS n FROM range(2000000000) a WHERE a.range % 7 = 3";
+
     #[test]
-    fn finds_calls_and_strings_outside_comments() {
-        let (calls, strings) = super::calls_and_strings(
-            "SELECT upper(x), \"GLOB\" ('a''b') -- glob(\n/* read_text( */ FROM main.read_csv ('/x')",
-        );
-        assert_eq!(calls, vec!["upper", "glob", "read_csv"]);
-        assert_eq!(strings, vec!["a'b", "/x"]);
+    fn a_stale_watchdog_never_interrupts_the_next_query() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = open(dir.path());
+        store.query("SELECT 1").expect("first query");
+        let stale = store
+            .watchdog
+            .next
+            .load(std::sync::atomic::Ordering::Relaxed);
+        std::thread::scope(|s| {
+            let running = s.spawn(|| store.query(LONG));
+            armed_after(&store, stale);
+            // The first query's timer fires late, while the long query runs: nothing happens.
+            assert!(!store.watchdog.fire(stale, &store.interrupt));
+            let out = running.join().expect("query thread");
+            assert!(out.is_ok(), "the long query was interrupted: {out:?}");
+        });
+    }
+
+    #[test]
+    fn the_watchdog_interrupts_the_query_it_was_armed_for() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = open(dir.path());
+        let before = store
+            .watchdog
+            .next
+            .load(std::sync::atomic::Ordering::Relaxed);
+        std::thread::scope(|s| {
+            let running = s.spawn(|| store.query(LONG));
+            let current = armed_after(&store, before);
+            assert!(store.watchdog.fire(current, &store.interrupt));
+            let out = running.join().expect("query thread");
+            assert!(matches!(out, Err(StoreError::Timeout(_))), "{out:?}");
+        });
+        // The interrupted query leaves nothing behind: the next one runs.
+        store.query("SELECT 42 AS v").expect("next query runs");
     }
 }

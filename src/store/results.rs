@@ -4,7 +4,7 @@
 //! Also the numbers behind the describe view's charts. Everything here goes through the same
 //! statement guard and timeout as the model's queries.
 
-use super::query::{body, guard, with_timeout};
+use super::query::{guard, with_timeout};
 use super::sealed::StatementKind;
 use super::{Result, Store, StoreError, quote_ident};
 use serde::{Deserialize, Serialize};
@@ -34,7 +34,7 @@ pub type Page = Vec<Vec<Option<String>>>;
 impl Store {
     /// Runs one guarded read-only statement into a new result table.
     pub fn run_result(&self, sql: &str) -> Result<ResultTable> {
-        let kind = guard(self, sql)?;
+        let guarded = guard(self, sql)?;
         let started = std::time::Instant::now();
         let n = self
             .counter
@@ -46,9 +46,9 @@ impl Store {
             // running this query, never the model's.
             *Store::lock(&self.workbench_query) = true;
             let _running = WorkbenchQuery(self);
-            if kind == StatementKind::Explain {
+            if guarded.kind == StatementKind::Explain {
                 // A plan cannot be wrapped in CREATE TABLE AS; copy its two text columns.
-                let mut stmt = conn.prepare(body(sql))?;
+                let mut stmt = conn.prepare(&guarded.sql)?;
                 let plan = stmt
                     .query_map([], |r| {
                         Ok((
@@ -65,10 +65,7 @@ impl Store {
                     ins.execute([k, v])?;
                 }
             } else {
-                conn.execute_batch(&format!(
-                    "CREATE TABLE {t} AS SELECT * FROM (\n{}\n)",
-                    body(sql)
-                ))?;
+                conn.execute_batch(&format!("CREATE TABLE {t} AS {}", guarded.sql))?;
             }
             super::profile::shape(conn, &name)
         })?;

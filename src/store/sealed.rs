@@ -1,8 +1,9 @@
 //! The sealed engine: one in-memory DuckDB database that reaches no file, network or
 //! extension. External access, extension install and autoload are off and the configuration is
 //! locked before any query runs; spill goes to a private folder removed on exit. A self-test at
-//! start proves the seal or the store refuses to open. This module also owns the statement
-//! guard, which asks DuckDB's own parser what a statement is before anything runs it.
+//! start proves the seal or the store refuses to open. This module also gives the statement
+//! guard (`guard.rs`) DuckDB's own answers about a statement: its parsed tree and its bound
+//! type, on a connection of their own that never runs a client statement.
 
 use duckdb::ffi;
 use std::ffi::{CStr, CString};
@@ -26,6 +27,46 @@ pub enum StatementKind {
     Other(u32),
 }
 
+impl StatementKind {
+    /// The statement type's name as DuckDB's C API spells it, for refusals.
+    pub fn name(self) -> &'static str {
+        match self {
+            StatementKind::Select => "SELECT",
+            StatementKind::Explain => "EXPLAIN",
+            StatementKind::Other(t) => match t {
+                2 => "INSERT",
+                3 => "UPDATE",
+                5 => "DELETE",
+                6 => "PREPARE",
+                7 => "CREATE",
+                8 => "EXECUTE",
+                9 => "ALTER",
+                10 => "transaction",
+                11 => "COPY",
+                12 => "ANALYZE",
+                13 | 20 => "SET",
+                14 => "CREATE FUNCTION",
+                15 => "DROP",
+                16 => "EXPORT",
+                17 => "PRAGMA",
+                18 => "VACUUM",
+                19 => "CALL",
+                21 => "LOAD",
+                22 => "relation",
+                23 => "extension",
+                24 => "logical plan",
+                25 => "ATTACH",
+                26 => "DETACH",
+                27 => "multi",
+                28 => "COPY DATABASE",
+                29 => "UPDATE EXTENSIONS",
+                30 => "MERGE INTO",
+                _ => "these",
+            },
+        }
+    }
+}
+
 /// Owns the raw database handle (closed last), a raw connection for the statement guard and
 /// one for bulk appends (the C API's data-chunk appender, which duckdb-rs does not expose).
 pub struct SealedDb {
@@ -34,7 +75,8 @@ pub struct SealedDb {
     append_con: std::sync::Mutex<ffi::duckdb_connection>,
 }
 
-// SAFETY: DuckDB database handles are thread-safe; the guard connection is used under a mutex.
+// SAFETY: DuckDB database handles are thread-safe; each raw connection is used only while its
+// mutex is held (the guard is kept for the whole use, never just to copy the handle out).
 unsafe impl Send for SealedDb {}
 unsafe impl Sync for SealedDb {}
 
@@ -128,9 +170,10 @@ impl SealedDb {
     pub fn classify(&self, sql: &str) -> Result<StatementKind, String> {
         let query =
             CString::new(sql).map_err(|_| "the statement contains a NUL byte".to_owned())?;
-        let con = *self.guard_con.lock().unwrap_or_else(|e| e.into_inner());
-        // SAFETY: C API calls on a live connection; extracted statements and the prepared
-        // statement are destroyed on every path.
+        let guard = self.guard_con.lock().unwrap_or_else(|e| e.into_inner());
+        let con = *guard;
+        // SAFETY: C API calls on a live connection, which the held mutex keeps to this caller;
+        // extracted statements and the prepared statement are destroyed on every path.
         unsafe {
             let mut extracted: ffi::duckdb_extracted_statements = ptr::null_mut();
             let n = ffi::duckdb_extract_statements(con, query.as_ptr(), &mut extracted);
@@ -172,6 +215,66 @@ impl SealedDb {
             ffi::duckdb_destroy_prepare(&mut stmt);
             ffi::duckdb_destroy_extracted(&mut extracted);
             outcome
+        }
+    }
+
+    /// DuckDB's parse of `sql` as JSON (`json_serialize_sql`): the statements' trees, or the
+    /// parser's error. The text is bound as a parameter and only parsed, never run.
+    pub fn serialize_sql(&self, sql: &str) -> Result<String, String> {
+        let query = c("SELECT json_serialize_sql($1::VARCHAR)").map_err(|e| e.to_string())?;
+        let guard = self.guard_con.lock().unwrap_or_else(|e| e.into_inner());
+        let con = *guard;
+        // SAFETY: C API calls on a live connection held by this caller; the prepared statement,
+        // the result and the returned string are freed on every path. The text is passed with
+        // its length, so any byte (NUL included) is data.
+        unsafe {
+            let mut stmt: ffi::duckdb_prepared_statement = ptr::null_mut();
+            if ffi::duckdb_prepare(con, query.as_ptr(), &mut stmt) != ffi::DuckDBSuccess {
+                let e = ffi::duckdb_prepare_error(stmt);
+                let msg = if e.is_null() {
+                    "the parser could not be reached".to_owned()
+                } else {
+                    CStr::from_ptr(e).to_string_lossy().into_owned()
+                };
+                ffi::duckdb_destroy_prepare(&mut stmt);
+                return Err(msg);
+            }
+            let bound = ffi::duckdb_bind_varchar_length(
+                stmt,
+                1,
+                sql.as_ptr().cast::<c_char>(),
+                sql.len() as ffi::idx_t,
+            );
+            if bound != ffi::DuckDBSuccess {
+                ffi::duckdb_destroy_prepare(&mut stmt);
+                return Err("the statement could not be passed to the parser".into());
+            }
+            let mut result: ffi::duckdb_result = std::mem::zeroed();
+            let r = ffi::duckdb_execute_prepared(stmt, &mut result);
+            let out = if r != ffi::DuckDBSuccess {
+                let e = ffi::duckdb_result_error(&mut result);
+                Err(if e.is_null() {
+                    "the parser failed".to_owned()
+                } else {
+                    CStr::from_ptr(e).to_string_lossy().into_owned()
+                })
+            } else if ffi::duckdb_row_count(&mut result) != 1
+                || ffi::duckdb_value_is_null(&mut result, 0, 0)
+            {
+                Err("the parser gave no answer".to_owned())
+            } else {
+                let v = ffi::duckdb_value_varchar(&mut result, 0, 0);
+                if v.is_null() {
+                    Err("the parser gave no answer".to_owned())
+                } else {
+                    let text = CStr::from_ptr(v).to_string_lossy().into_owned();
+                    ffi::duckdb_free(v.cast());
+                    Ok(text)
+                }
+            };
+            ffi::duckdb_destroy_result(&mut result);
+            ffi::duckdb_destroy_prepare(&mut stmt);
+            out
         }
     }
 }

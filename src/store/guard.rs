@@ -1,0 +1,352 @@
+//! The statement guard: the one gate every client's SQL passes before the engine runs it (the
+//! model's `loom_query` and `loom_materialize`, the workbench, `loom query`). It decides from
+//! DuckDB's own parser, never from words: the statement must parse as exactly one SELECT-family
+//! statement (SELECT, WITH, FROM-first, VALUES, DESCRIBE, SUMMARIZE, PIVOT), and the engine
+//! then runs text that loom built around it (`SELECT * FROM (…)`), so what was checked is what
+//! runs. EXPLAIN is accepted only as a plain `EXPLAIN` of a statement that passes the same gate;
+//! loom runs its own `EXPLAIN SELECT * FROM (…)`, so no option (ANALYZE in any spelling, any
+//! position) can make it execute. As defence in depth the parsed tree is walked: table functions
+//! must be on a short allowlist, functions that read files, settings or the environment or that
+//! change state are refused, and a table name that names a file (a replacement scan) is refused.
+//! This module must never execute a client statement; it only parses and binds.
+
+use super::sealed::{SealedDb, StatementKind};
+use serde_json::Value;
+use std::path::Path;
+
+/// What a client asked for and passed the guard, with the text loom will run for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guarded {
+    pub kind: StatementKind,
+    /// For `Select`: `SELECT * FROM (\n…\n)`, to be placed after `CREATE TABLE … AS`. For
+    /// `Explain`: `EXPLAIN SELECT * FROM (\n…\n)`, run as is.
+    pub sql: String,
+}
+
+/// DuckDB's statement type for a statement its parser split in several (a dynamic PIVOT).
+const MULTI: u32 = 27;
+
+const ALLOWED: &str =
+    "SELECT, WITH … SELECT, FROM-first queries, VALUES, DESCRIBE, SUMMARIZE, PIVOT and EXPLAIN";
+
+/// Table functions a query may use: generators and the catalog's own read-only views. Every
+/// other table function (file readers, settings, secrets, logging switches, checkpoints) is
+/// refused, including ones a later DuckDB adds.
+const TABLE_FUNCTIONS: &[&str] = &[
+    "range",
+    "generate_series",
+    "unnest",
+    "repeat",
+    "repeat_row",
+    "json_each",
+    "json_tree",
+    "duckdb_tables",
+    "duckdb_columns",
+    "duckdb_views",
+    "duckdb_schemas",
+    "duckdb_types",
+    "duckdb_functions",
+    "duckdb_keywords",
+    "duckdb_constraints",
+    "duckdb_indexes",
+    "duckdb_sequences",
+    "duckdb_dependencies",
+    "pragma_table_info",
+    "pragma_show",
+    "pragma_version",
+    "test_all_types",
+];
+
+/// Functions refused wherever they appear: they read files or host paths, reveal settings or
+/// the environment, or change state that later answers depend on.
+const DENIED_FUNCTIONS: &[&str] = &[
+    "glob",
+    "read_text",
+    "read_blob",
+    "read_csv",
+    "read_csv_auto",
+    "sniff_csv",
+    "read_json",
+    "read_json_auto",
+    "read_json_objects",
+    "read_json_objects_auto",
+    "read_ndjson",
+    "read_ndjson_auto",
+    "read_ndjson_objects",
+    "read_parquet",
+    "parquet_scan",
+    "read_duckdb",
+    "read_xlsx",
+    "current_setting",
+    "getenv",
+    "setseed",
+    "nextval",
+    "currval",
+    "query",
+    "query_table",
+];
+
+/// Characters that make a table name a path or a URL, which DuckDB would read by replacement
+/// scan (`FROM 'x.csv'`, `FROM "dir/x.parquet"`).
+fn names_a_file(name: &str) -> bool {
+    name.chars()
+        .any(|c| matches!(c, '/' | '\\' | '.' | ':' | '*' | '?' | '~' | '$' | '%'))
+}
+
+/// Why a statement was refused, as the client should read it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refusal(pub String);
+
+fn refuse(msg: impl Into<String>) -> Refusal {
+    Refusal(msg.into())
+}
+
+/// Removes trailing semicolons and whitespace so the statement can be wrapped.
+pub(super) fn body(sql: &str) -> &str {
+    sql.trim_end().trim_end_matches(';').trim_end()
+}
+
+/// Decides whether `sql` may run. `private_dir` is loom's own temporary folder: no string in
+/// the statement may name it.
+pub fn check(db: &SealedDb, sql: &str, private_dir: &Path) -> Result<Guarded, Refusal> {
+    let text = body(sql);
+    if text.is_empty() {
+        return Err(refuse("the query is empty"));
+    }
+    match select(db, text, private_dir) {
+        Ok(sql) => Ok(Guarded {
+            kind: StatementKind::Select,
+            sql,
+        }),
+        Err(NotSelect::Refused(r)) => Err(r),
+        Err(NotSelect::OtherType) => explain(db, text, private_dir),
+    }
+}
+
+enum NotSelect {
+    /// A SELECT-family statement that still may not run.
+    Refused(Refusal),
+    /// The parser says it is not a SELECT-family statement at all.
+    OtherType,
+}
+
+/// Accepts one SELECT-family statement; returns the text to run.
+fn select(db: &SealedDb, text: &str, private_dir: &Path) -> Result<String, NotSelect> {
+    let statements = parse(db, text)?;
+    if statements.len() != 1 {
+        return Err(NotSelect::Refused(refuse(format!(
+            "only one statement may run at a time; found {}",
+            statements.len()
+        ))));
+    }
+    let wrapped = format!("SELECT * FROM (\n{text}\n)");
+    let tree = match parse(db, &wrapped) {
+        Ok(t) if t.len() == 1 => t,
+        // The statement parses alone but not as a subquery: it is not one plain query.
+        _ => {
+            return Err(NotSelect::Refused(refuse(
+                "the query was not accepted: it does not stand alone as one query",
+            )));
+        }
+    };
+    walk(&tree[0], private_dir).map_err(NotSelect::Refused)?;
+    // Bind the statement as written (so error positions match the client's text) and make
+    // the binder agree with the parser.
+    match db.classify(text) {
+        Ok(StatementKind::Select) => Ok(wrapped),
+        Ok(_) => Err(NotSelect::OtherType),
+        Err(e) => Err(NotSelect::Refused(refuse(format!(
+            "the query was not accepted: {e}"
+        )))),
+    }
+}
+
+/// The parsed statements of `text` as DuckDB's serializer writes them; `OtherType` when the
+/// parser reads a statement that is not a SELECT; a parse error refuses.
+fn parse(db: &SealedDb, text: &str) -> Result<Vec<Value>, NotSelect> {
+    let json = db
+        .serialize_sql(text)
+        .map_err(|e| NotSelect::Refused(refuse(format!("the query was not accepted: {e}"))))?;
+    let v: Value = serde_json::from_str(&json).map_err(|e| {
+        NotSelect::Refused(refuse(format!(
+            "the query was not accepted: the parser's answer was unreadable ({e})"
+        )))
+    })?;
+    if v.get("error").and_then(Value::as_bool) == Some(false) {
+        return match v.get("statements") {
+            Some(Value::Array(s)) => Ok(s.clone()),
+            _ => Err(NotSelect::Refused(refuse(
+                "the query was not accepted: the parser's answer had no statements",
+            ))),
+        };
+    }
+    let kind = v.get("error_type").and_then(Value::as_str).unwrap_or("");
+    let message = v
+        .get("error_message")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown error");
+    if kind == "not implemented" {
+        // "Only SELECT statements can be serialized": the parser read another statement type.
+        Err(NotSelect::OtherType)
+    } else {
+        Err(NotSelect::Refused(refuse(format!(
+            "the query was not accepted: {message}"
+        ))))
+    }
+}
+
+/// Walks a parsed statement: table functions on the allowlist, no denied function anywhere,
+/// no table name that is a path, no string naming loom's private folder.
+fn walk(node: &Value, private_dir: &Path) -> Result<(), Refusal> {
+    // Compared without case: a folder spelled in another case is no business of a query either.
+    let private = private_dir.display().to_string().to_lowercase();
+    let mut stack = vec![node];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                let ty = map.get("type").and_then(Value::as_str);
+                if ty == Some("TABLE_FUNCTION") {
+                    let name = map
+                        .get("function")
+                        .and_then(|f| f.get("function_name"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_lowercase();
+                    if !TABLE_FUNCTIONS.contains(&name.as_str()) {
+                        return Err(refuse(format!(
+                            "{name}() is not available: the engine is sealed and reads only loom's datasets"
+                        )));
+                    }
+                }
+                if ty == Some("BASE_TABLE") {
+                    for key in ["table_name", "schema_name", "catalog_name"] {
+                        let name = map.get(key).and_then(Value::as_str).unwrap_or("");
+                        if names_a_file(name) {
+                            return Err(refuse(format!(
+                                "`{name}` names a file; the engine is sealed and reads only loom's datasets"
+                            )));
+                        }
+                    }
+                }
+                if let Some(name) = map.get("function_name").and_then(Value::as_str) {
+                    let name = name.to_lowercase();
+                    if DENIED_FUNCTIONS.contains(&name.as_str()) {
+                        return Err(refuse(format!(
+                            "{name}() is not available: the engine is sealed and reads only loom's datasets"
+                        )));
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            Value::String(s) if !private.is_empty() && s.to_lowercase().contains(&private) => {
+                return Err(refuse(
+                    "loom's temporary folder is not readable: the engine is sealed and reads only loom's datasets",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Skips whitespace and comments (`--` to the end of the line, nested `/* */`).
+fn skip_space(s: &str) -> &str {
+    let mut s = s.trim_start();
+    loop {
+        if let Some(rest) = s.strip_prefix("--") {
+            s = rest.split_once('\n').map_or("", |x| x.1).trim_start();
+        } else if s.starts_with("/*") {
+            let mut depth = 0usize;
+            let mut end = None;
+            let mut it = s.char_indices().peekable();
+            while let Some((i, c)) = it.next() {
+                let next = it.peek().map(|x| x.1);
+                if c == '/' && next == Some('*') {
+                    depth += 1;
+                    it.next();
+                } else if c == '*' && next == Some('/') {
+                    depth -= 1;
+                    it.next();
+                    if depth == 0 {
+                        end = Some(i + 2);
+                        break;
+                    }
+                }
+            }
+            match end.and_then(|e| s.get(e..)) {
+                Some(rest) => s = rest.trim_start(),
+                None => return "",
+            }
+        } else {
+            return s;
+        }
+    }
+}
+
+/// Accepts `EXPLAIN <query>` with nothing between the two; runs loom's own plain EXPLAIN.
+fn explain(db: &SealedDb, text: &str, private_dir: &Path) -> Result<Guarded, Refusal> {
+    let kind = db
+        .classify(text)
+        .map_err(|e| refuse(format!("the query was not accepted: {e}")))?;
+    if kind == StatementKind::Other(MULTI) {
+        // DuckDB's parser turns a PIVOT without an IN list into CREATE TYPE + SELECT.
+        return Err(refuse(
+            "a PIVOT without an IN list is not allowed: DuckDB would first create a type for its values; name them, as in PIVOT t ON col IN ('a', 'b') USING sum(x)",
+        ));
+    }
+    if kind != StatementKind::Explain {
+        return Err(refuse(format!(
+            "{} statements are not allowed: loom runs only read-only queries ({ALLOWED})",
+            kind.name()
+        )));
+    }
+    let start = skip_space(text);
+    let inner = start
+        .get(..7)
+        .filter(|k| k.eq_ignore_ascii_case("explain"))
+        .and_then(|_| start.get(7..))
+        .filter(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+        .map(skip_space)
+        .unwrap_or("");
+    let plain = |why: String| {
+        refuse(format!(
+            "EXPLAIN is allowed only as a plain EXPLAIN of a read-only query, with no options (ANALYZE would run it): {why}"
+        ))
+    };
+    if inner.is_empty() {
+        return Err(plain("nothing to explain".into()));
+    }
+    let wrapped = match select(db, inner, private_dir) {
+        Ok(w) => w,
+        Err(NotSelect::Refused(r)) => return Err(plain(r.0)),
+        Err(NotSelect::OtherType) => {
+            return Err(plain(
+                "what follows EXPLAIN is not a read-only query".into(),
+            ));
+        }
+    };
+    let sql = format!("EXPLAIN {wrapped}");
+    match db.classify(&sql) {
+        Ok(StatementKind::Explain) => Ok(Guarded {
+            kind: StatementKind::Explain,
+            sql,
+        }),
+        Ok(other) => Err(plain(format!("it parsed as {}", other.name()))),
+        Err(e) => Err(refuse(format!("the query was not accepted: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skip_space;
+
+    #[test]
+    fn skips_nested_comments_and_never_splits_a_character() {
+        assert_eq!(skip_space("  /* a /* b */ c */ -- x\n SELECT"), "SELECT");
+        assert_eq!(skip_space("/* unterminated"), "");
+        assert_eq!(skip_space("/* é */é"), "é");
+        assert_eq!(skip_space("-- only"), "");
+    }
+}
