@@ -75,7 +75,7 @@ async fn large_tables_become_envelopes_and_can_be_queried_and_joined() {
     let by_day = c
         .call(
             "loom_query",
-            json!({ "sql": format!("SELECT date_trunc('day', created_at) AS d, strftime(min(created_at), '%H:%M') AS first, count(*) AS n FROM {} GROUP BY 1 ORDER BY 1", env["ref"].as_str().unwrap()) }),
+            json!({ "sql": format!("SELECT date_trunc('month', created_at) AS d, strftime(min(created_at), '%H:%M') AS first, count(*) AS n FROM {} GROUP BY 1 ORDER BY 1", env["ref"].as_str().unwrap()) }),
         )
         .await;
     assert!(!is_error_result(&by_day), "{by_day}");
