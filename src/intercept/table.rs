@@ -1,10 +1,12 @@
 //! Rows found in a tool result, flattened and typed exactly. Nested objects become dotted
 //! columns up to a depth, arrays and deeper values JSON columns; a column gets a type only when
 //! every non-null value has it (a 19-digit id stays an exact integer, a column is DATE only if
-//! every value is a date; times with a UTC offset are converted exactly to UTC, because the
-//! sealed engine has no time-zone functions). Cells are kept column by column as slots into one text arena (no
-//! string per cell), typed on two threads, and converted to typed cells only when the store
-//! reads them. This module decides types and conversions; the store only applies them.
+//! every value is a date). Times with a UTC offset are converted exactly to UTC, because the
+//! sealed engine has no time-zone functions; a time with digits past the microsecond stays
+//! text, because the engine's TIMESTAMP would drop them. Cells are kept column by column as
+//! slots into one text arena (no string per cell), typed on two threads, and converted to typed
+//! cells only when the store reads them. This module decides types and conversions; the store
+//! only applies them. Cells are untrusted text: they are read only at boundaries checked first.
 
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -236,6 +238,7 @@ fn digits_at(s: &str, range: Range<usize>) -> Option<u32> {
 
 /// `s` read as `YYYY-MM-DD[T ]HH:MM[:SS[.f{1,9}]][Z|±HH[:?MM]]`, every field in range. Seconds
 /// stop at 59: the engine refuses a leap second, and one refused cell would lose the table.
+/// Digits past the microsecond must be zeros: the engine's TIMESTAMP would drop them silently.
 fn parse_timestamp(s: &str) -> Option<IsoTimestamp<'_>> {
     let date = s.get(..10).filter(|d| is_date(d))?;
     let (year, month, day) = (
@@ -262,6 +265,9 @@ fn parse_timestamp(s: &str) -> Option<IsoTimestamp<'_>> {
                 i += 1;
             }
             if i == start || i - start > 9 {
+                return None;
+            }
+            if rest.get(start + 6..i).is_some_and(|ns| ns.bytes().any(|c| c != b'0')) {
                 return None;
             }
         }
@@ -922,7 +928,7 @@ mod tests {
         let t = Table::from_records(
             recs(json!([
                 { "t": "2025-01-01T01:30:00+02:00" },
-                { "t": "2024-12-31T22:15:07.123456789-05:30" },
+                { "t": "2024-12-31T22:15:07.123456000-05:30" },
                 { "t": "2024-02-29T23:59:59+0000" },
                 { "t": "2024-03-01T00:10:00+00:30" },
                 { "t": "9999-12-31T23:59:00-00:00" }
@@ -938,7 +944,7 @@ mod tests {
             utc,
             vec![
                 Cell::Text("2024-12-31 23:30:00".into()),
-                Cell::Text("2025-01-01 03:45:07.123456789".into()),
+                Cell::Text("2025-01-01 03:45:07.123456000".into()),
                 Cell::Text("2024-02-29 23:59:59".into()),
                 Cell::Text("2024-02-29 23:40:00".into()),
                 Cell::Text("9999-12-31 23:59:00".into()),
@@ -950,6 +956,24 @@ mod tests {
                 "UTC: converted exactly from ISO-8601 times with offset -05:30, Z, +00:30, +02:00"
             )
         );
+    }
+
+    #[test]
+    fn nanoseconds_the_engine_would_drop_keep_a_column_text() {
+        for (values, ty) in [
+            (["2025-01-01T10:00:00.123456789Z", "2025-01-01T10:00:00Z"], ColumnType::Varchar),
+            (["2025-01-01T10:00:00.1234567", "2025-01-01T10:00:00"], ColumnType::Varchar),
+            (["2025-01-01T10:00:00.123456000", "2025-01-01T10:00:00.1"], ColumnType::Timestamp),
+        ] {
+            let t = Table::from_records(
+                recs(json!([{ "t": values[0] }, { "t": values[1] }])),
+                Tier::Json,
+                Map::new(),
+                "json",
+            )
+            .unwrap();
+            assert_eq!(t.columns[0].ty, ty, "{values:?}");
+        }
     }
 
     #[test]
