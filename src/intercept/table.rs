@@ -267,7 +267,10 @@ fn parse_timestamp(s: &str) -> Option<IsoTimestamp<'_>> {
             if i == start || i - start > 9 {
                 return None;
             }
-            if rest.get(start + 6..i).is_some_and(|ns| ns.bytes().any(|c| c != b'0')) {
+            if rest
+                .get(start + 6..i)
+                .is_some_and(|ns| ns.bytes().any(|c| c != b'0'))
+            {
                 return None;
             }
         }
@@ -961,9 +964,18 @@ mod tests {
     #[test]
     fn nanoseconds_the_engine_would_drop_keep_a_column_text() {
         for (values, ty) in [
-            (["2025-01-01T10:00:00.123456789Z", "2025-01-01T10:00:00Z"], ColumnType::Varchar),
-            (["2025-01-01T10:00:00.1234567", "2025-01-01T10:00:00"], ColumnType::Varchar),
-            (["2025-01-01T10:00:00.123456000", "2025-01-01T10:00:00.1"], ColumnType::Timestamp),
+            (
+                ["2025-01-01T10:00:00.123456789Z", "2025-01-01T10:00:00Z"],
+                ColumnType::Varchar,
+            ),
+            (
+                ["2025-01-01T10:00:00.1234567", "2025-01-01T10:00:00"],
+                ColumnType::Varchar,
+            ),
+            (
+                ["2025-01-01T10:00:00.123456000", "2025-01-01T10:00:00.1"],
+                ColumnType::Timestamp,
+            ),
         ] {
             let t = Table::from_records(
                 recs(json!([{ "t": values[0] }, { "t": values[1] }])),
