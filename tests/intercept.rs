@@ -55,8 +55,38 @@ async fn large_tables_become_envelopes_and_can_be_queried_and_joined() {
         .map(|c| (c["name"].as_str().unwrap(), c["type"].as_str().unwrap()))
         .collect();
     assert!(
-        cols.contains(&("order_id", "BIGINT")) && cols.contains(&("created_at", "TIMESTAMPTZ")),
+        cols.contains(&("order_id", "BIGINT")) && cols.contains(&("created_at", "TIMESTAMP")),
         "{cols:?}"
+    );
+    // Offsets were converted to UTC and say so; the usual time functions work on the column.
+    let created = env["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "created_at")
+        .unwrap();
+    assert!(
+        created["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("UTC: converted exactly"),
+        "{created}"
+    );
+    let by_day = c
+        .call(
+            "loom_query",
+            json!({ "sql": format!("SELECT date_trunc('month', created_at) AS d, strftime(min(created_at), '%H:%M') AS first, count(*) AS n FROM {} GROUP BY 1 ORDER BY 1", env["ref"].as_str().unwrap()) }),
+        )
+        .await;
+    assert!(!is_error_result(&by_day), "{by_day}");
+    assert_eq!(
+        structured(&by_day)["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["n"].as_u64().unwrap())
+            .sum::<u64>(),
+        2000
     );
     assert_eq!(env["provenance"]["arguments"], json!({ "limit": 2000 }));
     let envelope_len = raw_orders.to_string().len();
@@ -305,4 +335,195 @@ async fn parking_can_be_turned_off() {
     c.tool_names().await;
     let r = c.call("sample_tail_logs", json!({ "lines": 3000 })).await;
     assert_eq!(text_of(&r).lines().count(), 3000);
+}
+
+/// A server whose one tool, `say`, answers with its `text` argument as the whole result.
+fn text_server_entry(name: &str) -> String {
+    let script = root().join("tests/fixtures/text_server.py");
+    format!(
+        "[[servers]]\nname = \"{name}\"\ncommand = \"python3\"\nargs = [{:?}]\n",
+        script.display().to_string()
+    )
+}
+
+/// Long values (all over 16 bytes) in each script, with the characters that need care:
+/// CJK, kana, right-to-left text with its own comma, emoji sequences with joiners, accents.
+const SCRIPTS: [(&str, [&str; 3]); 5] = [
+    (
+        "chinese",
+        [
+            "北京市朝阳区建国路八十八号",
+            "上海市浦东新区陆家嘴环路",
+            "广州市天河区珠江新城",
+        ],
+    ),
+    (
+        "japanese",
+        [
+            "東京都渋谷区神南一丁目",
+            "大阪府大阪市北区梅田三丁目",
+            "京都府京都市左京区吉田",
+        ],
+    ),
+    (
+        "arabic",
+        [
+            "شارع الملك فهد، الرياض",
+            "كورنيش النيل، القاهرة",
+            "شارع الحمراء، بيروت",
+        ],
+    ),
+    (
+        "emoji",
+        [
+            "🚀 launch day 🎉🎉",
+            "👩‍👩‍👧 family plan ✨",
+            "🔥🔥 hot deal 💯",
+        ],
+    ),
+    (
+        "accents",
+        [
+            "Café de Flore, Saint-Germain",
+            "Müllerstraße 12, Zürich",
+            "São João da Madeira",
+        ],
+    ),
+];
+
+const ROWS: usize = 80;
+
+/// The same rows written the ways tools write them: JSON, a GFM table with alignment and a
+/// title, CSV, and numbered records with several pairs on a line.
+fn shapes(words: &[&str; 3]) -> Vec<(&'static str, String)> {
+    let name = |i: usize| format!("{} {i}", words[i % 3]);
+    let json_rows: Vec<Value> = (0..ROWS)
+        .map(|i| {
+            json!({
+                "id": i,
+                "name": name(i),
+                "ラベル": words[(i + 1) % 3],
+                "when": format!("2025-03-{:02}T23:30:00+09:00", 1 + i % 28),
+                "score": i as f64 * 1.5,
+                "tags": [words[i % 3], "x"],
+            })
+        })
+        .collect();
+    let mut markdown = format!("{}\n\n| id | name | score |\n|---:|:---|:-:|\n", words[0]);
+    let mut csv = "id,name,score\n".to_owned();
+    let mut records = String::new();
+    for i in 0..ROWS {
+        let n = name(i).replace('|', "\\|");
+        markdown.push_str(&format!("| {i} | {n} | {} |\n", i as f64 * 1.5));
+        csv.push_str(&format!("{i},\"{}\",{}\n", name(i), i as f64 * 1.5));
+        records.push_str(&format!(
+            "{}. Name: {}\n   Score: {} | Rank: {i}\n",
+            i + 1,
+            name(i),
+            i as f64 * 1.5
+        ));
+    }
+    markdown.push_str(&format!("\n{} {ROWS}\n", words[1]));
+    vec![
+        ("json", Value::Array(json_rows).to_string()),
+        ("markdown", markdown),
+        ("csv", csv),
+        ("records", records),
+    ]
+}
+
+#[tokio::test]
+async fn tables_in_every_script_are_intercepted_like_english_ones() {
+    let cfg = TempConfig::new(&format!(
+        "token_threshold = 200\n{}",
+        text_server_entry("t")
+    ));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    for (script, words) in SCRIPTS {
+        for (shape, text) in shapes(&words) {
+            let r = c.call("t_say", json!({ "text": text })).await;
+            let env = structured(&r);
+            assert_eq!(env["kind"], "dataset", "{script} {shape}: {r}");
+            assert_eq!(env["rows"], ROWS, "{script} {shape}");
+            assert_eq!(env["provenance"]["rung"], shape, "{script}");
+            let table = env["ref"].as_str().unwrap();
+            // The cell comes back exactly, whichever way the rows were written.
+            let (name_col, key_col) = if shape == "records" {
+                ("\"Name\"", "\"Rank\"")
+            } else {
+                ("name", "id")
+            };
+            let q = c
+                .call(
+                    "loom_query",
+                    json!({ "sql": format!("SELECT {name_col} AS name, length({name_col}) AS len FROM {table} WHERE {key_col} = 4") }),
+                )
+                .await;
+            let row = &structured(&q)["rows"][0];
+            let want = format!("{} 4", words[1]);
+            assert_eq!(row["name"], json!(want), "{script} {shape}: {q}");
+            assert_eq!(row["len"], want.chars().count(), "{script} {shape}");
+            if shape == "json" {
+                let q = c
+                    .call(
+                        "loom_query",
+                        json!({ "sql": format!("SELECT count(*) AS n, min(\"when\") AS first, list_contains(any_value(tags)::VARCHAR[], 'x') AS has_x FROM {table} WHERE \"ラベル\" = '{}'", words[2]) }),
+                    )
+                    .await;
+                let row = &structured(&q)["rows"][0];
+                assert!(row["n"].as_u64().unwrap() > 0, "{script}: {q}");
+                // 23:30 at +09:00 is 14:30 UTC the same day.
+                assert!(
+                    row["first"].as_str().unwrap().ends_with("14:30:00"),
+                    "{script}: {q}"
+                );
+                assert_eq!(row["has_x"], true, "{script}: {q}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn large_arguments_do_not_defeat_interception() {
+    let (_cfg, mut c) = client("").await;
+    // A query text far larger than the table it fetches: copied into the envelope whole, it
+    // made the envelope dearer than the raw result, and the result went through raw.
+    let query = "SELECT o.*, c.name FROM orders o JOIN customers c USING (customer_id) WHERE c.note LIKE '%東京%' -- 説明\n".repeat(500);
+    let r = c
+        .call(
+            "sample_list_orders",
+            json!({ "limit": 150, "query": query }),
+        )
+        .await;
+    let env = structured(&r);
+    assert_eq!(env["kind"], "dataset", "{}", text_of(&r).len());
+    assert_eq!(env["rows"], 150);
+    let args = &env["provenance"]["arguments"];
+    assert_eq!(args["limit"], 150);
+    let shown = args["query"].as_str().unwrap();
+    let rest = query.chars().count() - 60;
+    assert!(
+        shown.ends_with(&format!("…[+{rest} chars]"))
+            && query.starts_with(shown.split('…').next().unwrap()),
+        "{shown}"
+    );
+    let envelope_tokens = loom::intercept::tokens::estimate(&r["result"].to_string());
+    let query_tokens = loom::intercept::tokens::estimate(&query);
+    assert!(
+        envelope_tokens < query_tokens / 4,
+        "{envelope_tokens} vs {query_tokens}"
+    );
+    // loom_describe shows more of the call, still bounded.
+    let d = c.call("loom_describe", json!({ "ref": env["ref"] })).await;
+    let described = structured(&d)["provenance"]["arguments"]["query"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        described.chars().count() > 1000 && described.len() < query.len(),
+        "{}",
+        described.len()
+    );
 }

@@ -1,13 +1,16 @@
 //! Rows found in a tool result, flattened and typed exactly. Nested objects become dotted
 //! columns up to a depth, arrays and deeper values JSON columns; a column gets a type only when
 //! every non-null value has it (a 19-digit id stays an exact integer, a column is DATE only if
-//! every value is a date). Cells are kept column by column as slots into one text arena (no
-//! string per cell), typed on two threads, and converted to typed cells only when the store
-//! reads them. This module decides types and conversions; the store only applies them.
+//! every value is a date). Times with a UTC offset are converted exactly to UTC, because the
+//! sealed engine has no time-zone functions; a time with digits past the microsecond stays
+//! text, because the engine's TIMESTAMP would drop them. Cells are kept column by column as
+//! slots into one text arena (no string per cell), typed on two threads, and converted to typed
+//! cells only when the store reads them. This module decides types and conversions; the store
+//! only applies them. Cells are untrusted text: they are read only at boundaries checked first.
 
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 
 /// Objects nested deeper than this become JSON columns.
@@ -19,11 +22,13 @@ pub enum ColumnType {
     BigInt,
     UBigInt,
     HugeInt,
-    Decimal,
     Double,
     Date,
     Timestamp,
-    TimestampTz,
+    /// ISO timestamps that carry an offset, converted exactly to UTC wall time and stored as a
+    /// plain TIMESTAMP: the sealed engine has no time-zone extension, so a TIMESTAMPTZ column
+    /// would refuse `date_trunc`, `strftime` and charts. The column's note names the offsets.
+    TimestampUtc,
     Varchar,
     Json,
 }
@@ -35,19 +40,18 @@ impl ColumnType {
             ColumnType::BigInt => "BIGINT",
             ColumnType::UBigInt => "UBIGINT",
             ColumnType::HugeInt => "HUGEINT",
-            ColumnType::Decimal => "DECIMAL(38,0)",
             ColumnType::Double => "DOUBLE",
             ColumnType::Date => "DATE",
             ColumnType::Timestamp => "TIMESTAMP",
-            ColumnType::TimestampTz => "TIMESTAMPTZ",
+            ColumnType::TimestampUtc => "TIMESTAMP",
             ColumnType::Varchar => "VARCHAR",
             ColumnType::Json => "JSON",
         }
     }
 }
 
-/// One typed cell, ready for the engine. Text cells of DATE, TIMESTAMP, DECIMAL and JSON
-/// columns are cast by the engine, which parses them exactly.
+/// One typed cell, ready for the engine. Text cells of DATE, TIMESTAMP and JSON columns are
+/// cast by the engine, which parses them exactly.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cell<'a> {
     Null,
@@ -114,6 +118,9 @@ impl Slot {
 pub struct Column {
     pub name: String,
     pub ty: ColumnType,
+    /// What a reader must know that the type does not say (for now: the offsets a UTC
+    /// timestamp column was converted from).
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -209,29 +216,47 @@ fn is_date(s: &str) -> bool {
     }
 }
 
-/// `Some(has_offset)` when `s` is an ISO-8601 timestamp.
-fn timestamp_kind(s: &str) -> Option<bool> {
-    if s.len() < 16 || !is_date(&s[..10]) {
-        return None;
-    }
-    let rest = &s[10..];
+/// An ISO-8601 timestamp, read without slicing anything but ASCII boundaries it has checked.
+struct IsoTimestamp<'a> {
+    year: i64,
+    month: u32,
+    day: u32,
+    hour: u32,
+    minute: u32,
+    /// `:SS` with its fraction as written, or empty.
+    seconds: &'a str,
+    /// Minutes east of UTC, when the text carries an offset (`Z` is zero).
+    offset: Option<i32>,
+}
+
+/// The ASCII digits of `s[range]` as a number, when they are all digits.
+fn digits_at(s: &str, range: Range<usize>) -> Option<u32> {
+    s.get(range)
+        .filter(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()))
+        .and_then(|p| p.parse::<u32>().ok())
+}
+
+/// `s` read as `YYYY-MM-DD[T ]HH:MM[:SS[.f{1,9}]][Z|±HH[:?MM]]`, every field in range. Seconds
+/// stop at 59: the engine refuses a leap second, and one refused cell would lose the table.
+/// Digits past the microsecond must be zeros: the engine's TIMESTAMP would drop them silently.
+fn parse_timestamp(s: &str) -> Option<IsoTimestamp<'_>> {
+    let date = s.get(..10).filter(|d| is_date(d))?;
+    let (year, month, day) = (
+        i64::from(digits_at(date, 0..4)?),
+        digits_at(date, 5..7)?,
+        digits_at(date, 8..10)?,
+    );
+    let rest = s.get(10..)?;
     let rest = rest.strip_prefix('T').or_else(|| rest.strip_prefix(' '))?;
     let b = rest.as_bytes();
-    let two = |i: usize, max: u32| {
-        b.get(i..i + 2)
-            .and_then(|p| std::str::from_utf8(p).ok())
-            .filter(|p| p.bytes().all(|c| c.is_ascii_digit()))
-            .and_then(|p| p.parse::<u32>().ok())
-            .is_some_and(|v| v <= max)
-    };
-    if !(two(0, 23) && b.get(2) == Some(&b':') && two(3, 59)) {
+    let hour = digits_at(rest, 0..2).filter(|h| *h <= 23)?;
+    let minute = digits_at(rest, 3..5).filter(|m| *m <= 59)?;
+    if b.get(2) != Some(&b':') {
         return None;
     }
     let mut i = 5;
     if b.get(i) == Some(&b':') {
-        if !two(i + 1, 60) {
-            return None;
-        }
+        digits_at(rest, i + 1..i + 3).filter(|s| *s <= 59)?;
         i += 3;
         if b.get(i) == Some(&b'.') {
             let start = i + 1;
@@ -242,27 +267,113 @@ fn timestamp_kind(s: &str) -> Option<bool> {
             if i == start || i - start > 9 {
                 return None;
             }
+            if rest
+                .get(start + 6..i)
+                .is_some_and(|ns| ns.bytes().any(|c| c != b'0'))
+            {
+                return None;
+            }
         }
     }
-    match &rest[i..] {
-        "" => Some(false),
-        "Z" | "z" => Some(true),
+    // Everything before `i` is ASCII that was checked above, so both cuts are boundaries.
+    let seconds = rest.get(5..i)?;
+    let offset = match rest.get(i..)? {
+        "" => None,
+        "Z" | "z" => Some(0),
         tz => {
-            let t = tz.as_bytes();
-            let ok = matches!(t.first(), Some(b'+' | b'-'))
-                && match t.len() {
-                    3 => two_digits(&tz[1..3]),
-                    5 => two_digits(&tz[1..3]) && two_digits(&tz[3..5]),
-                    6 => t[3] == b':' && two_digits(&tz[1..3]) && two_digits(&tz[4..6]),
-                    _ => false,
-                };
-            ok.then_some(true)
+            let sign = match tz.as_bytes().first() {
+                Some(b'+') => 1,
+                Some(b'-') => -1,
+                _ => return None,
+            };
+            let (h, m) = match tz.len() {
+                3 => (digits_at(tz, 1..3)?, 0),
+                5 => (digits_at(tz, 1..3)?, digits_at(tz, 3..5)?),
+                6 if tz.as_bytes().get(3) == Some(&b':') => {
+                    (digits_at(tz, 1..3)?, digits_at(tz, 4..6)?)
+                }
+                _ => return None,
+            };
+            if h > 23 || m > 59 {
+                return None;
+            }
+            Some(sign * (h as i32 * 60 + m as i32))
         }
-    }
+    };
+    Some(IsoTimestamp {
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        seconds,
+        offset,
+    })
 }
 
-fn two_digits(s: &str) -> bool {
-    s.len() == 2 && s.bytes().all(|c| c.is_ascii_digit())
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// The UTC date and minute of the day of an ISO timestamp with an offset: exact, because
+/// offsets are whole minutes (the seconds stay as written). `None` without an offset or when
+/// the date leaves years 1–9999, which the engine would print differently.
+fn utc_fields(ts: &IsoTimestamp<'_>) -> Option<((i64, u32, u32), i64)> {
+    let offset = i64::from(ts.offset?);
+    let minutes = days_from_civil(ts.year, ts.month, ts.day) * 1440
+        + i64::from(ts.hour) * 60
+        + i64::from(ts.minute)
+        - offset;
+    let date = civil_from_days(minutes.div_euclid(1440));
+    (1..=9999)
+        .contains(&date.0)
+        .then_some((date, minutes.rem_euclid(1440)))
+}
+
+/// The UTC wall time of an ISO timestamp with an offset, as `YYYY-MM-DD HH:MM:SS[.f]`.
+fn utc_text(ts: &IsoTimestamp<'_>) -> Option<String> {
+    let ((y, m, d), in_day) = utc_fields(ts)?;
+    let seconds = if ts.seconds.is_empty() {
+        ":00"
+    } else {
+        ts.seconds
+    };
+    Some(format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}{seconds}",
+        in_day / 60,
+        in_day % 60
+    ))
+}
+
+/// An offset in minutes as `+HH:MM` (`Z` for zero), for a column's note.
+fn offset_label(minutes: i32) -> String {
+    if minutes == 0 {
+        return "Z".to_owned();
+    }
+    let sign = if minutes < 0 { '-' } else { '+' };
+    let m = minutes.unsigned_abs();
+    format!("{sign}{:02}:{:02}", m / 60, m % 60)
 }
 
 /// An integer literal as text: optional minus, no leading zeros (so zip codes stay text).
@@ -276,8 +387,8 @@ fn int_text(s: &str) -> Option<&str> {
 
 fn float_text(s: &str) -> bool {
     let t = s.strip_prefix('-').unwrap_or(s);
-    let (mantissa, exp) = match t.find(['e', 'E']) {
-        Some(i) => (&t[..i], Some(&t[i + 1..])),
+    let (mantissa, exp) = match t.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e)),
         None => (t, None),
     };
     let mut parts = mantissa.splitn(2, '.');
@@ -327,6 +438,8 @@ struct Seen {
     dates: usize,
     ts_naive: usize,
     ts_aware: usize,
+    /// The offsets (minutes east of UTC) of the `ts_aware` values.
+    offsets: BTreeSet<i32>,
     /// String cells that read as integers / floats / booleans (text tier only).
     str_ints: usize,
     str_floats: usize,
@@ -372,6 +485,7 @@ impl Seen {
         self.dates += o.dates;
         self.ts_naive += o.ts_naive;
         self.ts_aware += o.ts_aware;
+        self.offsets.extend(&o.offsets);
         self.str_ints += o.str_ints;
         self.str_floats += o.str_floats;
         self.str_bools += o.str_bools;
@@ -409,11 +523,16 @@ fn observe(seen: &mut Seen, slot: Slot, arena: &str, tier: Tier) {
             seen.strings += 1;
             if is_date(s) {
                 seen.dates += 1;
-            } else if let Some(aware) = timestamp_kind(s) {
-                if aware {
-                    seen.ts_aware += 1
-                } else {
-                    seen.ts_naive += 1
+            } else if let Some(ts) = parse_timestamp(s) {
+                match ts.offset {
+                    None => seen.ts_naive += 1,
+                    // A value whose UTC time leaves the years the engine prints plainly is
+                    // not counted, so its column stays text.
+                    Some(offset) if utc_fields(&ts).is_some() => {
+                        seen.ts_aware += 1;
+                        seen.offsets.insert(offset);
+                    }
+                    Some(_) => {}
                 }
             }
             if tier == Tier::Text {
@@ -436,7 +555,9 @@ fn int_type(seen: &Seen) -> ColumnType {
         0 => ColumnType::BigInt,
         1 if !seen.negative => ColumnType::UBigInt,
         1 | 2 => ColumnType::HugeInt,
-        _ => ColumnType::Decimal,
+        // Beyond HUGEINT an integer has 39 digits or more, which DECIMAL(38,0) cannot hold
+        // either: the engine would refuse the cell and the whole table with it.
+        _ => ColumnType::Varchar,
     }
 }
 
@@ -452,7 +573,6 @@ fn decide(seen: &Seen) -> ColumnType {
         return ColumnType::Boolean;
     }
     if seen.ints == values || (seen.strings == values && seen.str_ints == values) {
-        // DECIMAL(38,0) holds at most 38 digits; wider integers stay text.
         return int_type(seen);
     }
     let numeric = seen.ints + seen.floats + seen.str_ints + seen.str_floats;
@@ -475,10 +595,31 @@ fn decide(seen: &Seen) -> ColumnType {
             return ColumnType::Timestamp;
         }
         if seen.ts_aware == values {
-            return ColumnType::TimestampTz;
+            return ColumnType::TimestampUtc;
         }
     }
     ColumnType::Varchar
+}
+
+/// The note a column of type `ty` carries, from what was seen in it.
+fn note(seen: &Seen, ty: ColumnType) -> Option<String> {
+    if ty != ColumnType::TimestampUtc {
+        return None;
+    }
+    const SHOWN: usize = 5;
+    let mut offsets: Vec<String> = seen
+        .offsets
+        .iter()
+        .take(SHOWN)
+        .map(|o| offset_label(*o))
+        .collect();
+    if seen.offsets.len() > SHOWN {
+        offsets.push(format!("and {} more", seen.offsets.len() - SHOWN));
+    }
+    Some(format!(
+        "UTC: converted exactly from ISO-8601 times with offset {}",
+        offsets.join(", ")
+    ))
 }
 
 fn bool_text(b: bool) -> &'static str {
@@ -538,6 +679,13 @@ fn cell(slot: Slot, ty: ColumnType, arena: &str, tier: Tier) -> Cell<'_> {
                 .unwrap_or(Cell::Null),
             _ => Cell::Null,
         },
+        // Observing proved every value converts; a value that somehow does not is handed to
+        // the engine as written, whose cast then refuses it (and the table with it).
+        ColumnType::TimestampUtc => Cell::Text(
+            parse_timestamp(as_text)
+                .and_then(|ts| utc_text(&ts))
+                .map_or(Cow::Borrowed(as_text), Cow::Owned),
+        ),
         _ => Cell::Text(Cow::Borrowed(as_text)),
     }
 }
@@ -566,7 +714,7 @@ fn type_columns(
     rows: usize,
     arena: &str,
     tier: Tier,
-) -> Option<Vec<ColumnType>> {
+) -> Option<Vec<(ColumnType, Option<String>)>> {
     let observe_rows = |range: Range<usize>| -> Vec<Seen> {
         slots
             .iter()
@@ -593,7 +741,14 @@ fn type_columns(
     for (l, r) in left.iter_mut().zip(&right) {
         l.merge(r);
     }
-    Some(left.iter().map(decide).collect())
+    Some(
+        left.iter()
+            .map(|seen| {
+                let ty = decide(seen);
+                (ty, note(seen, ty))
+            })
+            .collect(),
+    )
 }
 
 impl Table {
@@ -621,7 +776,7 @@ impl Table {
         let columns = dedupe(&names)
             .into_iter()
             .zip(types)
-            .map(|(name, ty)| Column { name, ty })
+            .map(|(name, (ty, note))| Column { name, ty, note })
             .collect();
         Some(Table {
             columns,
@@ -736,7 +891,7 @@ mod tests {
                 ("ok", "BOOLEAN"),
                 ("d", "DATE"),
                 ("t", "TIMESTAMP"),
-                ("tz", "TIMESTAMPTZ"),
+                ("tz", "TIMESTAMP"),
                 ("s", "VARCHAR")
             ]
         );
@@ -746,6 +901,116 @@ mod tests {
             t.cell(0, 2),
             Cell::Huge(123_456_789_012_345_678_901_234_567_890)
         );
+    }
+
+    #[test]
+    fn offsets_become_exact_utc_and_are_noted() {
+        let t = Table::from_records(
+            recs(json!([
+                { "t": "2025-01-01T01:30:00+02:00", "z": "2025-03-01T10:00:00Z", "keep": "2025-01-01T10:00:00+02:00" },
+                { "t": "2024-12-31T22:15:07.123456789-05:30", "z": "2025-03-01T10:00Z", "keep": "2025-01-01T10:00:00" },
+                { "t": "2024-02-29T23:59:59+0000", "z": null, "keep": null },
+                { "t": "0001-01-01T00:30:00+01", "z": "2025-03-01T10:00:00z", "keep": null }
+            ])),
+            Tier::Json,
+            Map::new(),
+            "json",
+        )
+        .unwrap();
+        // Year 0 would come out of the last row's conversion: the engine prints that
+        // differently, so that column stays text rather than shift silently.
+        assert_eq!(
+            types(&t),
+            vec![("t", "VARCHAR"), ("z", "TIMESTAMP"), ("keep", "VARCHAR")]
+        );
+        assert_eq!(t.cell(1, 1), Cell::Text("2025-03-01 10:00:00".into()));
+        assert_eq!(
+            t.columns[1].note.as_deref(),
+            Some("UTC: converted exactly from ISO-8601 times with offset Z")
+        );
+        let t = Table::from_records(
+            recs(json!([
+                { "t": "2025-01-01T01:30:00+02:00" },
+                { "t": "2024-12-31T22:15:07.123456000-05:30" },
+                { "t": "2024-02-29T23:59:59+0000" },
+                { "t": "2024-03-01T00:10:00+00:30" },
+                { "t": "9999-12-31T23:59:00-00:00" }
+            ])),
+            Tier::Json,
+            Map::new(),
+            "json",
+        )
+        .unwrap();
+        assert_eq!(t.columns[0].ty, ColumnType::TimestampUtc);
+        let utc: Vec<_> = t.cells(0, 0..5).collect();
+        assert_eq!(
+            utc,
+            vec![
+                Cell::Text("2024-12-31 23:30:00".into()),
+                Cell::Text("2025-01-01 03:45:07.123456000".into()),
+                Cell::Text("2024-02-29 23:59:59".into()),
+                Cell::Text("2024-02-29 23:40:00".into()),
+                Cell::Text("9999-12-31 23:59:00".into()),
+            ]
+        );
+        assert_eq!(
+            t.columns[0].note.as_deref(),
+            Some(
+                "UTC: converted exactly from ISO-8601 times with offset -05:30, Z, +00:30, +02:00"
+            )
+        );
+    }
+
+    #[test]
+    fn nanoseconds_the_engine_would_drop_keep_a_column_text() {
+        for (values, ty) in [
+            (
+                ["2025-01-01T10:00:00.123456789Z", "2025-01-01T10:00:00Z"],
+                ColumnType::Varchar,
+            ),
+            (
+                ["2025-01-01T10:00:00.1234567", "2025-01-01T10:00:00"],
+                ColumnType::Varchar,
+            ),
+            (
+                ["2025-01-01T10:00:00.123456000", "2025-01-01T10:00:00.1"],
+                ColumnType::Timestamp,
+            ),
+        ] {
+            let t = Table::from_records(
+                recs(json!([{ "t": values[0] }, { "t": values[1] }])),
+                Tier::Json,
+                Map::new(),
+                "json",
+            )
+            .unwrap();
+            assert_eq!(t.columns[0].ty, ty, "{values:?}");
+        }
+    }
+
+    #[test]
+    fn non_ascii_text_is_typed_without_splitting_a_character() {
+        // Each of these once cut a character in half while looking for a timestamp.
+        for s in [
+            "東京都の天気予報です",
+            "2025-01-0é12:00:00",
+            "2025-01-01T12:00+é",
+            "2025-01-01T12:00+0é",
+            "2025-01-01T12:00:0é",
+            "2025-01-01Té2:00:00Z",
+            "مرحبا بالعالم، كيف حالك",
+            "😀😀😀😀😀",
+        ] {
+            let t = Table::from_records(
+                recs(json!([{ "s": s }, { "s": s }])),
+                Tier::Text,
+                Map::new(),
+                "csv",
+            )
+            .unwrap_or_else(|| panic!("{s}: no table"));
+            assert_eq!(t.columns[0].ty, ColumnType::Varchar, "{s}");
+            assert_eq!(t.cell(1, 0), Cell::Text(s.into()));
+        }
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub fn estimate(text: &str) -> usize {
             end += 1;
         }
         sampled_bytes += end - start;
-        sampled_tokens += estimate_all(&text[start..end]);
+        sampled_tokens += estimate_all(text.get(start..end).unwrap_or_default());
     }
     ((sampled_tokens as f64) * (text.len() as f64) / (sampled_bytes.max(1) as f64)).round() as usize
 }

@@ -1,7 +1,10 @@
 //! The envelope: what the model gets instead of a large table. Ref, rows, per-column schema and
 //! stats, a few sample rows (long strings cut and marked), join hints, provenance, context and
 //! a one-line usage hint, as text and as `structuredContent`. It has a token budget: wide tables
-//! get a compact schema and fewer sample columns rather than blowing it.
+//! get a compact schema and fewer sample columns rather than blowing it, and provenance is cut
+//! (each string to a prefix with its remaining length, the whole to a few hundred tokens) so a
+//! call with large arguments still gets its envelope. Strings are cut on character boundaries
+//! only: they are written by others.
 
 use super::{DatasetMeta, Profile};
 use crate::intercept::tokens;
@@ -9,32 +12,136 @@ use serde_json::{Map, Value, json};
 
 const CUT: usize = 80;
 
-fn cut_strings(v: &Value) -> Value {
+/// `s` cut after `keep` characters (never inside one), with how much was left out.
+fn cut_text(s: &str, keep: usize) -> Option<String> {
+    let (end, _) = s.char_indices().nth(keep)?;
+    let rest = s.get(end..)?.chars().count();
+    Some(format!("{}…[+{rest} chars]", s.get(..end)?))
+}
+
+/// Every string in `v` (values and keys) cut after `keep` characters.
+fn cut_strings_at(v: &Value, keep: usize) -> Value {
     match v {
-        Value::String(s) if s.chars().count() > CUT => Value::String(format!(
-            "{}…[+{} chars]",
-            s.chars().take(CUT).collect::<String>(),
-            s.chars().count() - CUT
-        )),
-        Value::Object(m) => {
-            Value::Object(m.iter().map(|(k, v)| (k.clone(), cut_strings(v))).collect())
-        }
-        Value::Array(a) => Value::Array(a.iter().map(cut_strings).collect()),
+        Value::String(s) => Value::String(cut_text(s, keep).unwrap_or_else(|| s.clone())),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let k = cut_text(k, keep).unwrap_or_else(|| k.clone());
+                    (k, cut_strings_at(v, keep))
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(|v| cut_strings_at(v, keep)).collect()),
         other => other.clone(),
     }
 }
 
-/// Arguments as shown in an envelope: large ones (a call that sent rows) are cut.
-fn compact_args(v: &Value) -> Value {
-    let text = v.to_string();
-    if text.chars().count() <= 400 {
-        return cut_strings(v);
+fn cut_strings(v: &Value) -> Value {
+    cut_strings_at(v, CUT)
+}
+
+/// How much of a dataset's provenance (the call that made it) to show. Arguments can be as
+/// large as the result (a query text, a document to analyse): copied whole, they would make
+/// the envelope larger than the table it replaces, and the cost guard would pass it through.
+#[derive(Clone, Copy)]
+struct ProvenanceDetail {
+    /// Characters kept of each string.
+    cut: usize,
+    /// Tokens at most of the whole provenance.
+    tokens: usize,
+}
+
+/// In an envelope: enough to recognise the call.
+const ENVELOPE_PROVENANCE: ProvenanceDetail = ProvenanceDetail {
+    cut: 60,
+    tokens: 200,
+};
+
+/// In `loom_describe` (an unbounded budget): more, still bounded.
+const DESCRIBE_PROVENANCE: ProvenanceDetail = ProvenanceDetail {
+    cut: 2000,
+    tokens: 8000,
+};
+
+/// `v` with every string cut after `keep` characters, arrays and objects cut after `items`
+/// entries and nesting below `depth` levels replaced by a marker; what was left out is
+/// counted in place.
+fn shrink(v: &Value, keep: usize, items: usize, depth: usize) -> Value {
+    let cut = |s: &str| cut_text(s, keep).unwrap_or_else(|| s.to_owned());
+    match v {
+        Value::String(s) => Value::String(cut(s)),
+        Value::Array(a) if depth == 0 => Value::String(format!("…[{} items]", a.len())),
+        Value::Object(m) if depth == 0 => Value::String(format!("…[{} keys]", m.len())),
+        Value::Array(a) => {
+            let mut out: Vec<Value> = a
+                .iter()
+                .take(items)
+                .map(|v| shrink(v, keep, items, depth - 1))
+                .collect();
+            if a.len() > items {
+                out.push(Value::String(format!("…[+{} items]", a.len() - items)));
+            }
+            Value::Array(out)
+        }
+        Value::Object(m) => {
+            let mut out: Map<String, Value> = m
+                .iter()
+                .take(items)
+                .map(|(k, v)| (cut(k), shrink(v, keep, items, depth - 1)))
+                .collect();
+            if m.len() > items {
+                out.insert("…".into(), json!(format!("[+{} keys]", m.len() - items)));
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
     }
-    Value::String(format!(
-        "{}…[+{} chars]",
-        text.chars().take(300).collect::<String>(),
-        text.chars().count() - 300
-    ))
+}
+
+/// Arguments as shown, within the detail's tokens: shrunk step by step (strings, then
+/// entries, then depth); when even the smallest step is too large, a marked prefix of its
+/// JSON text.
+fn compact_args(v: &Value, d: ProvenanceDetail) -> Value {
+    let fits = |v: &Value| tokens::estimate(&v.to_string()) <= d.tokens;
+    for (divide, items, depth) in [(1, 32, 6), (1, 8, 4), (2, 3, 3), (6, 1, 2)] {
+        let shown = shrink(v, d.cut / divide, items, depth);
+        if fits(&shown) {
+            return shown;
+        }
+    }
+    let text = shrink(v, d.cut / 6, 1, 2).to_string();
+    // A JSON token is rarely under two characters: start there and halve until it fits.
+    let mut keep = d.tokens.saturating_mul(2);
+    loop {
+        let shown = Value::String(cut_text(&text, keep).unwrap_or_else(|| text.clone()));
+        // Measured as it will be written: quoted, with its escapes.
+        if fits(&shown) || keep == 0 {
+            return shown;
+        }
+        keep /= 2;
+    }
+}
+
+/// The provenance as shown: every string cut, and the whole within the detail's tokens (the
+/// arguments get what the other fields leave).
+fn provenance_value(prov: &super::Provenance, d: ProvenanceDetail) -> Value {
+    let short = |s: &str| Value::String(cut_text(s, d.cut).unwrap_or_else(|| s.to_owned()));
+    let mut out = json!({
+        "server": short(&prov.server),
+        "tool": short(&prov.tool),
+        "arguments": Value::Null,
+        "at": short(&prov.at),
+        "rung": short(&prov.rung),
+    });
+    if let Some(args) = &prov.arguments {
+        let rest = tokens::estimate(&out.to_string());
+        let room = ProvenanceDetail {
+            tokens: d.tokens.saturating_sub(rest),
+            ..d
+        };
+        out["arguments"] = compact_args(args, room);
+    }
+    out
 }
 
 /// How much detail fits: each step drops some.
@@ -132,7 +239,13 @@ fn usage_hint(meta: &DatasetMeta) -> String {
     format!("loom_query {}", json!({ "sql": sql }))
 }
 
-fn structured(meta: &DatasetMeta, p: &Profile, d: Detail, original_tokens: Option<usize>) -> Value {
+fn structured(
+    meta: &DatasetMeta,
+    p: &Profile,
+    d: Detail,
+    pd: ProvenanceDetail,
+    original_tokens: Option<usize>,
+) -> Value {
     let columns: Vec<Value> = p
         .columns
         .iter()
@@ -140,6 +253,9 @@ fn structured(meta: &DatasetMeta, p: &Profile, d: Detail, original_tokens: Optio
             let mut o = Map::new();
             o.insert("name".into(), json!(c.name));
             o.insert("type".into(), json!(c.ty));
+            if let Some(note) = &c.note {
+                o.insert("note".into(), json!(note));
+            }
             if d.stats {
                 o.insert(
                     "null_fraction".into(),
@@ -192,10 +308,7 @@ fn structured(meta: &DatasetMeta, p: &Profile, d: Detail, original_tokens: Optio
         serde_json::to_value(&p.join_hints).unwrap_or(Value::Null),
     );
     if let Some(prov) = &meta.provenance {
-        out.insert(
-            "provenance".into(),
-            serde_json::to_value(prov).unwrap_or(Value::Null),
-        );
+        out.insert("provenance".into(), provenance_value(prov, pd));
     }
     if !meta.context.is_empty() {
         out.insert("context".into(), Value::Object(meta.context.clone()));
@@ -207,7 +320,13 @@ fn structured(meta: &DatasetMeta, p: &Profile, d: Detail, original_tokens: Optio
     Value::Object(out)
 }
 
-fn text(meta: &DatasetMeta, p: &Profile, d: Detail, original_tokens: Option<usize>) -> String {
+fn text(
+    meta: &DatasetMeta,
+    p: &Profile,
+    d: Detail,
+    pd: ProvenanceDetail,
+    original_tokens: Option<usize>,
+) -> String {
     let mut s = String::new();
     let source = meta
         .provenance
@@ -221,6 +340,9 @@ fn text(meta: &DatasetMeta, p: &Profile, d: Detail, original_tokens: Option<usiz
     s.push_str("columns:\n");
     for c in &p.columns {
         s.push_str(&format!("  {} {}", c.name, c.ty));
+        if let Some(note) = &c.note {
+            s.push_str(&format!(" ({note})"));
+        }
         if d.stats {
             s.push_str(&format!(
                 "  nulls {} distinct≈{}",
@@ -294,24 +416,30 @@ fn text(meta: &DatasetMeta, p: &Profile, d: Detail, original_tokens: Option<usiz
     if let Some(prov) = &meta.provenance
         && let Some(args) = &prov.arguments
     {
-        s.push_str(&format!("called with: {}\n", compact_args(args)));
+        s.push_str(&format!("called with: {}\n", compact_args(args, pd)));
     }
     s.push_str(&format!("try: {}\n", usage_hint(meta)));
     s
 }
 
 /// The envelope as a `tools/call` result: text plus `structuredContent`, within `budget`
-/// tokens when at all possible.
+/// tokens when at all possible. An unbounded budget (`loom_describe`) also shows more of the
+/// provenance; a bounded one keeps it short whatever the call's arguments were.
 pub fn render(
     meta: &DatasetMeta,
     p: &Profile,
     budget: usize,
     original_tokens: Option<usize>,
 ) -> (Value, usize) {
+    let pd = if budget == usize::MAX {
+        DESCRIBE_PROVENANCE
+    } else {
+        ENVELOPE_PROVENANCE
+    };
     let mut chosen = (String::new(), Value::Null, usize::MAX);
     for d in STEPS {
-        let t = text(meta, p, d, original_tokens);
-        let st = structured(meta, p, d, original_tokens);
+        let t = text(meta, p, d, pd, original_tokens);
+        let st = structured(meta, p, d, pd, original_tokens);
         let tokens = tokens::estimate(&t) + tokens::estimate(&st.to_string());
         chosen = (t, st, tokens);
         if tokens <= budget {
@@ -323,4 +451,198 @@ pub fn render(
         json!({ "content": [{ "type": "text", "text": t }], "structuredContent": st }),
         tokens,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ColumnStats, DatasetKind, JoinHint, Provenance};
+    use super::*;
+    use proptest::prelude::*;
+
+    fn meta(provenance: Option<Provenance>, context: Map<String, Value>) -> DatasetMeta {
+        DatasetMeta {
+            dataset_ref: "t_say_1".into(),
+            kind: DatasetKind::Ingest,
+            rows: 3,
+            columns: vec![
+                ("名前".into(), "VARCHAR".into()),
+                ("when".into(), "TIMESTAMP".into()),
+            ],
+            pinned: false,
+            provenance,
+            context,
+            last_used: 0,
+            created: "2026-11-30T00:00:00Z".into(),
+        }
+    }
+
+    fn profile(cell: Value, name: String) -> Profile {
+        Profile {
+            rows: 3,
+            columns: vec![ColumnStats {
+                name: name.clone(),
+                ty: "VARCHAR".into(),
+                null_fraction: 0.0,
+                distinct: 2,
+                min: Some(cell.clone()),
+                max: Some(cell.clone()),
+                top: vec![(cell.clone(), 2)],
+                note: Some("UTC: converted exactly from ISO-8601 times with offset +09:00".into()),
+            }],
+            samples: vec![json!({ name.clone(): cell.clone() }), cell],
+            join_hints: vec![JoinHint {
+                column: name,
+                other: "other".into(),
+                other_column: "id".into(),
+                this_in_other: 0.5,
+                other_in_this: 1.0,
+            }],
+        }
+    }
+
+    fn prov(arguments: Option<Value>) -> Provenance {
+        Provenance {
+            server: "t".into(),
+            tool: "say".into(),
+            arguments,
+            at: "2026-11-30T00:00:00Z".into(),
+            rung: "json".into(),
+        }
+    }
+
+    #[test]
+    fn large_arguments_are_cut_in_envelopes_and_shown_longer_in_describe() {
+        let doc = "東京の天気は晴れ。".repeat(5000);
+        let rows: Vec<Value> = (0..2000).map(|i| json!({ "id": i })).collect();
+        let args = json!({ "document": doc, "limit": 5, "rows": rows });
+        let m = meta(Some(prov(Some(args))), Map::new());
+        let p = profile(json!("x"), "名前".into());
+        let (env, tokens) = render(&m, &p, 1500, Some(100_000));
+        assert!(tokens <= 1500, "{tokens}");
+        let shown = &env["structuredContent"]["provenance"];
+        assert!(
+            tokens::estimate(&shown.to_string()) <= ENVELOPE_PROVENANCE.tokens + 10,
+            "{shown}"
+        );
+        // Many small items are cut too, and counted.
+        let a = &shown["arguments"];
+        assert_eq!(a["limit"], 5);
+        let kept = a["rows"].as_array().unwrap();
+        assert_eq!(kept[0], json!({ "id": 0 }));
+        assert_eq!(
+            kept.last().unwrap().as_str().unwrap(),
+            format!("…[+{} items]", 2000 - (kept.len() - 1))
+        );
+        // Thousands of keys: the first few, and a count of the rest.
+        let wide: Map<String, Value> = (0..3000)
+            .map(|i| (format!("キー{i}"), json!(vec!["東京の天気は晴れ。"; 3])))
+            .collect();
+        let m = meta(Some(prov(Some(Value::Object(wide)))), Map::new());
+        let (env, tokens) = render(&m, &p, 1500, Some(100_000));
+        assert!(tokens <= 1500, "{tokens}");
+        let shown = &env["structuredContent"]["provenance"];
+        assert!(
+            tokens::estimate(&shown.to_string()) <= ENVELOPE_PROVENANCE.tokens + 10,
+            "{shown}"
+        );
+        let keys = shown["arguments"].as_object().unwrap();
+        assert!(keys.contains_key("キー0"), "{shown}");
+        assert!(keys["…"].as_str().unwrap().ends_with(" keys]"), "{shown}");
+        // Small arguments stay an object, long strings cut with their remaining length.
+        let m = meta(
+            Some(prov(Some(json!({ "document": doc, "limit": 5 })))),
+            Map::new(),
+        );
+        let (env, _) = render(&m, &p, 1500, Some(100_000));
+        let a = &env["structuredContent"]["provenance"]["arguments"];
+        assert_eq!(a["limit"], 5);
+        assert_eq!(
+            a["document"],
+            format!(
+                "{}…[+{} chars]",
+                "東京の天気は晴れ。"
+                    .repeat(7)
+                    .chars()
+                    .take(60)
+                    .collect::<String>(),
+                45_000 - 60
+            )
+        );
+        // The text half says the same, cut the same way.
+        let t = env["content"][0]["text"].as_str().unwrap();
+        assert!(t.contains(&format!("[+{} chars]", 45_000 - 60)), "{t}");
+        // loom_describe (an unbounded budget) shows more of it.
+        let (env, _) = render(&m, &p, usize::MAX, None);
+        let a = &env["structuredContent"]["provenance"]["arguments"];
+        assert_eq!(
+            a["document"].as_str().unwrap().chars().count(),
+            2000 + format!("…[+{} chars]", 45_000 - 2000).chars().count()
+        );
+    }
+
+    #[test]
+    fn notes_reach_both_halves() {
+        let m = meta(None, Map::new());
+        let (env, _) = render(&m, &profile(json!("x"), "when".into()), 1500, None);
+        assert_eq!(
+            env["structuredContent"]["columns"][0]["note"],
+            "UTC: converted exactly from ISO-8601 times with offset +09:00"
+        );
+        assert!(
+            env["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("when VARCHAR (UTC: converted exactly")
+        );
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            any::<String>().prop_map(Value::String),
+            "\\PC{50,200}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 48, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+                proptest::collection::vec(("\\PC{0,90}", inner), 0..8)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Any cell, column name, context and arguments: the envelope renders, and its
+        /// provenance stays within its bound.
+        #[test]
+        fn any_text_renders_and_provenance_stays_bounded(
+            cell in json_value(),
+            name in any::<String>(),
+            args in json_value(),
+            context in proptest::collection::vec(("\\PC{0,20}", json_value()), 0..4),
+            budget in prop_oneof![Just(usize::MAX), 200usize..5000],
+        ) {
+            let m = meta(Some(prov(Some(args))), context.into_iter().collect());
+            let (env, _) = render(&m, &profile(cell, name), budget, Some(10));
+            let shown = &env["structuredContent"]["provenance"];
+            let bound = if budget == usize::MAX { DESCRIBE_PROVENANCE } else { ENVELOPE_PROVENANCE };
+            prop_assert!(tokens::estimate(&shown.to_string()) <= bound.tokens + 10, "{shown}");
+        }
+
+        #[test]
+        fn cutting_never_splits_a_character(s in any::<String>(), keep in 0usize..40) {
+            if let Some(cut) = cut_text(&s, keep) {
+                let kept = cut.rsplit_once('…').map(|(k, _)| k).unwrap_or_default();
+                prop_assert!(s.starts_with(kept));
+                prop_assert_eq!(kept.chars().count(), keep);
+            } else {
+                prop_assert!(s.chars().count() <= keep);
+            }
+        }
+    }
 }

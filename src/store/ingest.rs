@@ -1,8 +1,10 @@
 //! Ingest: a typed table is created with exactly the inferred types and filled in row order
 //! (so insertion order is kept and the first rows are the samples). Cells are written column
 //! by column into the engine's own vectors, one data chunk at a time, through the C API's
-//! data-chunk appender. Text cells of DATE, TIMESTAMP, DECIMAL and JSON columns are cast by the
+//! data-chunk appender. Text cells of DATE, TIMESTAMP and JSON columns are cast by the
 //! engine itself; a cell that does not fit its column fails the whole ingest, never guessed.
+//! A column's note (say, the offsets a UTC timestamp column was converted from) becomes the
+//! column's comment in the engine's catalog, where profiling and `loom_describe` read it.
 
 use super::sealed::SealedDb;
 use super::{Result, StoreError, quote_ident};
@@ -32,10 +34,9 @@ impl Lane {
             ColumnType::UBigInt => Lane::UBigInt,
             ColumnType::HugeInt => Lane::HugeInt,
             ColumnType::Double => Lane::Double,
-            ColumnType::Decimal
-            | ColumnType::Date
+            ColumnType::Date
             | ColumnType::Timestamp
-            | ColumnType::TimestampTz
+            | ColumnType::TimestampUtc
             | ColumnType::Varchar
             | ColumnType::Json => Lane::Text,
         }
@@ -70,11 +71,35 @@ pub fn create_and_append(
         quote_ident(name),
         cols.join(", ")
     ))?;
-    let appended = db.with_append_connection(|con| append(con, name, table));
+    let comments: String = table
+        .columns
+        .iter()
+        .filter_map(|c| {
+            let note = c.note.as_ref()?;
+            Some(format!(
+                "COMMENT ON COLUMN {}.{} IS {};",
+                quote_ident(name),
+                quote_ident(&c.name),
+                quote_literal(note)
+            ))
+        })
+        .collect();
+    let commented = if comments.is_empty() {
+        Ok(())
+    } else {
+        conn.execute_batch(&comments).map_err(StoreError::from)
+    };
+    let appended =
+        commented.and_then(|()| db.with_append_connection(|con| append(con, name, table)));
     if appended.is_err() {
         let _ = conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", quote_ident(name)));
     }
     appended
+}
+
+/// `s` as an SQL string literal.
+fn quote_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
 }
 
 /// Everything the C API handed out for one append, released on every path.

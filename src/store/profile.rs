@@ -1,6 +1,7 @@
 //! Profiling a dataset inside the engine: per-column null fraction, approximate distinct
-//! count, min/max for numbers and times, top values for low-cardinality columns; the first rows
-//! as exact JSON; and join hints scored by exact containment against every other dataset.
+//! count, min/max for numbers and times, top values for low-cardinality columns, the note
+//! ingest left in the catalog; the first rows as exact JSON; and join hints scored by exact
+//! containment against every other dataset.
 
 use super::{DatasetMeta, Result, quote_ident};
 use serde::Serialize;
@@ -20,6 +21,10 @@ pub struct ColumnStats {
     pub max: Option<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub top: Vec<(Value, u64)>,
+    /// The column's comment in the catalog: what ingest noted about it (say, the offsets a
+    /// UTC timestamp column was converted from).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -76,6 +81,20 @@ pub fn shape(conn: &duckdb::Connection, table: &str) -> Result<(u64, Vec<(String
     Ok((rows, cols))
 }
 
+/// Each column's comment, by name, for the columns that have one.
+fn column_notes(
+    conn: &duckdb::Connection,
+    table: &str,
+) -> Result<std::collections::HashMap<String, String>> {
+    let mut stmt = conn.prepare("SELECT column_name, comment FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' AND comment IS NOT NULL AND comment <> ''")?;
+    let notes = stmt
+        .query_map([table], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<std::result::Result<_, _>>()?;
+    Ok(notes)
+}
+
 /// One exact JSON value from its JSON text (as the engine's `to_json` renders it).
 fn json_of(text: Option<String>) -> Value {
     text.and_then(|t| serde_json::from_str(&t).ok())
@@ -100,6 +119,7 @@ pub fn profile(
 ) -> Result<Profile> {
     let t = quote_ident(&meta.dataset_ref);
     let mut columns = Vec::with_capacity(meta.columns.len());
+    let mut notes = column_notes(conn, &meta.dataset_ref)?;
     if !meta.columns.is_empty() {
         let mut exprs = vec!["count(*)::UBIGINT".to_owned()];
         for (name, ty) in &meta.columns {
@@ -157,6 +177,7 @@ pub fn profile(
                 min: min.map(|m| json_of(Some(m))),
                 max: max.map(|m| json_of(Some(m))),
                 top,
+                note: notes.remove(name),
             });
         }
     }

@@ -125,11 +125,8 @@ pub fn in_text(text: &str) -> Option<Found> {
         return None;
     }
     let (open, close) = (fences[0].0, fences[1].0);
-    let body_start = text[open + 3..].find('\n').map(|i| open + 3 + i + 1)?;
-    if body_start > close {
-        return None;
-    }
-    let body = &text[body_start..close];
+    let body_start = text.get(open + 3..)?.find('\n').map(|i| open + 3 + i + 1)?;
+    let body = text.get(body_start..close)?;
     let outside = text.len() - body.len();
     if outside * 5 > text.len() {
         return None;

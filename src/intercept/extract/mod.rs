@@ -123,4 +123,6 @@ fn good_header(header: &[String]) -> bool {
 }
 
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 mod tests;

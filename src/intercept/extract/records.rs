@@ -1,6 +1,9 @@
 //! `Key: value` record blocks, either separated by blank lines or numbered `1.`, `2.`, … (the
 //! numbers must run without gaps). Every record must have the same keys, every line of a block
-//! must be a `Key: value` line.
+//! must be a `Key: value` line. One line may hold several pairs (`Points: 120 | Comments: 45`,
+//! as list output of news items and search hits does) when every piece between the separators
+//! is a pair; otherwise the line is one pair whose value holds the separator. Blocks that read
+//! differently end up with different keys, and then nothing is read.
 
 use super::Found;
 use serde_json::{Map, Value};
@@ -15,6 +18,22 @@ fn key_value(line: &str) -> Option<(String, String)> {
     ok_key.then(|| (k.to_owned(), v.trim().to_owned()))
 }
 
+/// What may stand between pairs on one line.
+const SEPARATORS: [&str; 3] = [" | ", " · ", " • "];
+
+/// The pairs on one line: several when a separator splits it into pairs only, else one.
+fn pairs(line: &str) -> Option<Vec<(String, String)>> {
+    for sep in SEPARATORS {
+        if line.contains(sep) {
+            let split: Option<Vec<_>> = line.split(sep).map(key_value).collect();
+            if let Some(p) = split {
+                return Some(p);
+            }
+        }
+    }
+    key_value(line).map(|kv| vec![kv])
+}
+
 /// `Some((n, rest))` for a line like `12. rest`.
 fn numbered(line: &str) -> Option<(u64, &str)> {
     let t = line.trim_start();
@@ -22,8 +41,8 @@ fn numbered(line: &str) -> Option<(u64, &str)> {
     if digits == 0 {
         return None;
     }
-    let rest = t[digits..].strip_prefix(['.', ')'])?;
-    Some((t[..digits].parse().ok()?, rest.trim_start()))
+    let rest = t.get(digits..)?.strip_prefix(['.', ')'])?;
+    Some((t.get(..digits)?.parse().ok()?, rest.trim_start()))
 }
 
 fn blocks(text: &str) -> Option<Vec<Vec<&str>>> {
@@ -75,11 +94,12 @@ pub fn parse(text: &str) -> Option<Found> {
         let mut rec = Map::new();
         let mut these = Vec::new();
         for line in b {
-            let (k, v) = key_value(line)?;
-            if rec.insert(k.clone(), Value::String(v)).is_some() {
-                return None;
+            for (k, v) in pairs(line)? {
+                if rec.insert(k.clone(), Value::String(v)).is_some() {
+                    return None;
+                }
+                these.push(k);
             }
-            these.push(k);
         }
         let mut sorted = these.clone();
         sorted.sort();

@@ -98,6 +98,77 @@ fn markdown_tables_but_not_a_stray_pipe() {
 }
 
 #[test]
+fn gfm_tables_with_alignment_escapes_and_no_outer_pipes() {
+    let body: String = (0..30)
+        .map(|i| format!("| item {i} | {i}.5 | a \\| b |\n"))
+        .collect();
+    for delim in [
+        "|:---|---:|:-:|",
+        "| :-- | --: | :---: |",
+        "|-|-|-|",
+        "| --- | ---: | :- |",
+    ] {
+        let t = format!(
+            "Top items this week\n\n| name | score | note |\n{delim}\n{body}\nShowing 30 of 120.\n"
+        );
+        let f = find_in_text(&t).unwrap_or_else(|| panic!("{delim}: parked"));
+        assert_eq!(f.rung(), "markdown");
+        assert_eq!(f.rows(), 30);
+        assert_eq!(f.context()["text_before"], "Top items this week");
+        assert_eq!(f.context()["text_after"], "Showing 30 of 120.");
+        let r = rows(&t);
+        assert_eq!(r[3]["name"], "item 3");
+        assert_eq!(r[3]["note"], "a | b");
+    }
+    // No leading or trailing pipes, and a title line that has a pipe of its own.
+    let bare: String = (0..10).map(|i| format!("{i} | n{i} \\| x\n")).collect();
+    let t = format!("Report | March\nid | name\n:-- | --:\n{bare}");
+    let r = rows(&t);
+    assert_eq!(r.len(), 10, "{t}");
+    assert_eq!(r[2]["id"], "2");
+    assert_eq!(r[2]["name"], "n2 | x");
+    // A row with a different number of cells is no table.
+    assert_eq!(
+        rung("| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 | 5 |\n"),
+        None
+    );
+    // Not a delimiter row: colons alone, or other characters.
+    assert_eq!(rung("| a | b |\n|:|:|\n| 1 | 2 |\n| 3 | 4 |\n"), None);
+    assert_eq!(rung("| a | b |\n|-x-|---|\n| 1 | 2 |\n| 3 | 4 |\n"), None);
+    // A table lost in prose is not a table.
+    let prose = "This paragraph explains the numbers below at length. ".repeat(20);
+    assert_eq!(
+        rung(&format!(
+            "{prose}\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n"
+        )),
+        None
+    );
+}
+
+#[test]
+fn record_blocks_with_several_pairs_on_a_line() {
+    let hits: String = (1..=12)
+        .map(|i| format!("{i}. Title: Story number {i} | with a pipe\n   Points: {} | Comments: {}\n   URL: https://example.com/{i}\n", i * 10, i * 3))
+        .collect();
+    let f = find_in_text(&hits).expect("records");
+    assert_eq!(f.rung(), "records");
+    let r = rows(&hits);
+    assert_eq!(r.len(), 12);
+    assert_eq!(r[1]["Points"], "20");
+    assert_eq!(r[1]["Comments"], "6");
+    // `| with a pipe` is no pair, so the title keeps its separator.
+    assert_eq!(r[1]["Title"], "Story number 2 | with a pipe");
+    assert_eq!(r[1]["URL"], "https://example.com/2");
+    let blank = "Name: web · Port: 80\nStatus: up\n\nName: db · Port: 5432\nStatus: down\n";
+    assert_eq!(rows(blank)[1]["Port"], "5432");
+    // Blocks that disagree (one reads as two pairs, another as one) pass through.
+    let disagree = "Name: a | Port: 1\nStatus: up\n\nName: b | port one\nStatus: up\n";
+    assert_eq!(rung(disagree), None);
+    let disagree = "Name: a | Port: 1\n\nName: b | Owner: me\n";
+    assert_eq!(rung(disagree), None);
+}
+
+#[test]
 fn record_blocks() {
     let t = "Name: web\nStatus: running\n\nName: db\nStatus: stopped\n";
     assert_eq!(rows(t).len(), 2);
