@@ -27,7 +27,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let mut lines = vec![Line::from(vec![
         tab(Section::Datasets, format!("data {}", app.datasets.len())),
         tab(Section::Blobs, format!("parked {}", app.blobs.len())),
-        tab(Section::Memories, format!("mem {}", app.memories.len())),
+        tab(
+            Section::Memories,
+            match app.memory_skipped_lines {
+                0 => format!("mem {}", app.memories.len()),
+                bad => format!("mem {} ({bad} bad lines)", app.memories.len()),
+            },
+        ),
     ])];
     let sel = app.catalog_sel[match app.section {
         Section::Datasets => 0,
