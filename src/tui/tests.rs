@@ -572,5 +572,8 @@ fn skipped_memory_lines_are_counted_beside_the_memories() {
         a.update(Msg::Reply(t, reply));
     }
     let s = screen(&a);
-    assert!(s.contains("mem 0 (2 bad lines)"), "{s}");
+    assert!(s.contains("mem 0 !2"), "{s}");
+    a.section = Section::Memories;
+    let s = screen(&a);
+    assert!(s.contains("! 2 damaged lines in"), "{s}");
 }
