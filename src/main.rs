@@ -112,9 +112,12 @@ fn init_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Result<(
         .with_target(false);
     match file {
         Some(path) => {
+            // Created 0600: a log can hold arguments and server output, the user's alone.
+            use std::os::unix::fs::OpenOptionsExt;
             let f = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
+                .mode(0o600)
                 .open(path)
                 .with_context(|| format!("cannot open log file {}", path.display()))?;
             builder

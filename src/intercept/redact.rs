@@ -1,19 +1,39 @@
-//! Redaction of tool arguments before they are stored as provenance: secrets never reach the
-//! store, the envelope or the model. Keys that name a secret lose their value; values that look
-//! like one (JWTs, `sk-…`, `ghp_…`, bearer strings, credentials in URLs) are masked wherever
-//! they appear.
+//! Redaction of tool arguments before they are stored as provenance or kept in the call log:
+//! secrets never reach the store, the envelope, the model or an attached workbench.
+//!
+//! Three rules, applied together, failing closed (a false alarm costs a masked value, a miss
+//! costs a secret):
+//! - a key that names a secret loses everything beneath it (every leaf of a nested value);
+//!   so does the value of a header pair (`["Authorization", "…"]`, `{"name": "Cookie",
+//!   "value": "…"}`);
+//! - a string that holds JSON is parsed and redacted as JSON (a request body inside an
+//!   argument), then written back compact;
+//! - in any other string, values that look like a secret are masked wherever they appear:
+//!   token formats (JWTs, `sk-…`, `sk_live_…`, `ghp_…`, `glpat-…`, `xox?-…`, `AIza…`, AWS
+//!   keys, PEM private keys), bearer/basic credentials, `user:pass@` in URLs, and
+//!   `name=value` / `name: value` pairs whose name is a secret's (URL query parameters such as
+//!   `client_secret=` or `X-Amz-Signature=`, `Password=` in connection strings, header lines).
+//!
+//! It must never panic on any input: every slice comes from a regex match or a parser.
 
-use regex::Regex;
+use regex::{Captures, Regex};
 use serde_json::{Map, Value};
 use std::sync::LazyLock;
 
 pub const MASK: &str = "[redacted]";
 
+/// How many levels of JSON-inside-a-string are unpacked; deeper strings get the text rules.
+const MAX_STRING_JSON_DEPTH: usize = 4;
+
+/// Names that mark a secret anywhere in a JSON key (as a word of it: `db_password`,
+/// `x-api-key`, `refreshToken` lowercased to `refreshtoken` matches by containment for the
+/// longer names).
 const SECRET_KEYS: &[&str] = &[
     "token",
     "secret",
     "password",
     "passwd",
+    "passphrase",
     "pwd",
     "key",
     "apikey",
@@ -22,9 +42,11 @@ const SECRET_KEYS: &[&str] = &[
     "auth",
     "cookie",
     "credential",
+    "credentials",
     "session",
     "private",
     "signature",
+    "sig",
     "bearer",
     "access_token",
     "refresh_token",
@@ -32,8 +54,7 @@ const SECRET_KEYS: &[&str] = &[
 ];
 
 fn secret_key(k: &str) -> bool {
-    let k = k.to_lowercase();
-    let k = k.replace(['-', ' '], "_");
+    let k = k.to_lowercase().replace(['-', ' ', '.'], "_");
     SECRET_KEYS.iter().any(|s| {
         k == *s
             || k.ends_with(&format!("_{s}"))
@@ -44,11 +65,19 @@ fn secret_key(k: &str) -> bool {
 
 static VALUE_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
+        // PEM private keys, whole or cut off before their END line.
+        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END [A-Z0-9 ]*-----|\z)",
         r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
         r"\bsk-[A-Za-z0-9_-]{16,}",
+        r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}",
+        r"\bwhsec_[A-Za-z0-9]{16,}",
         r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{16,}",
+        r"\bglpat-[A-Za-z0-9_-]{16,}",
         r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
-        r"\bAKIA[0-9A-Z]{16}\b",
+        r"\bAIza[0-9A-Za-z_-]{30,}",
+        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        r"\bnpm_[A-Za-z0-9]{30,}",
+        r"\bhf_[A-Za-z0-9]{30,}",
         r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}",
         r"(?i)\bbasic\s+[A-Za-z0-9+/=]{8,}",
     ]
@@ -57,45 +86,169 @@ static VALUE_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     .collect()
 });
 
-/// `scheme://user:pass@host` and `?token=…` style query parameters.
+/// `scheme://user:pass@host` (the user may be empty: `redis://:pass@host`).
 static URL_USERINFO: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@").ok());
-static URL_QUERY_SECRET: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?i)([?&](?:access_token|token|api_key|apikey|key|secret|password|sig|signature|auth)=)[^&#\s]+").ok()
+    LazyLock::new(|| Regex::new(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]*:[^/\s@]+@").ok());
+
+/// `name=value` or `name: value` where the name is a secret's, the name optionally quoted
+/// (`"password": "…"` in JSON text that did not parse, `\"password\":\"…\"` escaped once more),
+/// the value quoted or bare up to a delimiter. An authorization value keeps its scheme word
+/// (`Token abc`) inside the match. The secret names are in the pattern itself, so an
+/// innocent `name: value` never swallows a secret one after it. Narrower than [`secret_key`]:
+/// in prose and SQL, `key = 5` or `auth: none` are not secrets.
+static NAME_VALUE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?ix)
+        \b(?P<name>
+            [a-z0-9_.-]*
+            (?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key
+              |authorization|credentials?|signature|cookie|session[_-]?id)
+            [a-z0-9_.-]*
+          | pwd | pass
+          | [a-z0-9_.-]*[_-](?:key|sig)
+        )
+        (?P<sep>\\?["']?\s*[:=]\s*)
+        (?P<value>
+            \[redacted\]
+          | \\"(?:[^"\\]|\\[^"])*\\"
+          | "(?:[^"\\]|\\.)*"
+          | '[^']*'
+          | (?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?[^\s"',;&\#}\])<>]+
+        )"#,
+    )
+    .ok()
 });
 
+/// One URL query (or connection-string) parameter: `?name=value`, `&name=value`, `;name=value`.
+/// A parameter is plainly a name, so the broad [`secret_key`] list applies (`key=`, `sig=`).
+static QUERY_PARAM: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?P<lead>[?&;])(?P<name>[^=&#;?\s]{1,64})=(?P<value>[^&#;\s]*)").ok()
+});
+
+/// The whole value of a header line (`Authorization: …`, `Cookie: …`) up to the line's end.
+static HEADER_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?im)^(\s*(?:proxy-authorization|authorization|cookie|set-cookie|x-api-key|api-key|x-auth-token|x-amz-security-token)\s*:[ \t]*)[^\r\n]+",
+    )
+    .ok()
+});
+
+fn mask_value(caps: &Captures<'_>) -> String {
+    let name = caps.name("name").map_or("", |m| m.as_str());
+    let sep = caps.name("sep").map_or("", |m| m.as_str());
+    let value = caps.name("value").map_or("", |m| m.as_str());
+    let masked = if value.starts_with("\\\"") {
+        format!("\\\"{MASK}\\\"")
+    } else if value.starts_with('"') {
+        format!("\"{MASK}\"")
+    } else if value.starts_with('\'') {
+        format!("'{MASK}'")
+    } else {
+        MASK.to_owned()
+    };
+    format!("{name}{sep}{masked}")
+}
+
+fn mask_param(caps: &Captures<'_>) -> String {
+    let whole = caps.get(0).map_or("", |m| m.as_str());
+    let lead = caps.name("lead").map_or("", |m| m.as_str());
+    let name = caps.name("name").map_or("", |m| m.as_str());
+    let value = caps.name("value").map_or("", |m| m.as_str());
+    if value.is_empty() || !secret_key(name) {
+        return whole.to_owned();
+    }
+    format!("{lead}{name}={MASK}")
+}
+
+/// `s` with every secret-looking value masked (the text rules only; see [`redact`]).
 pub fn redact_str(s: &str) -> String {
     let mut out = s.to_owned();
     for re in VALUE_PATTERNS.iter() {
         out = re.replace_all(&out, MASK).into_owned();
     }
+    if let Some(re) = HEADER_LINE.as_ref() {
+        out = re.replace_all(&out, format!("${{1}}{MASK}")).into_owned();
+    }
     if let Some(re) = URL_USERINFO.as_ref() {
         out = re.replace_all(&out, format!("${{1}}{MASK}@")).into_owned();
     }
-    if let Some(re) = URL_QUERY_SECRET.as_ref() {
-        out = re.replace_all(&out, format!("${{1}}{MASK}")).into_owned();
+    if let Some(re) = QUERY_PARAM.as_ref() {
+        out = re.replace_all(&out, mask_param).into_owned();
+    }
+    if let Some(re) = NAME_VALUE.as_ref() {
+        out = re.replace_all(&out, mask_value).into_owned();
     }
     out
 }
 
 /// A copy of `v` with secrets masked.
 pub fn redact(v: &Value) -> Value {
+    redact_at(v, 0)
+}
+
+fn redact_at(v: &Value, depth: usize) -> Value {
     match v {
         Value::Object(m) => {
+            let pair_secret = header_pair_object(m);
             let mut out = Map::new();
             for (k, val) in m {
-                let masked = if secret_key(k) && !val.is_null() && !val.is_object() {
-                    Value::String(MASK.into())
+                let masked = if secret_key(k) || (pair_secret && is_value_field(k)) {
+                    mask_all(val)
                 } else {
-                    redact(val)
+                    redact_at(val, depth)
                 };
-                out.insert(k.clone(), masked);
+                out.insert(redact_str(k), masked);
             }
             Value::Object(out)
         }
-        Value::Array(a) => Value::Array(a.iter().map(redact).collect()),
-        Value::String(s) => Value::String(redact_str(s)),
+        Value::Array(a) => match a.as_slice() {
+            // A header pair: ["Authorization", "Bearer …"].
+            [Value::String(name), value] if secret_key(name) => {
+                Value::Array(vec![Value::String(name.clone()), mask_all(value)])
+            }
+            _ => Value::Array(a.iter().map(|x| redact_at(x, depth)).collect()),
+        },
+        Value::String(s) => Value::String(redact_string(s, depth)),
         other => other.clone(),
+    }
+}
+
+/// `{"name": "Authorization", "value": "…"}` and its spellings (HAR, fetch, k8s env).
+fn header_pair_object(m: &Map<String, Value>) -> bool {
+    ["name", "key", "header", "Name", "Key"]
+        .iter()
+        .filter_map(|f| m.get(*f).and_then(Value::as_str))
+        .any(secret_key)
+}
+
+fn is_value_field(k: &str) -> bool {
+    matches!(k, "value" | "Value" | "val" | "values")
+}
+
+/// A string that is itself JSON (an object or array) is redacted as JSON; anything else by
+/// the text rules.
+fn redact_string(s: &str, depth: usize) -> String {
+    let t = s.trim_start();
+    if depth < MAX_STRING_JSON_DEPTH
+        && (t.starts_with('{') || t.starts_with('['))
+        && let Ok(inner) = serde_json::from_str::<Value>(s)
+    {
+        return redact_at(&inner, depth + 1).to_string();
+    }
+    redact_str(s)
+}
+
+/// Every leaf under a secret key masked, the shape kept (so a reader sees what was there).
+fn mask_all(v: &Value) -> Value {
+    match v {
+        Value::Null => Value::Null,
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (redact_str(k), mask_all(x)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(mask_all).collect()),
+        _ => Value::String(MASK.into()),
     }
 }
 
@@ -103,6 +256,21 @@ pub fn redact(v: &Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn assert_gone(v: &Value, secrets: &[&str]) {
+        let text = v.to_string();
+        for s in secrets {
+            assert!(!text.contains(s), "{s} leaked: {text}");
+        }
+    }
+
+    #[test]
+    fn every_pattern_compiles() {
+        // A pattern that failed to compile would be dropped silently and mask nothing.
+        assert_eq!(VALUE_PATTERNS.len(), 14);
+        assert!(URL_USERINFO.is_some() && NAME_VALUE.is_some());
+        assert!(QUERY_PARAM.is_some() && HEADER_LINE.is_some());
+    }
 
     #[test]
     fn keys_and_values() {
@@ -132,5 +300,128 @@ mod tests {
         assert_eq!(r["query"], "select 1");
         assert_eq!(r["nested"]["limit"], 5);
         assert!(r["url"].as_str().unwrap().contains("page=2"));
+    }
+
+    #[test]
+    fn values_nested_under_a_secret_key() {
+        let r = redact(&json!({
+            "password": { "v": "hunter2", "more": [ "sw0rdfish", 12345 ] },
+            "credentials": { "user": "bob", "pass": "opensesame" },
+            "limit": 5,
+        }));
+        assert_gone(&r, &["hunter2", "sw0rdfish", "12345", "opensesame"]);
+        assert_eq!(r["password"]["v"], MASK, "the shape stays readable");
+        assert_eq!(r["limit"], 5);
+    }
+
+    #[test]
+    fn json_inside_strings() {
+        let body = json!({ "user": "bob", "password": "hunter2", "inner": json!({"token": "t0ps3cret"}).to_string() });
+        let r =
+            redact(&json!({ "body": body.to_string(), "raw": "[{\"api_key\": \"k3y-v4lue\"}]" }));
+        assert_gone(&r, &["hunter2", "t0ps3cret", "k3y-v4lue"]);
+        let inner: Value = serde_json::from_str(r["body"].as_str().unwrap()).unwrap();
+        assert_eq!(inner["user"], "bob");
+        // JSON that does not parse (cut off) still loses its secret values.
+        let r = redact(&json!({ "log": "{\"user\":\"bob\",\"password\":\"hunter2\",\"next\":" }));
+        assert_gone(&r, &["hunter2"]);
+        let r = redact(&json!({ "log": "sent {\\\"password\\\":\\\"hunter2\\\"} twice" }));
+        assert_gone(&r, &["hunter2"]);
+    }
+
+    #[test]
+    fn header_pairs() {
+        let r = redact(&json!({
+            "headers": [["Authorization", "Token abc123secret"], ["Accept", "text/html"], ["Cookie", "sid=s3ss10n"]],
+            "har": [{ "name": "X-Api-Key", "value": "k3yk3yk3y" }, { "name": "Accept", "value": "*/*" }],
+            "raw": "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Token abc123secret\r\nCookie: sid=s3ss10n\r\n",
+        }));
+        assert_gone(&r, &["abc123secret", "s3ss10n", "k3yk3yk3y"]);
+        assert_eq!(r["headers"][1][1], "text/html");
+        assert_eq!(r["har"][1]["value"], "*/*");
+        assert!(r["raw"].as_str().unwrap().contains("Host: x"));
+    }
+
+    #[test]
+    fn url_query_secrets() {
+        let r = redact(&json!({
+            "a": "https://login.example.com/token?grant_type=client_credentials&client_secret=cl13nts3cr3t&scope=x",
+            "b": "https://bucket.s3.amazonaws.com/f?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F2026&X-Amz-Signature=f00dfacef00dface&X-Amz-Security-Token=FwoGZXIvYXdz",
+            "c": "https://graph.example.com/me?fields=id&access_token=EAAB4ccess",
+            "d": "redis://:r3d1spass@cache:6379/0",
+        }));
+        assert_gone(
+            &r,
+            &[
+                "cl13nts3cr3t",
+                "AKIDEXAMPLE",
+                "f00dfacef00dface",
+                "FwoGZXIvYXdz",
+                "EAAB4ccess",
+                "r3d1spass",
+            ],
+        );
+        let a = r["a"].as_str().unwrap();
+        assert!(
+            a.contains("grant_type=client_credentials") && a.contains("scope=x"),
+            "{a}"
+        );
+        assert!(
+            r["b"]
+                .as_str()
+                .unwrap()
+                .contains("X-Amz-Algorithm=AWS4-HMAC-SHA256")
+        );
+        assert!(r["c"].as_str().unwrap().contains("fields=id"));
+    }
+
+    #[test]
+    fn common_token_formats() {
+        let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n-----END RSA PRIVATE KEY-----";
+        let cut_pem = "key: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA";
+        let r = redact(&json!({
+            "stripe": "charge with sk_live_51HxYzAbCdEfGh1234567890",
+            "google": "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+            "gitlab": "glpat-xYz123AbC456dEf789gH",
+            "slack": ["xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOp", "xoxp-12345-67890-abcdef"],
+            "pem": pem,
+            "cut_pem": cut_pem,
+            "conn": "Server=db;User Id=sa;Password=P@ssw0rd!;Database=app",
+            "conn2": "host=db user=app password='with spaces' dbname=x",
+        }));
+        assert_gone(
+            &r,
+            &[
+                "51HxYzAbCdEfGh",
+                "SyD-9tSrke72",
+                "xYz123AbC456",
+                "AbCdEfGhIjKlMnOp",
+                "xoxp-12345",
+                "MIIEowIBAAKCAQEAu1SU1",
+                "b3BlbnNzaC1rZXkt",
+                "P@ssw0rd!",
+                "with spaces",
+            ],
+        );
+        let conn = r["conn"].as_str().unwrap();
+        assert!(
+            conn.contains("Server=db;User Id=sa;") && conn.contains(";Database=app"),
+            "{conn}"
+        );
+        assert!(r["conn2"].as_str().unwrap().contains("dbname=x"));
+    }
+
+    #[test]
+    fn plain_text_and_sql_stay_readable() {
+        let q = "SELECT key, count(*) FROM t WHERE region = 'eu' GROUP BY key";
+        let r = redact(&json!({ "sql": q, "page": 2, "path": "/srv/app/config.toml" }));
+        assert_eq!(r["sql"], q);
+        assert_eq!(r["path"], "/srv/app/config.toml");
+    }
+
+    #[test]
+    fn redaction_is_idempotent_on_its_own_mask() {
+        let once = redact(&json!({ "note": "password=hunter2 token: abc", "k": { "secret": 1 } }));
+        assert_eq!(redact(&once), once);
     }
 }

@@ -1,6 +1,8 @@
 //! The call log: every tool call any caller made in this session, newest last, with the
 //! request and the response it got (responses cut at a size cap so a burst of huge results
 //! cannot exhaust memory). Events carry only the summary; a front end asks for the detail.
+//! Every attacher can read it, so a request is redacted on the way in (as provenance is):
+//! the log never holds a secret from a request, whoever logs the call.
 
 use crate::downstream::connection::lock;
 use serde::{Deserialize, Serialize};
@@ -71,8 +73,20 @@ pub fn cap_text(text: &str, cap: usize) -> String {
     )
 }
 
+/// The request as JSON with every secret masked; text that is not JSON by the text rules.
+fn redact_request(request: &str) -> String {
+    use crate::intercept::redact;
+    match serde_json::from_str::<serde_json::Value>(request) {
+        Ok(v) => redact::redact(&v).to_string(),
+        Err(_) => redact::redact_str(request),
+    }
+}
+
 impl CallLog {
-    pub fn started(&self, summary: CallSummary, request: String) {
+    /// Logs a call's start; `request` (the call's `params` as JSON text) is kept redacted.
+    pub fn started(&self, mut summary: CallSummary, request: String) {
+        let request = redact_request(&request);
+        summary.arguments = crate::intercept::redact::redact_str(&summary.arguments);
         let mut g = lock(&self.inner);
         g.1 += request.len();
         g.0.push_back(CallRecord {
@@ -135,6 +149,56 @@ mod tests {
         let c = cap_text(&t, 5);
         assert!(c.starts_with("éé\n… cut at 5 bytes of 20"));
         assert_eq!(cap_text("abc", 5), "abc");
+    }
+
+    #[test]
+    fn requests_are_kept_redacted() {
+        let log = CallLog::default();
+        let s = CallSummary {
+            call: 1,
+            arguments: r#"{"q":"x?access_token=t0k3nv4lu3"}"#.into(),
+            ..Default::default()
+        };
+        let request = serde_json::json!({
+            "name": "fetch",
+            "arguments": {
+                "url": "https://api.example.com/v1?access_token=t0k3nv4lu3&page=2",
+                "password": { "v": "hunter2" },
+                "headers": [["Authorization", "Token abc123secret"]],
+                "body": "{\"client_secret\":\"cl13nt\"}",
+            }
+        });
+        log.started(s, request.to_string());
+        let r = log.get(1).expect("recorded");
+        for secret in ["t0k3nv4lu3", "hunter2", "abc123secret", "cl13nt"] {
+            assert!(
+                !r.request.contains(secret),
+                "{secret} leaked: {}",
+                r.request
+            );
+            assert!(
+                !r.summary.arguments.contains(secret),
+                "{}",
+                r.summary.arguments
+            );
+        }
+        let kept: serde_json::Value = serde_json::from_str(&r.request).expect("still JSON");
+        assert_eq!(kept["name"], "fetch");
+        assert!(
+            kept["arguments"]["url"]
+                .as_str()
+                .unwrap()
+                .contains("page=2")
+        );
+        // Not JSON: the text rules still apply.
+        log.started(
+            CallSummary {
+                call: 2,
+                ..Default::default()
+            },
+            "password=hunter2 {".into(),
+        );
+        assert!(!log.get(2).unwrap().request.contains("hunter2"));
     }
 
     #[test]

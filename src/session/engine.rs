@@ -99,6 +99,9 @@ pub enum Reply {
     },
     Memories {
         memories: Vec<crate::store::memories::Memory>,
+        /// Lines of the memory file that could not be read (0 from an older loom).
+        #[serde(default)]
+        skipped_lines: u64,
     },
     Tools {
         tools: Vec<Value>,

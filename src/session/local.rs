@@ -137,11 +137,15 @@ impl Inner {
             }),
             Request::Memories => {
                 let mem = session.memories.clone();
-                let list = tokio::task::spawn_blocking(move || mem.list())
-                    .await
-                    .map_err(|e| e.to_string())?
-                    .map_err(|e| e.to_string())?;
-                Ok(Reply::Memories { memories: list })
+                let (list, skipped_lines) =
+                    tokio::task::spawn_blocking(move || mem.list().map(|l| (l, mem.skipped().count)))
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .map_err(|e| e.to_string())?;
+                Ok(Reply::Memories {
+                    memories: list,
+                    skipped_lines,
+                })
             }
             Request::Tools => {
                 let mut all = match session.fleet() {

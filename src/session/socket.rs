@@ -45,7 +45,9 @@ pub fn runtime_dir() -> std::io::Result<PathBuf> {
         Some(d) => PathBuf::from(d).join("loom"),
         None => PathBuf::from(format!("/tmp/loom-{}", uid())),
     };
-    match std::fs::create_dir(&dir) {
+    // Created 0700 by mkdir itself: no moment at which another user can enter it.
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),

@@ -3,11 +3,15 @@
 //! text twice keeps one copy; each blob expires after its TTL. Slices count characters and never
 //! split a UTF-8 sequence; pattern reads are case-insensitive RE2-style regular expressions
 //! (no backreferences or lookaround), returning matching lines with optional context.
+//! On disk a parked text is the user's alone: its folder is created 0700 and each file 0600,
+//! written through a uniquely named temporary file (never a fixed name another process could
+//! plant or share).
 
 use super::iso;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -155,25 +159,26 @@ impl Blobs {
     }
 
     /// Writes (or refreshes the expiry of) a blob on disk; failures only cost persistence.
+    /// Each file is written to a temporary file of its own (a unique name, created 0600 in the
+    /// 0700 blob folder) and renamed into place, so two writers never share a half-written file
+    /// and no one else can read a parked text at any moment.
     fn save(&self, blob: &ParkedBlob) {
         let Some((text, meta)) = self.files(&blob.key) else {
             return;
         };
         let result = (|| -> std::io::Result<()> {
-            std::fs::create_dir_all(text.parent().unwrap_or(std::path::Path::new(".")))?;
+            let dir = text.parent().unwrap_or(std::path::Path::new("."));
+            super::memories::private_dir(dir)?;
             if !text.exists() {
-                let tmp = text.with_extension("txt.tmp");
-                std::fs::write(&tmp, &blob.content)?;
-                std::fs::rename(&tmp, &text)?;
+                write_private(dir, &text, blob.content.as_bytes())?;
             }
             let m = BlobMeta {
                 summary: blob.summary.clone(),
                 content_type: blob.content_type.clone(),
                 expires_at: blob.expires(),
             };
-            let tmp = meta.with_extension("json.tmp");
-            std::fs::write(&tmp, serde_json::to_vec(&m).unwrap_or_default())?;
-            std::fs::rename(&tmp, &meta)
+            let bytes = serde_json::to_vec(&m).map_err(std::io::Error::other)?;
+            write_private(dir, &meta, &bytes)
         })();
         if let Err(e) = result {
             tracing::warn!("cannot persist parked blob {}: {e}", blob.key);
@@ -308,6 +313,25 @@ impl Blobs {
             expires_at: iso(blob.expires()),
         })
     }
+}
+
+/// Writes `bytes` to `path` through a uniquely named temporary file in `dir` (`tempfile` creates
+/// it 0600 with `O_EXCL`), renamed over `path` once complete.
+fn write_private(
+    dir: &std::path::Path,
+    path: &std::path::Path,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".blob-")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Matching lines as `lineno: text` with `lineno- text` context; `offset` skips matches and
@@ -503,6 +527,66 @@ mod tests {
             )
             .found
         );
+    }
+
+    #[test]
+    fn blob_files_are_private_from_creation_and_never_use_a_fixed_temp_name() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("project/blobs");
+        let content = "a parked log line\n".repeat(50);
+        let key = Blobs::default()
+            .park(
+                content.clone(),
+                "s".into(),
+                "text/plain".into(),
+                DEFAULT_TTL,
+            )
+            .key
+            .clone();
+        let name = key.trim_start_matches("blob/");
+        // Another process plants the temp name an older loom always used, pointing elsewhere.
+        std::fs::create_dir_all(&dir).unwrap();
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::write(&elsewhere, "").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir.join(format!("{name}.txt.tmp"))).unwrap();
+        let b = Blobs::persistent(dir.clone());
+        b.park(
+            content.clone(),
+            "s".into(),
+            "text/plain".into(),
+            DEFAULT_TTL,
+        );
+        assert!(
+            std::fs::read_to_string(&elsewhere).unwrap().is_empty(),
+            "the text went through a planted temp name"
+        );
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir.join(format!("{name}.txt"))), 0o600);
+        assert_eq!(mode(&dir.join(format!("{name}.json"))), 0o600);
+        let later = Blobs::persistent(dir.clone());
+        assert_eq!(fetch(&later, &key, 0, 10_000, None, 0).content, content);
+        let leftovers: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".blob-"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    #[test]
+    fn blob_folders_are_created_0700() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("project/blobs");
+        Blobs::persistent(dir.clone()).park(
+            "x".into(),
+            "s".into(),
+            "text/plain".into(),
+            DEFAULT_TTL,
+        );
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&d.path().join("project")), 0o700);
     }
 
     #[test]

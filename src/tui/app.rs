@@ -265,6 +265,8 @@ pub struct App {
     pub datasets: Vec<DatasetView>,
     pub blobs: Vec<BlobView>,
     pub memories: Vec<Memory>,
+    /// Lines of the memory file the engine could not read; shown beside the memory count.
+    pub memory_skipped_lines: u64,
     pub catalog_sel: [usize; 3],
     pub editor: TextArea<'static>,
     pub history: Vec<String>,
@@ -407,6 +409,7 @@ impl App {
             datasets: Vec::new(),
             blobs: Vec::new(),
             memories: Vec::new(),
+            memory_skipped_lines: 0,
             catalog_sel: [0; 3],
             editor,
             history: Vec::new(),
@@ -1795,8 +1798,15 @@ impl App {
                 self.blobs = blobs;
                 self.catalog_sel[1] = self.catalog_sel[1].min(self.blobs.len().saturating_sub(1));
             }
-            (Purpose::Memories, Reply::Memories { memories }) => {
+            (
+                Purpose::Memories,
+                Reply::Memories {
+                    memories,
+                    skipped_lines,
+                },
+            ) => {
                 self.memories = memories;
+                self.memory_skipped_lines = skipped_lines;
                 self.catalog_sel[2] =
                     self.catalog_sel[2].min(self.memories.len().saturating_sub(1));
             }

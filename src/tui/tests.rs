@@ -138,7 +138,10 @@ fn fixture(req: &Request) -> Result<Reply, String> {
             ],
         },
         Request::Blobs => Reply::Blobs { blobs: vec![] },
-        Request::Memories => Reply::Memories { memories: vec![] },
+        Request::Memories => Reply::Memories {
+            memories: vec![],
+            skipped_lines: 0,
+        },
         Request::Describe { .. } => Reply::Describe { describe: orders_describe() },
         Request::Chart { column, .. } => Reply::Chart {
             bars: (0..4)
@@ -548,4 +551,29 @@ fn mouse_click_focuses_and_selects() {
     press(&mut a, vec![Msg::Mouse(click)]);
     assert_eq!(a.focus, Pane::Catalog);
     assert_eq!(a.catalog_sel[0], 1);
+}
+
+#[test]
+fn skipped_memory_lines_are_counted_beside_the_memories() {
+    let mut a = started();
+    assert!(!screen(&a).contains("bad lines"));
+    let reqs = a.update(Msg::Event(Sequenced {
+        seq: 20,
+        event: Event::MemoryChanged { key: "k".into() },
+    }));
+    for (t, req) in reqs {
+        let reply = match req {
+            Request::Memories => Ok(Reply::Memories {
+                memories: vec![],
+                skipped_lines: 2,
+            }),
+            other => fixture(&other),
+        };
+        a.update(Msg::Reply(t, reply));
+    }
+    let s = screen(&a);
+    assert!(s.contains("mem 0 !2"), "{s}");
+    a.section = Section::Memories;
+    let s = screen(&a);
+    assert!(s.contains("! 2 damaged lines in"), "{s}");
 }

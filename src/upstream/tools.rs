@@ -589,8 +589,29 @@ fn memory_text(m: &Memory) -> String {
     )
 }
 
-/// Runs a memory tool (arguments already validated) as the model.
+/// Runs a memory tool (arguments already validated) as the model. Lines of the memory file
+/// that could not be read are named in every answer (text, `skipped_lines` in the structured
+/// content, and the error message), never hidden.
 pub fn run_memory(mem: &Memories, name: &str, args: &Map<String, Value>) -> Result<Value, String> {
+    let out = run_memory_tool(mem, name, args);
+    let Some(notice) = mem.skipped_notice() else {
+        return out;
+    };
+    match out {
+        Ok(mut v) => {
+            if let Some(Value::Array(content)) = v.get_mut("content") {
+                content.push(json!({ "type": "text", "text": format!("Note: {notice}.") }));
+            }
+            if let Some(Value::Object(s)) = v.get_mut("structuredContent") {
+                s.insert("skipped_lines".into(), json!(mem.skipped().count));
+            }
+            Ok(v)
+        }
+        Err(e) => Err(format!("{e}\nNote: {notice}.")),
+    }
+}
+
+fn run_memory_tool(mem: &Memories, name: &str, args: &Map<String, Value>) -> Result<Value, String> {
     let e = |e: crate::store::memories::MemoryError| e.to_string();
     let strings = |k: &str| -> Vec<String> {
         args.get(k)

@@ -27,14 +27,32 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let mut lines = vec![Line::from(vec![
         tab(Section::Datasets, format!("data {}", app.datasets.len())),
         tab(Section::Blobs, format!("parked {}", app.blobs.len())),
-        tab(Section::Memories, format!("mem {}", app.memories.len())),
+        tab(
+            Section::Memories,
+            match app.memory_skipped_lines {
+                0 => format!("mem {}", app.memories.len()),
+                // The pane is narrow: the mark here, the words under the list.
+                bad => format!("mem {} !{bad}", app.memories.len()),
+            },
+        ),
     ])];
     let sel = app.catalog_sel[match app.section {
         Section::Datasets => 0,
         Section::Blobs => 1,
         Section::Memories => 2,
     }];
-    let rows = (inner.height as usize).saturating_sub(1);
+    let damage = (app.section == Section::Memories && app.memory_skipped_lines > 0).then(|| {
+        format!(
+            "! {} damaged line{} in the memory file skipped",
+            app.memory_skipped_lines,
+            if app.memory_skipped_lines == 1 {
+                ""
+            } else {
+                "s"
+            }
+        )
+    });
+    let rows = (inner.height as usize).saturating_sub(1 + usize::from(damage.is_some()));
     let scroll = sel.saturating_sub(rows.saturating_sub(1));
     let mut items: Vec<Line> = match app.section {
         Section::Datasets => app
@@ -111,6 +129,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 line
             });
         }
+    }
+    if let Some(d) = damage {
+        lines.push(Line::from(Span::styled(fit(&d, w), th.warning)));
     }
     f.render_widget(Paragraph::new(lines), inner);
 }
