@@ -1,10 +1,12 @@
 //! `loom check`: validate the config, start every server, and print each one's health and tool
-//! count. Exits non-zero when any server is not up.
+//! count. Exits non-zero when any server is not up. Server names, errors and stderr come from
+//! outside loom, so every field is escaped before it reaches the terminal.
 
 use crate::config::Config;
 use crate::downstream::{Fleet, ServerState};
 use crate::protocol::ClientCapabilities;
 use crate::session::EventBus;
+use crate::terminal_text;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,11 +17,13 @@ pub async fn run(config: Arc<Config>, out: &mut impl Write) -> anyhow::Result<bo
     writeln!(
         out,
         "config ok: {} ({n} server{})",
-        config
-            .source
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_default(),
+        terminal_text::line(
+            &config
+                .source
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        ),
         if n == 1 { "" } else { "s" }
     )?;
     let fleet = Fleet::start(
@@ -52,7 +56,7 @@ pub async fn run(config: Arc<Config>, out: &mut impl Write) -> anyhow::Result<bo
     let width = fleet
         .servers()
         .iter()
-        .map(|s| s.name().len())
+        .map(|s| terminal_text::line(s.name()).chars().count())
         .max()
         .unwrap_or(4)
         .max(6);
@@ -81,10 +85,11 @@ pub async fn run(config: Arc<Config>, out: &mut impl Write) -> anyhow::Result<bo
         writeln!(
             out,
             "{:width$}  {:<10}  {:<6}  {:>5}  {detail}",
-            s.name(),
+            terminal_text::line(s.name()),
             state,
             era,
-            st.tools
+            st.tools,
+            detail = terminal_text::line(&detail),
         )?;
     }
     fleet.shutdown().await;

@@ -7,6 +7,7 @@ use crate::session::engine::{Engine, Reply, Request};
 use crate::session::local::LocalEngine;
 use crate::session::socket::{self, RemoteEngine, SessionEntry};
 use crate::store::csv_field;
+use crate::terminal_text::{self, Sink};
 use crate::tui::TuiOptions;
 use std::io::Write;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ pub async fn tui(config: Arc<Config>, opts: TuiOptions) -> anyhow::Result<()> {
     tokio::spawn(async {
         if let Err(e) = crate::store::prove_seal_in_child().await {
             crate::tui::restore_terminal();
-            eprintln!("loom: {e}");
+            eprintln!("loom: {}", terminal_text::text(&e.to_string()));
             std::process::exit(2);
         }
     });
@@ -39,7 +40,8 @@ pub async fn attach(entry: SessionEntry, opts: TuiOptions) -> anyhow::Result<()>
     crate::tui::run(engine, opts).await
 }
 
-/// `loom sessions`: one line per running session.
+/// `loom sessions`: one line per running session. Every field is escaped: a session file
+/// names its config and servers, and those names come from files others may write.
 pub fn sessions(out: &mut impl Write) -> anyhow::Result<()> {
     let all = socket::sessions();
     if all.is_empty() {
@@ -56,14 +58,19 @@ pub fn sessions(out: &mut impl Write) -> anyhow::Result<()> {
             out,
             "{:<8} {:<5} {:<21} {:<30} {:<24} {}",
             s.pid,
-            s.kind,
-            s.started_at,
-            s.config,
-            s.servers.join(","),
-            s.socket.display()
+            shown(&s.kind),
+            shown(&s.started_at),
+            shown(&s.config),
+            shown(&s.servers.join(",")),
+            shown(&s.socket.display().to_string())
         )?;
     }
     Ok(())
+}
+
+/// One field of a human-facing line, escaped.
+fn shown(s: &str) -> String {
+    terminal_text::line(s).into_owned()
 }
 
 async fn connect(session: Option<&str>) -> anyhow::Result<Arc<RemoteEngine>> {
@@ -71,8 +78,19 @@ async fn connect(session: Option<&str>) -> anyhow::Result<Arc<RemoteEngine>> {
     RemoteEngine::connect(&entry).await
 }
 
-/// `loom query`: one statement against a running session, printed as a table, CSV or JSON.
-pub async fn query(session: Option<&str>, sql: &str, format: &str) -> anyhow::Result<()> {
+/// Widest cell shown by `loom query --format table`, in terminal columns.
+const TABLE_CELL_WIDTH: usize = 60;
+
+/// `loom query`: one statement against a running session, printed as a table, CSV or JSON to
+/// `out`. The table is for people and is always escaped; CSV and JSON are escaped only when
+/// `sink` is a terminal, and are otherwise the exact values.
+pub async fn query(
+    session: Option<&str>,
+    sql: &str,
+    format: &str,
+    out: &mut impl Write,
+    sink: Sink,
+) -> anyhow::Result<()> {
     let engine = connect(session).await?;
     let result = match engine
         .request(Request::Query {
@@ -84,14 +102,13 @@ pub async fn query(session: Option<&str>, sql: &str, format: &str) -> anyhow::Re
         Ok(other) => anyhow::bail!("unexpected reply: {other:?}"),
         Err(e) => anyhow::bail!("{e}"),
     };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(out);
     let names: Vec<&str> = result.columns.iter().map(|(n, _)| n.as_str()).collect();
-    let mut widths: Vec<usize> = names.iter().map(|n| n.chars().count()).collect();
+    let mut table = TableText::new(&names);
     let mut offset = 0;
-    let mut all = Vec::new();
     if format == "csv" {
         let header: Vec<String> = names.iter().map(|n| csv_field(n)).collect();
-        writeln!(out, "{}", header.join(","))?;
+        writeln!(out, "{}", sink.csv(&header.join(",")))?;
     }
     while offset < result.rows {
         let rows = match engine
@@ -117,7 +134,7 @@ pub async fn query(session: Option<&str>, sql: &str, format: &str) -> anyhow::Re
                         .iter()
                         .map(|c| c.as_deref().map(csv_field).unwrap_or_default())
                         .collect();
-                    writeln!(out, "{}", line.join(","))?;
+                    writeln!(out, "{}", sink.csv(&line.join(",")))?;
                 }
             }
             "json" => {
@@ -134,65 +151,89 @@ pub async fn query(session: Option<&str>, sql: &str, format: &str) -> anyhow::Re
                             )
                         })
                         .collect();
-                    writeln!(out, "{}", serde_json::Value::Object(obj))?;
+                    let text = serde_json::Value::Object(obj).to_string();
+                    writeln!(out, "{}", sink.json(&text))?;
                 }
             }
-            _ => {
-                for r in &rows {
-                    for (i, c) in r.iter().enumerate() {
-                        let w = c.as_deref().unwrap_or("NULL").chars().count().min(60);
-                        widths[i] = widths[i].max(w);
-                    }
-                }
-                all.extend(rows);
-            }
+            _ => table.push(&rows),
         }
     }
     if format == "table" {
-        let line = |cells: Vec<String>| -> String {
-            cells
-                .iter()
-                .enumerate()
-                .map(|(i, c)| format!("{:<w$}", c, w = widths[i]))
-                .collect::<Vec<_>>()
-                .join(" │ ")
-        };
-        writeln!(
-            out,
-            "{}",
-            line(names.iter().map(|n| (*n).to_owned()).collect())
-        )?;
-        writeln!(
-            out,
-            "{}",
-            widths
-                .iter()
-                .map(|w| "─".repeat(*w))
-                .collect::<Vec<_>>()
-                .join("─┼─")
-        )?;
-        for r in &all {
-            let cells = r
-                .iter()
-                .map(|c| {
-                    let t = c
-                        .as_deref()
-                        .unwrap_or("NULL")
-                        .replace(['\n', '\r', '\t'], " ");
-                    t.chars().take(60).collect()
-                })
-                .collect();
-            writeln!(out, "{}", line(cells))?;
-        }
-        writeln!(
-            out,
-            "({} row{})",
-            result.rows,
-            if result.rows == 1 { "" } else { "s" }
-        )?;
+        table.write(&mut out, result.rows)?;
     }
     out.flush()?;
     Ok(())
+}
+
+/// `loom query --format table`: cells escaped first, then measured, so the columns line up on
+/// what the terminal will actually show.
+struct TableText {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    widths: Vec<usize>,
+}
+
+impl TableText {
+    fn new(names: &[&str]) -> TableText {
+        let header: Vec<String> = names.iter().map(|n| Self::cell(Some(*n))).collect();
+        let widths = header.iter().map(|h| Self::width(h)).collect();
+        TableText {
+            header,
+            rows: Vec::new(),
+            widths,
+        }
+    }
+
+    /// One cell as shown: NULL for a missing value, every control character escaped, cut to
+    /// the cell width on a character boundary.
+    fn cell(value: Option<&str>) -> String {
+        use unicode_width::UnicodeWidthChar;
+        let shown = terminal_text::line(value.unwrap_or("NULL"));
+        let mut out = String::new();
+        let mut used = 0;
+        for c in shown.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w > TABLE_CELL_WIDTH {
+                break;
+            }
+            used += w;
+            out.push(c);
+        }
+        out
+    }
+
+    fn width(s: &str) -> usize {
+        unicode_width::UnicodeWidthStr::width(s)
+    }
+
+    fn push(&mut self, rows: &[Vec<Option<String>>]) {
+        for r in rows {
+            let cells: Vec<String> = r.iter().map(|c| Self::cell(c.as_deref())).collect();
+            for (w, c) in self.widths.iter_mut().zip(&cells) {
+                *w = (*w).max(Self::width(c));
+            }
+            self.rows.push(cells);
+        }
+    }
+
+    fn line(&self, cells: &[String]) -> String {
+        cells
+            .iter()
+            .zip(&self.widths)
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(Self::width(c)))))
+            .collect::<Vec<_>>()
+            .join(" │ ")
+    }
+
+    fn write(&self, out: &mut impl Write, total: u64) -> std::io::Result<()> {
+        writeln!(out, "{}", self.line(&self.header))?;
+        let rule: Vec<String> = self.widths.iter().map(|w| "─".repeat(*w)).collect();
+        writeln!(out, "{}", rule.join("─┼─"))?;
+        for r in &self.rows {
+            writeln!(out, "{}", self.line(r))?;
+        }
+        writeln!(out, "({total} row{})", if total == 1 { "" } else { "s" })
+    }
 }
 
 /// `loom export`: the session writes the file under its export_dir (never overwriting), then
@@ -211,6 +252,7 @@ pub async fn export(
     let tty = std::io::stderr().is_terminal();
     let mut feed = engine.events(false);
     let table = dataset.to_owned();
+    let label = shown(dataset);
     let progress = tokio::spawn(async move {
         while let Some(ev) = feed.live.recv().await {
             if let crate::session::Event::ExportProgress {
@@ -224,7 +266,7 @@ pub async fn export(
                 let pct = (rows * 100).checked_div(total).unwrap_or(0);
                 let filled = (pct / 5) as usize;
                 eprint!(
-                    "\r[{}{}] {pct:>3}% {rows}/{total} rows",
+                    "\r{label} [{}{}] {pct:>3}% {rows}/{total} rows",
                     "█".repeat(filled),
                     " ".repeat(20 - filled.min(20))
                 );
@@ -254,8 +296,9 @@ pub async fn export(
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", output.display()))?;
     std::io::copy(&mut src, &mut dst)?;
     eprintln!(
-        "exported {rows} rows to {} (session copy: {path})",
-        output.display()
+        "exported {rows} rows to {} (session copy: {})",
+        shown(&output.display().to_string()),
+        shown(&path)
     );
     Ok(())
 }

@@ -11,6 +11,7 @@ pub mod protocol;
 pub mod sample_server;
 pub mod session;
 pub mod store;
+pub mod terminal_text;
 pub mod tui;
 pub mod upstream;
 

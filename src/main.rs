@@ -3,6 +3,7 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use loom::config::Config;
+use loom::session::log_file::LazyLogFile;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -112,7 +113,8 @@ fn init_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Result<(
         .with_target(false);
     match file {
         Some(path) => {
-            // Created 0600: a log can hold arguments and server output, the user's alone.
+            // Opened now, so a log file that cannot be written is reported before anything
+            // starts; a new file is private from the start.
             use std::os::unix::fs::OpenOptionsExt;
             let f = std::fs::OpenOptions::new()
                 .create(true)
@@ -138,22 +140,34 @@ fn init_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Result<(
 
 fn main() -> std::process::ExitCode {
     loom::PROCESS_START.get_or_init(std::time::Instant::now);
-    let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some(loom::downstream::guard::GUARD_ARG) {
-        let rest = if args.get(2).map(String::as_str) == Some("--") {
-            &args[3..]
+    // `args()` panics on an argument that is not UTF-8; clap reports those properly.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let first = args.get(1).and_then(|a| a.to_str());
+    if first == Some(loom::downstream::guard::GUARD_ARG) {
+        let skip = if args.get(2).is_some_and(|a| a == "--") {
+            3
         } else {
-            &args[2..]
+            2
+        };
+        // loom writes the guard's command line itself, from its UTF-8 config.
+        let Ok(rest) = args
+            .into_iter()
+            .skip(skip)
+            .map(std::ffi::OsString::into_string)
+            .collect::<Result<Vec<String>, _>>()
+        else {
+            eprintln!("loom guard: the command line is not UTF-8");
+            return std::process::ExitCode::from(2);
         };
         return std::process::ExitCode::from(
-            loom::downstream::guard::run_guard(rest).clamp(0, 255) as u8,
+            loom::downstream::guard::run_guard(&rest).clamp(0, 255) as u8,
         );
     }
-    if args.get(1).map(String::as_str) == Some(loom::store::SEAL_CHECK_ARG) {
+    if first == Some(loom::store::SEAL_CHECK_ARG) {
         return match loom::store::seal_check() {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("{e}");
+                eprintln!("{}", loom::terminal_text::text(&e.to_string()));
                 std::process::ExitCode::from(2)
             }
         };
@@ -162,7 +176,8 @@ fn main() -> std::process::ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("loom: {e:#}");
+            // Errors quote what others wrote (engine messages, server output, file names).
+            eprintln!("loom: {}", loom::terminal_text::text(&format!("{e:#}")));
             std::process::ExitCode::from(2)
         }
     }
@@ -238,7 +253,13 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Query { args, format } => {
             init_logging(&cli.log_level, None)?;
             let (session, sql) = split_session_arg(args);
-            rt.block_on(loom::cli::query(session.as_deref(), &sql, &format))?;
+            rt.block_on(loom::cli::query(
+                session.as_deref(),
+                &sql,
+                &format,
+                &mut std::io::stdout(),
+                loom::terminal_text::Sink::stdout(),
+            ))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
         }
@@ -274,12 +295,24 @@ fn split_session_arg(mut args: Vec<String>) -> (Option<String>, String) {
 }
 
 /// The workbench owns the terminal: loom's own log goes to a file, never to the screen.
+/// Without a configured `log_file` it goes beside the session socket, created only when a
+/// line is logged.
 fn init_tui_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Result<()> {
-    let path = match file {
-        Some(p) => p.to_path_buf(),
-        None => loom::session::socket::runtime_dir()
-            .context("cannot create loom's runtime folder")?
-            .join(format!("loom-{}.log", std::process::id())),
-    };
-    init_logging(level, Some(&path))
+    if file.is_some() {
+        return init_logging(level, file);
+    }
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(level))
+        .context("bad --log-level")?;
+    let path = loom::session::socket::runtime_dir()
+        .context("cannot create loom's runtime folder")?
+        .join(format!("loom-{}.log", std::process::id()));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(LazyLogFile::new(path)))
+        .init();
+    Ok(())
 }

@@ -163,6 +163,17 @@ async fn workbench_in_tmux_with_a_second_client_joining_through_connect() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // A log file exists only if something was logged.
+    let empty_logs: Vec<_> = std::fs::read_dir(&sock_dir)
+        .map(|r| {
+            r.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                .filter(|e| e.metadata().is_ok_and(|m| m.len() == 0))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(empty_logs.is_empty(), "empty log files: {empty_logs:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -43,7 +43,7 @@ pub struct StdioLaunch<'a> {
     pub server: &'a str,
     pub command: &'a str,
     pub args: &'a [String],
-    pub env: &'a BTreeMap<String, String>,
+    pub env: &'a BTreeMap<std::ffi::OsString, std::ffi::OsString>,
     pub cwd: &'a Path,
     pub max_line: usize,
     pub client_caps: ClientCapabilities,

@@ -154,7 +154,7 @@ async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Runnin
             env_passthrough,
             cwd,
         } => {
-            let child_env = env::child_env(std::env::vars(), env_passthrough, own_env);
+            let child_env = env::child_env(std::env::vars_os(), env_passthrough, own_env);
             let bus = fleet.bus.clone();
             let name = spec.name.clone();
             let on_stderr: stdio::StderrSink = Arc::new(move |line: &str| {

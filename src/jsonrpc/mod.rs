@@ -151,6 +151,20 @@ pub fn notification(method: &str, params: Option<&RawValue>) -> String {
     s
 }
 
+/// The id of a request that did not parse (bytes that are not UTF-8 inside a string, say),
+/// read from its lossy text, so the error answer reaches the request that is waiting for it.
+/// Only a request's id is returned, and never one that the lossy reading changed.
+pub fn request_id_lenient(bytes: &[u8]) -> Option<Box<RawValue>> {
+    let text = String::from_utf8_lossy(bytes);
+    let msg = RawMessage::parse(text.as_bytes()).ok()?;
+    match msg.kind() {
+        Kind::Request => msg
+            .id
+            .filter(|id| !id.get().contains(char::REPLACEMENT_CHARACTER)),
+        _ => None,
+    }
+}
+
 /// Finds a numeric `"id"` near the start of a message that was too long to parse, so the request
 /// it answers can be failed instead of left waiting.
 pub fn sniff_numeric_id(prefix: &[u8]) -> Option<u64> {
@@ -198,6 +212,27 @@ mod tests {
             Kind::Invalid(_)
         ));
         assert!(matches!(k(r#"{"id":1,"method":"ping"}"#), Kind::Invalid(_)));
+    }
+
+    #[test]
+    fn a_request_that_is_not_utf8_keeps_its_id() {
+        let mut line =
+            br#"{"jsonrpc":"2.0","id":"req-7","method":"tools/call","params":{"name":"x"#.to_vec();
+        line.extend_from_slice(b"\xff\xfe");
+        line.extend_from_slice(br#""}}"#);
+        assert!(RawMessage::parse(&line).is_err(), "serde_json refuses it");
+        let id = request_id_lenient(&line).expect("id read from lossy text");
+        assert_eq!(id.get(), r#""req-7""#);
+        // An id that itself held invalid bytes is not guessed.
+        let mut bad_id = br#"{"jsonrpc":"2.0","id":"a"#.to_vec();
+        bad_id.push(0xff);
+        bad_id.extend_from_slice(br#"","method":"ping"}"#);
+        assert!(request_id_lenient(&bad_id).is_none());
+        // A notification or a response has nothing to answer.
+        let mut note = br#"{"jsonrpc":"2.0","method":"x","params":{"a":""#.to_vec();
+        note.push(0xff);
+        note.extend_from_slice(br#""}}"#);
+        assert!(request_id_lenient(&note).is_none());
     }
 
     #[test]

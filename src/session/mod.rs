@@ -8,6 +8,7 @@ pub mod approvals;
 pub mod calls;
 pub mod engine;
 pub mod local;
+pub mod log_file;
 pub mod socket;
 
 use crate::config::Config;

@@ -70,6 +70,12 @@ fn alive(pid: u32) -> bool {
     found || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// Whether `path` is a Unix socket itself (not a symlink to one, not a regular file).
+fn is_socket(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket())
+}
+
 /// Running sessions of this user, removing the files of any whose process is gone.
 pub fn sessions() -> Vec<SessionEntry> {
     let Ok(dir) = runtime_dir() else {
@@ -84,13 +90,22 @@ pub fn sessions() -> Vec<SessionEntry> {
         if path.extension().and_then(|x| x.to_str()) != Some("json") {
             continue;
         }
+        // A description belongs to the socket beside it: whatever path its text names, that
+        // is the socket used, and only files in this folder are ever removed.
+        let own_socket = path.with_extension("sock");
         let entry = std::fs::read_to_string(&path)
             .ok()
-            .and_then(|t| serde_json::from_str::<SessionEntry>(&t).ok());
+            .and_then(|t| serde_json::from_str::<SessionEntry>(&t).ok())
+            .map(|s| SessionEntry {
+                socket: own_socket.clone(),
+                ..s
+            });
         match entry {
-            Some(s) if alive(s.pid) && s.socket.exists() => out.push(s),
-            Some(s) => {
-                let _ = std::fs::remove_file(&s.socket);
+            Some(s) if alive(s.pid) && is_socket(&own_socket) => out.push(s),
+            Some(_) => {
+                if is_socket(&own_socket) {
+                    let _ = std::fs::remove_file(&own_socket);
+                }
                 let _ = std::fs::remove_file(&path);
             }
             None => {
@@ -103,6 +118,7 @@ pub fn sessions() -> Vec<SessionEntry> {
         for e in read.flatten() {
             let p = e.path();
             if p.extension().and_then(|x| x.to_str()) == Some("sock")
+                && is_socket(&p)
                 && !p.with_extension("json").exists()
             {
                 let pid = p

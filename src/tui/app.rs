@@ -311,6 +311,8 @@ pub enum Msg {
     Tick,
     /// The session's event feed closed (an attached session stopped).
     SessionEnded,
+    /// A thread other than the UI's panicked; the message is what it said.
+    WorkerPanicked(String),
 }
 
 impl Msg {
@@ -492,6 +494,10 @@ impl App {
                     StatusKind::Error,
                 );
             }
+            Msg::WorkerPanicked(what) => self.set_status(
+                format!("internal error in loom (details in the log): {what}"),
+                StatusKind::Error,
+            ),
         }
         if self.dirty_highlight {
             self.dirty_highlight = false;

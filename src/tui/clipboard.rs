@@ -3,8 +3,11 @@
 //! Wayland the copying process itself serves the data), then an OSC 52 escape sequence to the
 //! terminal (works over ssh and in tmux with `set-clipboard on`), then loom's own register.
 //! Every copy also lands in the register, and the caller learns which backend took the text so
-//! the status line can say so honestly. This module never panics for lack of a display, never
-//! writes OSC 52 to a stdout that is not a terminal, and never reads the clipboard.
+//! the status line can say so honestly. Copied text is written by others (cells, tool results),
+//! so control characters are stripped before it reaches any backend: pasted into a terminal,
+//! `ESC[201~` would end a bracketed paste and run the rest as typed. This module never panics
+//! for lack of a display, never writes OSC 52 to a stdout that is not a terminal, and never
+//! reads the clipboard.
 
 use std::fmt;
 use std::io::{IsTerminal, Write};
@@ -117,8 +120,11 @@ impl Clipboard {
         }
     }
 
-    /// Copies `text` through the first backend that accepts it; the register always keeps it.
+    /// Copies `text`, without its control characters (newlines and tabs stay), through the
+    /// first backend that accepts it; the register always keeps it.
     pub fn copy(&mut self, text: &str) -> Backend {
+        let text = crate::terminal_text::strip(text);
+        let text = text.as_ref();
         self.register = Some(text.to_string());
         if self.copy_to_system(text) {
             return Backend::System;
@@ -257,6 +263,24 @@ mod tests {
         // base64("hello, wörld") in UTF-8, written to the "c" (clipboard) selection.
         assert_eq!(buffer.contents(), "\x1b]52;c;aGVsbG8sIHfDtnJsZA==\x1b\\");
         assert_eq!(clipboard.register(), Some("hello, wörld"));
+    }
+
+    #[test]
+    fn control_characters_never_reach_a_backend() {
+        // A cell that would end a bracketed paste and run a command, then retitle the window.
+        let hostile = "id\t42\u{1b}[201~rm -rf ~\r\n\u{1b}]2;pwned\u{7}\u{9b}2J";
+        let buffer = SharedBuffer::default();
+        let mut clipboard = Clipboard::with_osc52_writer(Box::new(buffer.clone()));
+        assert_eq!(clipboard.copy(hostile), Backend::Osc52);
+        let kept = "id\t42[201~rm -rf ~\n]2;pwned2J";
+        assert_eq!(clipboard.register(), Some(kept));
+        // The OSC 52 payload is exactly that of the stripped text.
+        let clean = SharedBuffer::default();
+        Clipboard::with_osc52_writer(Box::new(clean.clone())).copy(kept);
+        assert_eq!(buffer.contents(), clean.contents());
+        let mut memory = Clipboard::memory();
+        memory.copy(hostile);
+        assert_eq!(memory.register(), Some(kept));
     }
 
     #[test]

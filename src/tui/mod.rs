@@ -3,6 +3,11 @@
 //! proxy's internals — so the same screens work in-process and over the session socket.
 //! The loop redraws only after something changed, at most every 16 ms; with nothing
 //! happening it sleeps (no busy redraw, idle CPU near zero).
+//!
+//! The terminal belongs to the UI thread: only a panic there gives it back (raw mode off, main
+//! screen) before the message is printed. A panic on any other thread (a runtime worker, the
+//! input reader, highlighting) never writes to the terminal; it goes to the log and the
+//! status line, and the workbench keeps running.
 
 pub mod app;
 pub mod clipboard;
@@ -13,6 +18,9 @@ pub mod ui;
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod safety_tests;
 
 use crate::session::engine::{Engine, EventFeed};
 use app::{App, Msg};
@@ -139,22 +147,72 @@ pub async fn run(engine: Arc<dyn Engine>, opts: TuiOptions) -> anyhow::Result<()
         restore_terminal();
         return Err(e.into());
     }
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        restore_terminal();
-        hook(info);
-    }));
-    let result = event_loop(&mut app, engine).await;
+    let (tx, rx) = mpsc::unbounded_channel::<Msg>();
+    let previous: Arc<PanicHook> = Arc::new(std::panic::take_hook());
+    let reports = tx.clone();
+    std::panic::set_hook(panic_hook(
+        std::thread::current().id(),
+        restore_terminal,
+        move |what| {
+            let _ = reports.send(Msg::WorkerPanicked(what));
+        },
+        previous.clone(),
+    ));
+    let result = event_loop(&mut app, engine, tx, rx).await;
     restore_terminal();
+    // Later panics print as they did before the workbench started.
+    std::panic::set_hook(Box::new(move |info| previous(info)));
     result
 }
 
-async fn event_loop(app: &mut App, engine: Arc<dyn Engine>) -> anyhow::Result<()> {
+type PanicHook = Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static>;
+
+/// The workbench's panic hook. On the `ui` thread: `restore` the terminal, then the
+/// `previous` hook prints the message. On any other thread: the panic is logged (with where
+/// it happened) and `report`ed for the status line, and nothing reaches the terminal.
+fn panic_hook(
+    ui: std::thread::ThreadId,
+    restore: fn(),
+    report: impl Fn(String) + Sync + Send + 'static,
+    previous: Arc<PanicHook>,
+) -> PanicHook {
+    Box::new(move |info| {
+        let thread = std::thread::current();
+        if thread.id() == ui {
+            restore();
+            previous(info);
+            return;
+        }
+        let payload = info.payload();
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned());
+        let place = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        tracing::error!(
+            thread = thread.name().unwrap_or("unnamed"),
+            at = %place,
+            backtrace = %std::backtrace::Backtrace::capture(),
+            "a worker thread panicked: {what}"
+        );
+        report(what);
+    })
+}
+
+async fn event_loop(
+    app: &mut App,
+    engine: Arc<dyn Engine>,
+    tx: mpsc::UnboundedSender<Msg>,
+    mut rx: mpsc::UnboundedReceiver<Msg>,
+) -> anyhow::Result<()> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     let size = terminal.size()?;
     app.size = (size.width, size.height);
     app.now_minute = now_minute();
-    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     // Terminal input is read on a thread of its own: crossterm's read blocks.
     let input = tx.clone();
     std::thread::spawn(move || {

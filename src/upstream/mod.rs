@@ -15,7 +15,7 @@ use crate::session::calls::CallSummary;
 use crate::session::{Event, FleetListener, ServerRequest, Session};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -46,12 +46,26 @@ pub struct ClientSession {
     caps: Mutex<ClientCapabilities>,
     era: Mutex<Option<Era>>,
     in_flight: Mutex<HashMap<String, InFlight>>,
+    /// Ids (canonical JSON) of every request of this client that has not been answered.
+    active_ids: Mutex<HashSet<String>>,
     progress: Mutex<HashMap<String, ProgressRoute>>,
     relayed: Mutex<HashMap<String, RelayedRequest>>,
     next_id: AtomicU64,
     log_level: Mutex<Option<String>>,
     /// Set when the client's connection ended: nothing more is sent to it or taken by it.
     closed: std::sync::atomic::AtomicBool,
+}
+
+/// A request id in flight; released when dropped, however the request ends.
+struct ActiveId {
+    client: Arc<ClientSession>,
+    key: String,
+}
+
+impl Drop for ActiveId {
+    fn drop(&mut self) {
+        lock(&self.client.active_ids).remove(&self.key);
+    }
 }
 
 /// A tool call being timed and logged.
@@ -113,6 +127,7 @@ impl ClientSession {
             caps: Mutex::new(ClientCapabilities::default()),
             era: Mutex::new(None),
             in_flight: Mutex::new(HashMap::new()),
+            active_ids: Mutex::new(HashSet::new()),
             progress: Mutex::new(HashMap::new()),
             relayed: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
@@ -187,9 +202,10 @@ impl ClientSession {
         let msg = match RawMessage::parse(bytes) {
             Ok(m) => m,
             Err(e) => {
-                let null = jsonrpc::raw_null();
+                // Answer the request itself when its id can still be read.
+                let id = jsonrpc::request_id_lenient(bytes).unwrap_or_else(jsonrpc::raw_null);
                 self.send(jsonrpc::error_response(
-                    &null,
+                    &id,
                     code::PARSE_ERROR,
                     &format!("parse error: {e}"),
                     None,
@@ -199,8 +215,25 @@ impl ClientSession {
         };
         match msg.kind() {
             Kind::Request => {
+                // Ids must be unique among a client's requests in flight: a reused one would
+                // take over the first request's cancellation and progress, so it is refused
+                // and the first keeps running.
+                let claimed = msg.id.as_deref().and_then(|id| self.claim_id(id));
+                let Some(active) = claimed else {
+                    let id = msg.id.unwrap_or_else(jsonrpc::raw_null);
+                    self.send(jsonrpc::error_response(
+                        &id,
+                        code::INVALID_REQUEST,
+                        &format!(
+                            "request id {} is already used by a request in flight",
+                            id.get()
+                        ),
+                        None,
+                    ));
+                    return;
+                };
                 let me = self.clone();
-                tokio::spawn(async move { me.handle_request(msg).await });
+                tokio::spawn(async move { me.handle_request(msg, active).await });
             }
             Kind::Notification => self.handle_notification(msg).await,
             Kind::Response => self.handle_response(msg),
@@ -232,7 +265,19 @@ impl ClientSession {
         ));
     }
 
-    async fn handle_request(self: Arc<Self>, msg: RawMessage) {
+    /// Marks `id` as in flight; `None` when a request with the same id still is.
+    fn claim_id(self: &Arc<Self>, id: &RawValue) -> Option<ActiveId> {
+        let key = id_key(id);
+        if !lock(&self.active_ids).insert(key.clone()) {
+            return None;
+        }
+        Some(ActiveId {
+            client: self.clone(),
+            key,
+        })
+    }
+
+    async fn handle_request(self: Arc<Self>, msg: RawMessage, active: ActiveId) {
         let (Some(id), Some(method)) = (msg.id, msg.method) else {
             return;
         };
@@ -241,6 +286,8 @@ impl ClientSession {
             Ok(None) => return,
             Err((code, message, data)) => jsonrpc::error_response(&id, code, &message, data),
         };
+        // Released before the answer leaves, so the client may reuse the id once it has it.
+        drop(active);
         self.send(reply);
     }
 
