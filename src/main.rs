@@ -135,6 +135,7 @@ fn init_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Result<(
 
 fn main() -> std::process::ExitCode {
     loom::PROCESS_START.get_or_init(std::time::Instant::now);
+    loom::downstream::guard::forbid_inspection();
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some(loom::downstream::guard::GUARD_ARG) {
         let rest = if args.get(2).map(String::as_str) == Some("--") {
