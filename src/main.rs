@@ -140,6 +140,7 @@ fn init_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Result<(
 
 fn main() -> std::process::ExitCode {
     loom::PROCESS_START.get_or_init(std::time::Instant::now);
+    loom::downstream::guard::forbid_inspection();
     // `args()` panics on an argument that is not UTF-8; clap reports those properly.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let first = args.get(1).and_then(|a| a.to_str());

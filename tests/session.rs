@@ -488,9 +488,10 @@ async fn approvals_time_out_follow_unattended_and_policy_deny_always_holds() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_attacher_that_stops_reading_is_dropped_and_stops_counting_as_present() {
+async fn an_attacher_that_stops_reading_still_counts_as_present_while_it_is_connected() {
     use tokio::io::AsyncWriteExt;
-    let cfg = sample_config("unattended = \"deny\"\napproval_timeout = 600", "");
+    // `unattended` allows: if the stuck attacher stopped counting, the call would run.
+    let cfg = sample_config("approval_timeout = 2", "");
     let (mut client, entry) = started(&cfg).await;
     // A workbench subscribes as a person, then never reads again.
     let mut stuck = tokio::net::UnixStream::connect(&entry.socket)
@@ -507,15 +508,15 @@ async fn an_attacher_that_stops_reading_is_dropped_and_stops_counting_as_present
             .await;
         assert!(!is_error_result(&r), "{r}");
     }
-    // The stuck attacher no longer counts: with nobody attached, `unattended = "deny"` answers
-    // at once instead of waiting ten minutes for someone who cannot see the prompt.
-    let r = tokio::time::timeout(
-        Duration::from_secs(20),
-        client.call("sample_cancel_order", json!({ "order_id": 1 })),
-    )
-    .await
-    .expect("no wait for a stuck attacher");
-    assert!(text_of(&r).contains("unattended = \"deny\""), "{r}");
+    // The person is still connected: the call waits for them and is denied at the timeout,
+    // never allowed by the unattended policy behind their back.
+    let r = client
+        .call("sample_cancel_order", json!({ "order_id": 1 }))
+        .await;
+    assert!(
+        is_error_result(&r) && text_of(&r).contains("approval_timeout"),
+        "{r}"
+    );
     drop(stuck);
 }
 
@@ -567,8 +568,10 @@ async fn a_call_cancelled_while_it_waits_for_approval_never_runs_and_its_prompt_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn when_the_last_person_detaches_a_waiting_call_follows_unattended() {
-    let cfg = sample_config("unattended = \"deny\"\napproval_timeout = 600", "");
+async fn when_the_last_person_detaches_a_waiting_call_is_denied_even_if_unattended_allows() {
+    // `unattended` allows (the default): it decides only calls that arrive while nobody is
+    // attached, never one a person was already asked about.
+    let cfg = sample_config("approval_timeout = 600", "");
     let (client, entry) = started(&cfg).await;
     let (eng, mut feed) = attacher(&entry).await;
     let client = Arc::new(tokio::sync::Mutex::new(client));
@@ -598,7 +601,10 @@ async fn when_the_last_person_detaches_a_waiting_call_follows_unattended() {
         .expect("no wait once nobody watches")
         .unwrap();
     assert!(is_error_result(&r), "{r}");
-    assert!(text_of(&r).contains("everyone detached"), "{r}");
+    assert!(
+        text_of(&r).contains("everyone detached while it waited"),
+        "{r}"
+    );
 }
 
 /// Sends a slow_count with a progress token and returns the tokens of every progress
@@ -674,4 +680,86 @@ async fn a_server_the_session_started_is_refused_on_its_socket() {
         text.contains("processes this session started"),
         "the server got in: {text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_double_forked_grandchild_of_a_server_is_refused_and_dies_with_loom() {
+    let cfg = TempConfig::new(&format!(
+        "memory_file = \"memories.jsonl\"\n{}",
+        common::testserver_entry("t", &["--probe"])
+    ));
+    let mut client = RawClient::spawn(&cfg.path);
+    client.initialize().await;
+    assert!(
+        client
+            .tool_names()
+            .await
+            .iter()
+            .any(|n| n == "t_escape_and_probe")
+    );
+    let entry = entry_of(&cfg).await;
+    let r = client
+        .call(
+            "t_escape_and_probe",
+            json!({ "path": entry.socket.display().to_string() }),
+        )
+        .await;
+    let report: serde_json::Value =
+        serde_json::from_str(&text_of(&r)).unwrap_or_else(|e| panic!("{e}: {r}"));
+    let line = report["line"].as_str().unwrap_or_default();
+    assert!(
+        line.contains("processes this session started"),
+        "the orphaned grandchild got in: {report}"
+    );
+    let grandchild = report["pid"].as_i64().expect("grandchild pid") as i32;
+    assert!(common::alive(grandchild), "{report}");
+    // loom stops: the grandchild, which left the server's process group, goes too.
+    client.close_stdin();
+    assert!(client.wait_exit(Duration::from_secs(15)).await);
+    assert!(
+        common::eventually(Duration::from_secs(10), || !common::alive(grandchild)).await,
+        "grandchild {grandchild} outlived loom"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_cannot_read_looms_environment() {
+    let cfg = TempConfig::new(&format!(
+        "memory_file = \"memories.jsonl\"\n{}",
+        common::testserver_entry("t", &["--probe"])
+    ));
+    // Run as root, loom starts without capabilities (an empty bounding set, so its servers
+    // get none either): a process with CAP_SYS_PTRACE may read anything, and the promise is
+    // about what a plain process of the same user can do.
+    let mut loom = tokio::process::Command::new("setpriv");
+    loom.args(["--bounding-set=-all", "--inh-caps=-all", "--", LOOM]);
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        loom = tokio::process::Command::new(LOOM);
+    }
+    let run = cfg.dir.path().display().to_string();
+    let config = cfg.path.display().to_string();
+    let mut client = RawClient::spawn_command(
+        loom,
+        &["serve", "-c", &config],
+        &[
+            ("XDG_RUNTIME_DIR", run.as_str()),
+            ("LOOM_TEST_TOKEN", "tok-3c1f9e"),
+        ],
+    );
+    client.initialize().await;
+    client.tool_names().await;
+    let loom = client.child.id().expect("loom pid");
+    let r = client.call("t_read_environ", json!({ "pid": loom })).await;
+    let text = text_of(&r);
+    assert!(
+        !text.contains("tok-3c1f9e"),
+        "a server read loom's environment"
+    );
+    assert!(text.starts_with("error:"), "{text}");
+    // The same probe on the server's own environment works: the refusal is loom's doing.
+    let r = client
+        .call("t_read_environ", json!({ "pid": "self" }))
+        .await;
+    assert!(text_of(&r).starts_with("read:"), "{r}");
 }

@@ -408,6 +408,37 @@ pub fn valid_server_name(name: &str) -> bool {
         && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
 }
 
+/// Whether a bearer token may be sent to `url`: over https anywhere, over plain http only to
+/// this machine (a loopback address or `localhost`), decided from the parsed URL.
+fn token_may_travel_to(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    match u.scheme() {
+        "https" => true,
+        "http" => {
+            let Some(host) = u.host_str() else {
+                return false;
+            };
+            if host.eq_ignore_ascii_case("localhost") {
+                return true;
+            }
+            let bare = host
+                .strip_prefix('[')
+                .and_then(|h| h.strip_suffix(']'))
+                .unwrap_or(host);
+            match bare.parse::<std::net::IpAddr>() {
+                Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback(),
+                Ok(std::net::IpAddr::V6(ip)) => {
+                    ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+                }
+                Err(_) => false,
+            }
+        }
+        _ => false,
+    }
+}
+
 fn valid_env_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some('A'..='Z' | 'a'..='z' | '_'))
@@ -549,6 +580,16 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
                 p.push(
                     f.path_of("bearer_token_env"),
                     format!("must name an environment variable (like HOSTED_TOKEN), found \"{b}\""),
+                );
+            }
+            if let (Some(u), Some(var)) = (&url, &bearer_token_env)
+                && !token_may_travel_to(u)
+            {
+                p.push(
+                    f.path_of("bearer_token_env"),
+                    format!(
+                        "would send the token in {var} in clear text over plain http:// to a host other than this machine; use an https:// url (plain http:// is accepted only for localhost, 127.0.0.0/8 and ::1)"
+                    ),
                 );
             }
             url.map(|url| TransportSpec::Http {

@@ -133,3 +133,38 @@ fn globs() {
     assert!(glob_match("*_file", "read_text_file"));
     assert!(!glob_match("read", "read_file"));
 }
+
+#[test]
+fn a_bearer_token_over_plain_http_is_refused_unless_the_host_is_this_machine() {
+    let with = |url: &str| {
+        parse(&format!(
+            "[[servers]]\nname = \"h\"\nurl = \"{url}\"\nbearer_token_env = \"HOSTED_TOKEN\"\n"
+        ))
+    };
+    for refused in [
+        "http://example.com/mcp",
+        "http://10.0.0.5:8080/mcp",
+        "http://localhost.example.com/mcp",
+        "http://127.0.0.1.nip.io/mcp",
+        "http://[::ffff:10.0.0.1]/mcp",
+    ] {
+        let err = with(refused).unwrap_err().to_string();
+        assert!(
+            err.contains("servers[0].bearer_token_env") && err.contains("https://"),
+            "{refused}: {err}"
+        );
+    }
+    for allowed in [
+        "https://example.com/mcp",
+        "http://localhost:3000/mcp",
+        "http://LOCALHOST/mcp",
+        "http://127.0.0.1:8080/mcp",
+        "http://127.1.2.3/mcp",
+        "http://[::1]:9000/mcp",
+        "http://[::ffff:127.0.0.1]/mcp",
+    ] {
+        assert!(with(allowed).is_ok(), "{allowed} was refused");
+    }
+    // Without a token, plain http to another host stays allowed.
+    assert!(parse("[[servers]]\nname = \"h\"\nurl = \"http://example.com/mcp\"\n").is_ok());
+}

@@ -162,6 +162,21 @@ impl Connection {
         }
     }
 
+    /// A message that passed the limit while it streamed and was cut off there (its full size is
+    /// never read): fail the request it answers. On a request's own HTTP stream that is
+    /// `request`; elsewhere the id is sniffed from the first bytes, as for an oversize line.
+    pub fn handle_cut_off(&self, prefix: &[u8], limit: usize, request: Option<u64>) {
+        tracing::warn!(server = %self.server, "cut off a message over {limit} bytes while it streamed");
+        if let Some(id) = request.or_else(|| jsonrpc::sniff_numeric_id(prefix)) {
+            self.resolve(
+                id,
+                Reply::Lost(format!(
+                    "the reply passed the {limit}-byte limit (max_downstream_message_bytes) and was cut off while it streamed"
+                )),
+            );
+        }
+    }
+
     /// Fails the request `id` with `reason` (its reply is known never to come).
     pub fn fail(&self, id: u64, reason: &str) {
         self.resolve(id, Reply::Lost(reason.to_owned()));

@@ -6,10 +6,17 @@
 //! of file and kills the server's whole process group (so `npx` wrappers and their `node`
 //! children go too). The guard forwards SIGTERM/SIGINT/SIGHUP to the group, and kills the group
 //! when the server exits, so stragglers never linger. It must never write to stdout.
+//!
+//! The guard is the child subreaper of everything the server starts: a descendant that
+//! double-forks (and perhaps calls `setsid` to leave the group) is re-parented to the guard, not
+//! to init, so it stays a descendant of loom (the session socket refuses it) and is killed with
+//! the rest: when the guard ends it kills every process below it, one by one, until it has no
+//! children left. While it runs it reaps those adopted orphans so none stays a zombie.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
+use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -44,17 +51,28 @@ pub fn run_guard(argv: &[String]) -> i32 {
         eprintln!("loom guard: no command given");
         return 2;
     };
+    // Before the server starts, so no descendant can be orphaned past the guard.
+    // SAFETY: prctl with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+        eprintln!(
+            "loom guard: cannot become the subreaper of `{cmd}`: {}",
+            io::Error::last_os_error()
+        );
+        return 1;
+    }
     let mut command = std::process::Command::new(cmd);
     command.args(args).process_group(0);
-    let mut child = match command.spawn() {
+    let child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("loom: cannot start `{cmd}`: {e}");
             return 127;
         }
     };
-    let pgid = child.id() as i32;
-    CHILD_PGID.store(pgid, Ordering::SeqCst);
+    let server = child.id() as i32;
+    // The server is waited for below with waitpid(-1), which also reaps adopted orphans.
+    drop(child);
+    CHILD_PGID.store(server, Ordering::SeqCst);
     // SAFETY: installing a handler that only calls kill(2).
     unsafe {
         for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
@@ -73,27 +91,115 @@ pub fn run_guard(argv: &[String]) -> i32 {
                 break;
             }
         }
-        kill_group(pgid);
+        // loom is gone: everything below the guard goes, and the guard with it.
+        kill_descendants(server);
+        std::process::exit(137);
     });
     let status = loop {
-        match child.wait() {
-            Ok(s) => break s,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => {
-                kill_group(pgid);
-                return 1;
+        let mut raw: libc::c_int = 0;
+        // SAFETY: waitpid writes the status of one of our own children into `raw`.
+        let pid = unsafe { libc::waitpid(-1, &mut raw, 0) };
+        if pid == server {
+            break ExitStatus::from_raw(raw);
+        }
+        if pid < 0 {
+            match io::Error::last_os_error().raw_os_error() {
+                Some(libc::EINTR) => continue,
+                _ => {
+                    kill_descendants(server);
+                    return 1;
+                }
             }
         }
+        // An adopted orphan ended; it is reaped, and the wait goes on.
     };
-    kill_group(pgid);
+    kill_descendants(server);
     exit_code(status)
 }
 
+/// Kills the server's process group and then every process below the guard, reaping each, until
+/// the guard has no children. Orphans of killed processes are re-parented to the guard (it is
+/// their subreaper), so each round finds them; the loop ends when waitpid says there is no child.
+fn kill_descendants(server_pgid: i32) {
+    let me = std::process::id();
+    loop {
+        kill_group(server_pgid);
+        for pid in descendants_of(me) {
+            // SAFETY: plain syscall; ESRCH (already gone) is fine.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+        let mut raw: libc::c_int = 0;
+        // SAFETY: reaps one of our own children, blocking until one ends.
+        let pid = unsafe { libc::waitpid(-1, &mut raw, 0) };
+        if pid < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            // ECHILD: nothing below the guard is left.
+            return;
+        }
+    }
+}
+
+/// Every process whose chain of parents reaches `root`, from one scan of /proc. A process that
+/// cannot be read is skipped this round; the caller loops until no child is left.
+fn descendants_of(root: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut parent = std::collections::HashMap::new();
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat"))
+            && let Some(ppid) = parent_pid(&stat)
+        {
+            parent.insert(pid, ppid);
+        }
+    }
+    let mut out = Vec::new();
+    for &pid in parent.keys() {
+        let mut p = pid;
+        for _ in 0..4096 {
+            match parent.get(&p) {
+                Some(&pp) if pp == root => {
+                    out.push(pid);
+                    break;
+                }
+                Some(&pp) if pp > 1 => p = pp,
+                _ => break,
+            }
+        }
+    }
+    out
+}
+
+/// The parent pid in the text of `/proc/<pid>/stat` (after the last `)`, which ends the
+/// command name even when the name holds `)` itself).
+pub fn parent_pid(stat: &[u8]) -> Option<u32> {
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(stat.get(close + 1..)?).ok()?;
+    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+}
+
 fn exit_code(status: ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
     status
         .code()
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+/// Makes loom's own process non-dumpable, so processes of the same user (its servers and
+/// anything they start) cannot read `/proc/<loom>/environ`, where the tokens `bearer_token_env`
+/// names live, nor its memory, nor attach a debugger. The kernel resets the flag at exec, so
+/// servers themselves are unaffected. Called first thing in `main`.
+pub fn forbid_inspection() {
+    // SAFETY: prctl with integer arguments only; failure leaves the default, logged below.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+        eprintln!(
+            "loom: cannot mark the process non-dumpable: {}",
+            io::Error::last_os_error()
+        );
+    }
 }
 
 /// The loom side of a guarded child: holding this keeps the child alive; dropping it kills it.
@@ -133,5 +239,19 @@ pub fn signal(pid: u32, sig: libc::c_int) {
     // SAFETY: plain syscall on a pid we spawned.
     unsafe {
         libc::kill(pid as i32, sig);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parent_pid;
+
+    #[test]
+    fn the_parent_pid_is_read_after_the_last_parenthesis() {
+        assert_eq!(parent_pid(b"42 (a) b) S 7 42 42 0"), Some(7));
+        assert_eq!(parent_pid(b"42 (sleep) S 1 42"), Some(1));
+        assert_eq!(parent_pid(b"42 (no close S 1"), None);
+        assert_eq!(parent_pid(b"42 (x) S"), None);
+        assert_eq!(parent_pid(b"42 (x) S \xff"), None);
     }
 }

@@ -187,6 +187,7 @@ async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Runnin
                 url,
                 headers,
                 bearer_token_env: bearer_token_env.as_deref(),
+                max_message: fleet.config.max_downstream_message_bytes,
                 client_caps: caps,
                 inbound,
             })?;

@@ -1,7 +1,10 @@
 //! Human in the loop: a call whose policy is `ask` waits here for a person's decision while a
-//! workbench is attached (in-process or over the socket); with nobody attached, `unattended`
-//! decides. A wait ends in a decision or in denial at `approval_timeout`. Presence is counted
-//! by guards that workbench event feeds hold, so a crashed attacher stops counting at once.
+//! workbench is attached (in-process or over the socket); `unattended` decides only a call that
+//! arrives while nobody is attached. A call that already waits is decided by a person or denied:
+//! at `approval_timeout`, or when the last person leaves (fail closed: a prompt someone saw is
+//! never settled by the unattended policy). Presence is counted by guards that workbench event
+//! feeds hold for as long as their connection lives, so a crashed attacher stops counting at
+//! once and a slow one keeps counting.
 
 use super::{Event, EventBus};
 use crate::downstream::connection::lock;
@@ -202,8 +205,10 @@ impl Approvals {
                 "timed out",
             ),
             Err(false) => (
-                Self::unattended(unattended_allow, "everyone detached while it waited"),
-                "unattended",
+                Verdict::Denied(
+                    "denied: everyone detached while it waited (a call a person was asked about is never settled by `unattended`)".into(),
+                ),
+                "denied: nobody attached",
             ),
         };
         bus.publish(Event::ApprovalSettled {
@@ -219,5 +224,92 @@ impl Approvals {
             Some((tx, _)) => tx.send(decision).is_ok(),
             None => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request() -> ApprovalRequest {
+        ApprovalRequest {
+            server: "sample".into(),
+            tool: "sample_cancel_order".into(),
+            original: "cancel_order".into(),
+            ..ApprovalRequest::default()
+        }
+    }
+
+    /// Waits until the prompt is on the bus, so the test acts on a call that really waits.
+    async fn prompted(rx: &mut tokio::sync::broadcast::Receiver<super::super::Sequenced>) {
+        loop {
+            let ev = rx.recv().await.expect("the bus stays open");
+            if matches!(ev.event, Event::ApprovalRequested(_)) {
+                return;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_waiting_call_is_denied_when_the_last_person_leaves_even_if_unattended_allows() {
+        let approvals = Arc::new(Approvals::default());
+        let bus = EventBus::default();
+        let person = approvals.presence();
+        let (_, mut rx) = bus.subscribe_with_backlog();
+        let waiting = {
+            let approvals = approvals.clone();
+            let bus = bus.clone();
+            tokio::spawn(async move {
+                approvals
+                    .ask(&bus, request(), true, Duration::from_secs(3600))
+                    .await
+            })
+        };
+        prompted(&mut rx).await;
+        drop(person);
+        let verdict = waiting.await.expect("the wait ends");
+        assert!(
+            matches!(&verdict, Verdict::Denied(why) if why.contains("detached")),
+            "{verdict:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn unattended_decides_only_calls_that_arrive_while_nobody_is_attached() {
+        let approvals = Approvals::default();
+        let bus = EventBus::default();
+        let allow = approvals
+            .ask(&bus, request(), true, Duration::from_secs(3600))
+            .await;
+        assert!(matches!(allow, Verdict::Allowed(_)), "{allow:?}");
+        let deny = approvals
+            .ask(&bus, request(), false, Duration::from_secs(3600))
+            .await;
+        assert!(matches!(deny, Verdict::Denied(_)), "{deny:?}");
+    }
+
+    #[tokio::test]
+    async fn a_waiting_call_is_decided_by_the_person_while_anyone_stays() {
+        let approvals = Arc::new(Approvals::default());
+        let bus = EventBus::default();
+        let first = approvals.presence();
+        let second = approvals.presence();
+        let (_, mut rx) = bus.subscribe_with_backlog();
+        let waiting = {
+            let approvals = approvals.clone();
+            let bus = bus.clone();
+            tokio::spawn(async move {
+                approvals
+                    .ask(&bus, request(), false, Duration::from_secs(3600))
+                    .await
+            })
+        };
+        prompted(&mut rx).await;
+        drop(first);
+        let id = approvals.waiting()[0].approval;
+        assert!(approvals.decide(id, Decision::Once));
+        let verdict = waiting.await.expect("the wait ends");
+        assert!(matches!(verdict, Verdict::Allowed(_)), "{verdict:?}");
+        drop(second);
     }
 }

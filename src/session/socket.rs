@@ -231,20 +231,30 @@ pub fn listen(
             };
             let cred = stream.peer_cred().ok();
             let peer = cred.map(|c| c.uid());
-            if let Some(pid) = cred.and_then(|c| c.pid())
-                && descends_from(pid as u32, std::process::id())
-            {
+            if peer == Some(me) {
                 // A server this session started runs as the same user; it must not approve its
-                // own calls or call tools as the human.
-                tracing::warn!(
-                    "refused a session-socket connection from process {pid}, started by this session"
-                );
-                tokio::spawn(refuse_with(
-                    stream,
-                    "refused: processes this session started (its servers) may not use its socket"
-                        .into(),
-                ));
-                continue;
+                // own calls or call tools as the human. The guard is the subreaper of each
+                // server, so a double-forked descendant still has this process as an ancestor.
+                // When the kernel's answer cannot be read, the peer is refused.
+                let ancestry = match cred.and_then(|c| c.pid()) {
+                    Some(pid) if pid > 0 => ancestry(pid as u32, std::process::id()),
+                    _ => Ancestry::Unknown("the kernel gave no process id for the peer".into()),
+                };
+                let why = match ancestry {
+                    Ancestry::Unrelated => None,
+                    Ancestry::Descendant => Some(
+                        "refused: processes this session started (its servers) may not use its socket"
+                            .to_owned(),
+                    ),
+                    Ancestry::Unknown(what) => Some(format!(
+                        "refused: cannot tell whether the connecting process was started by this session ({what})"
+                    )),
+                };
+                if let Some(why) = why {
+                    tracing::warn!("session socket: {why}");
+                    tokio::spawn(refuse_with(stream, why));
+                    continue;
+                }
             }
             if peer != Some(me) {
                 tracing::warn!(
@@ -259,31 +269,38 @@ pub fn listen(
     Ok(SessionSocket { entry, task })
 }
 
-/// Whether `pid` is `ancestor` or one of its descendants, by the parent links in /proc.
-fn descends_from(pid: u32, ancestor: u32) -> bool {
+/// Where a connecting process stands relative to this session.
+#[derive(Debug, PartialEq)]
+enum Ancestry {
+    /// Neither this process nor started by it.
+    Unrelated,
+    /// This process or one it started (directly or further down).
+    Descendant,
+    /// The parent links could not be read; callers refuse.
+    Unknown(String),
+}
+
+/// Whether `pid` is `ancestor` or one of its descendants, by the parent links in /proc. A link
+/// that cannot be read or parsed, or a chain longer than any real one, is `Unknown`.
+fn ancestry(pid: u32, ancestor: u32) -> Ancestry {
     let mut p = pid;
-    for _ in 0..128 {
+    for _ in 0..4096 {
         if p == ancestor {
-            return true;
+            return Ancestry::Descendant;
         }
         if p <= 1 {
-            return false;
+            return Ancestry::Unrelated;
         }
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            return false;
+        let stat = match std::fs::read(format!("/proc/{p}/stat")) {
+            Ok(s) => s,
+            Err(e) => return Ancestry::Unknown(format!("/proc/{p}/stat: {e}")),
         };
-        // The parent pid is the second field after the parenthesised command name.
-        let Some(ppid) = stat
-            .rsplit(')')
-            .next()
-            .and_then(|rest| rest.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u32>().ok())
-        else {
-            return false;
-        };
-        p = ppid;
+        match crate::downstream::guard::parent_pid(&stat) {
+            Some(ppid) => p = ppid,
+            None => return Ancestry::Unknown(format!("/proc/{p}/stat has no parent pid")),
+        }
     }
-    false
+    Ancestry::Unknown("the parent chain does not end".into())
 }
 
 async fn refuse(stream: UnixStream, peer: Option<u32>) {
@@ -400,22 +417,41 @@ fn handle_workbench(
             }
             let events = events.clone();
             *feed_task = Some(tokio::spawn(async move {
-                // The attacher counts as present until its connection ends, or until it stops
-                // reading: then approvals must not wait for someone who cannot see them.
+                // The attacher counts as present for as long as its connection lives (this task
+                // is aborted when it ends), even when it reads slowly: a waiting call is then
+                // decided by that person or denied at approval_timeout, never settled by the
+                // unattended policy behind the back of someone who is still there.
                 let _presence = presence;
+                let mut behind = false;
                 while let Some(ev) = live.recv().await {
+                    let is_prompt = matches!(
+                        ev.event,
+                        super::Event::ApprovalRequested(_) | super::Event::ApprovalSettled { .. }
+                    );
                     let params = jsonrpc::to_raw(&ev);
-                    match events.try_send(jsonrpc::notification("loom/event", Some(&params))) {
+                    let line = jsonrpc::notification("loom/event", Some(&params));
+                    if behind {
+                        // Prompts still reach a workbench that fell behind: they are few, and a
+                        // person must see what waits for them.
+                        if is_prompt && out.send(line).is_err() {
+                            break;
+                        }
+                        continue;
+                    }
+                    match events.try_send(line) {
                         Ok(()) => {}
-                        Err(mpsc::error::TrySendError::Full(_)) => {
+                        Err(mpsc::error::TrySendError::Full(line)) => {
                             tracing::warn!(
-                                "an attached workbench stopped reading events; its subscription ends"
+                                "an attached workbench stopped reading events; only approval prompts still go to it"
                             );
                             let note = jsonrpc::to_raw(
-                                &json!({ "reason": "the workbench fell too far behind; events stopped" }),
+                                &json!({ "reason": "the workbench fell too far behind; events stopped except approval prompts" }),
                             );
                             let _ = out.send(jsonrpc::notification("loom/overflow", Some(&note)));
-                            break;
+                            behind = true;
+                            if is_prompt && out.send(line).is_err() {
+                                break;
+                            }
                         }
                         Err(mpsc::error::TrySendError::Closed(_)) => break,
                     }
@@ -680,6 +716,8 @@ impl Engine for RemoteEngine {
 
 #[cfg(test)]
 mod tests {
+    use super::{Ancestry, ancestry};
+
     #[test]
     fn a_child_descends_from_its_parent_and_not_the_other_way() {
         let mut child = std::process::Command::new("sleep")
@@ -687,10 +725,20 @@ mod tests {
             .spawn()
             .expect("spawn sleep");
         let me = std::process::id();
-        assert!(super::descends_from(child.id(), me));
-        assert!(super::descends_from(me, me));
-        assert!(!super::descends_from(me, child.id()));
+        assert_eq!(ancestry(child.id(), me), Ancestry::Descendant);
+        assert_eq!(ancestry(me, me), Ancestry::Descendant);
+        assert_eq!(ancestry(me, child.id()), Ancestry::Unrelated);
         let _ = child.kill();
         let _ = child.wait();
+    }
+
+    #[test]
+    fn an_unreadable_parent_chain_is_unknown_not_unrelated() {
+        // A pid above the kernel's limit never exists: its /proc entry cannot be read.
+        let gone = u32::MAX - 1;
+        assert!(matches!(
+            ancestry(gone, std::process::id()),
+            Ancestry::Unknown(_)
+        ));
     }
 }

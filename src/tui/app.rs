@@ -289,6 +289,11 @@ pub struct App {
     /// The approval the screen last showed: a key decides that one, never one the person
     /// has not seen yet.
     pub drawn_approval: std::cell::Cell<Option<u64>>,
+    /// How far the approval prompt is scrolled, and for which approval (another one starts at
+    /// the top).
+    pub approval_scroll: (u64, usize),
+    /// The furthest the prompt can scroll, as last drawn (the draw knows the wrapped height).
+    pub approval_scroll_max: std::cell::Cell<usize>,
     /// Minutes since the epoch, for the traffic sparkline (set by the runtime's clock).
     pub now_minute: u64,
     pending: HashMap<u64, Purpose>,
@@ -429,6 +434,8 @@ impl App {
             approvals: Vec::new(),
             deny_reason: None,
             drawn_approval: std::cell::Cell::new(None),
+            approval_scroll: (0, 0),
+            approval_scroll_max: std::cell::Cell::new(0),
             now_minute: 0,
             pending: HashMap::new(),
             next_ticket: 1,
@@ -884,6 +891,25 @@ impl App {
         }
     }
 
+    /// Scrolls the approval prompt on screen; a prompt for another call starts at the top.
+    fn scroll_approval(&mut self, delta: i64) {
+        let Some(shown) = self
+            .drawn_approval
+            .get()
+            .or_else(|| self.approvals.first().map(|a| a.approval))
+        else {
+            return;
+        };
+        let current = if self.approval_scroll.0 == shown {
+            self.approval_scroll.1
+        } else {
+            0
+        };
+        let max = self.approval_scroll_max.get() as i64;
+        let next = (current as i64).saturating_add(delta).clamp(0, max) as usize;
+        self.approval_scroll = (shown, next);
+    }
+
     /// Sends the decision on the oldest waiting call.
     fn settle(&mut self, decision: crate::session::approvals::Decision) {
         let shown = self.drawn_approval.get();
@@ -1023,6 +1049,10 @@ impl App {
             }
             (cur as i64 + delta).clamp(0, len as i64 - 1) as usize
         };
+        if !self.approvals.is_empty() {
+            self.scroll_approval(delta);
+            return;
+        }
         match &mut self.overlay {
             Overlay::Help { scroll } => {
                 *scroll = (*scroll as i64 + delta).clamp(0, 500) as u16;

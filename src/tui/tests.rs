@@ -577,3 +577,66 @@ fn skipped_memory_lines_are_counted_beside_the_memories() {
     let s = screen(&a);
     assert!(s.contains("! 2 damaged lines in"), "{s}");
 }
+
+#[test]
+fn the_approval_prompt_shows_every_argument_and_scrolls_instead_of_cutting() {
+    use crate::session::approvals::ApprovalRequest;
+    let mut a = started();
+    let arguments: serde_json::Map<String, serde_json::Value> = (0..300)
+        .map(|i| (format!("key{i:03}"), json!(format!("value {i}"))))
+        .collect();
+    let req = ApprovalRequest {
+        approval: 1,
+        call: 9,
+        server: "sample".into(),
+        tool: "sample_cancel_order".into(),
+        original: "cancel_order".into(),
+        annotations: json!({ "destructiveHint": true }),
+        arguments: serde_json::Value::Object(arguments),
+        timeout_secs: 60,
+    };
+    press(
+        &mut a,
+        vec![Msg::Event(Sequenced {
+            seq: 100,
+            event: Event::ApprovalRequested(req),
+        })],
+    );
+    let keys_on = |screen: &str| -> Vec<String> {
+        screen
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| w.len() == 6 && w.starts_with("key"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let first = screen(&a);
+    assert!(first.contains("key000"), "{first}");
+    assert!(!first.contains("key299"), "{first}");
+    // The prompt says the text goes on, and how far.
+    assert!(
+        first.contains("lines 1–") && first.contains(" of 30"),
+        "{first}"
+    );
+    // Page by page, every argument comes into view; the decision keys stay on screen.
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..100 {
+        let s = screen(&a);
+        assert!(s.contains("approve once"), "{s}");
+        seen.extend(keys_on(&s));
+        if s.contains("key299") {
+            break;
+        }
+        press(&mut a, vec![Msg::code(KeyCode::PageDown)]);
+    }
+    assert_eq!(seen.len(), 300, "missing arguments: {seen:?}");
+    // Home and end jump; scrolling never leaves the text.
+    press(&mut a, vec![Msg::code(KeyCode::Home)]);
+    assert!(screen(&a).contains("key000"));
+    press(&mut a, vec![Msg::code(KeyCode::End)]);
+    let last = screen(&a);
+    assert!(last.contains("key299"), "{last}");
+    press(&mut a, vec![Msg::char('j'), Msg::char('j')]);
+    assert_eq!(screen(&a), last);
+    press(&mut a, vec![Msg::char('k')]);
+    assert_ne!(screen(&a), last);
+}

@@ -113,7 +113,15 @@ impl RawClient {
 
     /// `loom <args>` speaking MCP on its stdio (`serve`, `connect`).
     pub fn spawn_args(args: &[&str], env: &[(&str, &str)]) -> RawClient {
-        let mut cmd = tokio::process::Command::new(LOOM);
+        Self::spawn_command(tokio::process::Command::new(LOOM), args, env)
+    }
+
+    /// Like `spawn_args`, through `cmd`: loom itself or a wrapper that ends by running it.
+    pub fn spawn_command(
+        mut cmd: tokio::process::Command,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> RawClient {
         cmd.args(args);
         for (k, v) in env {
             cmd.env(k, v);

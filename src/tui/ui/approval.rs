@@ -1,13 +1,21 @@
 //! The approval prompt: a model's call that needs a person waits until they approve it once,
-//! for the session, or deny it (with an optional reason).
+//! for the session, or deny it (with an optional reason). The person decides on what they can
+//! read, so every argument is shown: the text is wrapped to the prompt's width and scrolls
+//! (j/k, page keys, home/end), and when it does not fit, the prompt says which lines are on
+//! screen and how many there are. Nothing is cut silently.
 
 use super::super::app::App;
+use super::super::keymap::{Action, Context};
 use super::centred;
 use crate::session::approvals::ApprovalRequest;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph};
+use unicode_width::UnicodeWidthChar;
+
+/// Lines under the scrolling text: where the view is, and the keys.
+const FOOTER: u16 = 2;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest) {
     let th = &app.theme;
@@ -22,6 +30,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest) {
         .border_style(th.warning)
         .style(th.base)
         .title(Span::styled(format!(" approve a call?{more} "), th.warning));
+    let inner = block.inner(r);
+    f.render_widget(block, r);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+
     let mut lines = vec![
         Line::from(vec![
             Span::styled("tool    ", th.muted),
@@ -47,27 +61,132 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest) {
     }
     lines.push(Line::styled("arguments", th.muted));
     let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
-    lines.extend(app.highlighter.json_lines(&args, th).into_iter().take(20));
-    lines.push(Line::raw(""));
-    match &app.deny_reason {
-        Some(reason) => lines.push(Line::from(vec![
+    lines.extend(app.highlighter.json_lines(&args, th));
+
+    let footer = FOOTER.min(inner.height.saturating_sub(1));
+    let body = Rect {
+        height: inner.height - footer,
+        ..inner
+    };
+    let rows = wrap(lines, body.width as usize);
+    let visible = body.height as usize;
+    let max = rows.len().saturating_sub(visible);
+    app.approval_scroll_max.set(max);
+    let offset = if app.approval_scroll.0 == req.approval {
+        app.approval_scroll.1.min(max)
+    } else {
+        0
+    };
+    let shown: Vec<Line<'static>> = rows.iter().skip(offset).take(visible).cloned().collect();
+    f.render_widget(Paragraph::new(shown), body);
+
+    let mut foot = Vec::new();
+    if footer == FOOTER {
+        foot.push(if rows.len() > visible {
+            Line::styled(
+                format!(
+                    "lines {}–{} of {} · {} scroll",
+                    offset + 1,
+                    (offset + visible).min(rows.len()),
+                    rows.len(),
+                    scroll_keys(app)
+                ),
+                th.warning,
+            )
+        } else {
+            Line::raw("")
+        });
+    }
+    foot.push(match &app.deny_reason {
+        Some(reason) => Line::from(vec![
             Span::styled("reason for denying: ", th.error),
             Span::raw(format!("{reason}▏")),
             Span::styled("  (enter denies, esc goes back)", th.muted),
-        ])),
-        None => lines.push(Line::from(vec![
+        ]),
+        None => Line::from(vec![
             Span::styled(" a ", th.key),
             Span::raw("approve once  "),
             Span::styled(" A ", th.key),
             Span::raw("approve for this session  "),
             Span::styled(" d ", th.key),
             Span::raw("deny…"),
-        ])),
+        ]),
+    });
+    let foot_area = Rect {
+        y: body.y + body.height,
+        height: footer,
+        ..inner
+    };
+    f.render_widget(Paragraph::new(foot), foot_area);
+}
+
+/// The keys that scroll the prompt, from the keymap (so the hint follows a user's bindings).
+fn scroll_keys(app: &App) -> String {
+    let bound = app.keymap.bindings(Context::Approval);
+    [
+        Action::Down,
+        Action::Up,
+        Action::PageDown,
+        Action::PageUp,
+        Action::Top,
+        Action::Bottom,
+    ]
+    .iter()
+    .filter_map(|a| bound.iter().find(|(_, b)| b == a).map(|(k, _)| k.label()))
+    .collect::<Vec<_>>()
+    .join(" ")
+}
+
+/// Breaks each line into rows of at most `width` display columns, on character boundaries,
+/// keeping every span's style; a character wider than the whole row gets a row of its own.
+fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    for line in lines {
+        let line_style = line.style;
+        let mut row: Vec<Span<'static>> = Vec::new();
+        let mut used = 0;
+        for span in line.spans {
+            let style = span.style;
+            let mut piece = String::new();
+            for ch in span.content.chars() {
+                let w = ch.width().unwrap_or(0);
+                if used + w > width && used > 0 {
+                    if !piece.is_empty() {
+                        row.push(Span::styled(std::mem::take(&mut piece), style));
+                    }
+                    out.push(Line::from(std::mem::take(&mut row)).style(line_style));
+                    used = 0;
+                }
+                piece.push(ch);
+                used += w;
+            }
+            if !piece.is_empty() {
+                row.push(Span::styled(piece, style));
+            }
+        }
+        out.push(Line::from(row).style(line_style));
     }
-    f.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(block),
-        r,
-    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+    use ratatui::text::Line;
+
+    fn text(l: &Line) -> String {
+        l.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn wrapping_keeps_every_character_and_respects_the_width() {
+        let long = format!("{}天気{}", "a".repeat(17), "é".repeat(30));
+        let rows = wrap(vec![Line::raw(long.clone()), Line::raw("")], 10);
+        let joined: String = rows.iter().map(text).collect();
+        assert_eq!(joined, long);
+        assert!(rows.iter().all(|r| r.width() <= 10), "{rows:?}");
+        // The empty line stays a row of its own.
+        assert_eq!(rows.last().map(text).as_deref(), Some(""));
+    }
 }
