@@ -240,15 +240,24 @@ async fn progress_is_mapped_and_cancel_reaches_the_server() {
         json!({ "requestId": 500, "reason": "changed my mind" }),
     )
     .await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(4);
-    while tokio::time::Instant::now() < deadline {
-        if let Some(l) = c.next_line(Duration::from_millis(200)).await {
-            let v: Value = serde_json::from_str(&l).unwrap();
-            assert!(v["id"] != json!(500), "cancelled request answered: {l}");
-            assert!(
-                v["method"] != "notifications/progress",
-                "progress after cancel: {l}"
-            );
+    // A barrier: the same operation, started later and running longer. Had the cancel done
+    // nothing, the first one's answer would come before this one's.
+    c.send_raw(&json!({ "jsonrpc": "2.0", "id": 501, "method": "tools/call", "params": {
+        "name": "everything_trigger-long-running-operation", "arguments": { "duration": 5, "steps": 5 } } }).to_string()).await;
+    loop {
+        let l = c
+            .next_line(T)
+            .await
+            .expect("the barrier call's answer in time");
+        let v: Value = serde_json::from_str(&l).unwrap();
+        assert!(v["id"] != json!(500), "cancelled request answered: {l}");
+        assert!(
+            v["params"]["progressToken"] != json!(99),
+            "progress after cancel: {l}"
+        );
+        if v["id"] == json!(501) {
+            assert!(text_of(&v).contains("completed"), "{v}");
+            break;
         }
     }
     let r = c.request("ping", json!({})).await;
@@ -271,16 +280,14 @@ async fn roots_requests_are_relayed_to_a_capable_client() {
         names.contains(&"everything_get-roots-list".to_owned()),
         "{names:?}"
     );
-    let mut seen = false;
-    for _ in 0..20 {
-        let r = c.call("everything_get-roots-list", json!({})).await;
-        if text_of(&r).contains("file:///srv/project") {
-            seen = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    assert!(seen, "the roots the client gave never reached the server");
+    wait_until(
+        "the roots the client gave to reach the server",
+        async || {
+            let r = c.call("everything_get-roots-list", json!({})).await;
+            text_of(&r).contains("file:///srv/project").then_some(())
+        },
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -325,20 +332,12 @@ async fn streamable_http_downstream() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let up = async {
-        loop {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .is_ok()
-            {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    };
-    tokio::time::timeout(T, up)
-        .await
-        .expect("server-everything HTTP did not start");
+    wait_until("server-everything to listen over HTTP", async || {
+        tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()
+    })
+    .await;
     let cfg = TempConfig::new(&format!(
         "[[servers]]\nname = \"web\"\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ \"X-Test\" = \"1\" }}\n"
     ));

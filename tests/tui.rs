@@ -4,14 +4,15 @@
 
 mod common;
 
-use common::{LOOM, sample_config};
+use common::{LOOM, TempConfig, sample_config};
 use crossterm::event::KeyCode;
 use loom::config::Config;
 use loom::session::Session;
-use loom::session::engine::{Engine, Request};
+use loom::session::engine::{Engine, Reply, Request};
 use loom::session::local::LocalEngine;
 use loom::tui::app::{App, Detail, Msg, Overlay, PaletteStage, Pane};
 use loom::tui::{TuiOptions, build_app, clipboard::Clipboard};
+use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -21,6 +22,7 @@ struct Driver {
     engine: Arc<dyn Engine>,
     tx: mpsc::UnboundedSender<Msg>,
     rx: mpsc::UnboundedReceiver<Msg>,
+    _presence: Option<loom::session::approvals::Presence>,
 }
 
 impl Driver {
@@ -89,9 +91,8 @@ fn status(app: &App) -> String {
     app.status.as_ref().map(|s| s.0.clone()).unwrap_or_default()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_exports() {
-    let cfg = sample_config("", "");
+/// A workbench on a real in-process session of `cfg`, with the sample server up.
+async fn workbench(cfg: &TempConfig) -> (Driver, Arc<Session>) {
     // This test embeds loom's library: the process guard is the real loom binary.
     loom::downstream::stdio::set_loom_executable(LOOM.into());
     let config = Arc::new(Config::load(&cfg.path).expect("config"));
@@ -109,12 +110,13 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     let mut app = build_app(&opts, Clipboard::memory()).expect("app");
     app.size = (160, 45);
     let (tx, rx) = mpsc::unbounded_channel();
-    let _presence = loom::tui::forward_events(engine.as_ref(), tx.clone());
+    let presence = loom::tui::forward_events(engine.as_ref(), tx.clone());
     let mut d = Driver {
         app,
         engine,
         tx,
         rx,
+        _presence: presence,
     };
     let first = d.app.start();
     d.dispatch(first);
@@ -124,6 +126,13 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
             .is_some_and(|s| s.state == "up" && s.tools > 0)
     })
     .await;
+    (d, session)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_exports() {
+    let cfg = sample_config("", "");
+    let (mut d, session) = workbench(&cfg).await;
 
     // The palette: pick list_orders, keep the prefilled arguments, call it.
     d.press(vec![Msg::char(':')]);
@@ -246,13 +255,29 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     );
     assert!(!std::path::Path::new("/tmp/loom-should-not-exist.csv").exists());
 
-    // A long query shows as running and ctrl-c cancels it.
+    // A long query (minutes of work) shows as running and ctrl-c cancels it. A ctrl-c that
+    // comes before the engine has started the query is refused ("no workbench query is
+    // running"): press again until one is taken, then the query must end as cancelled.
     d.type_text(";\nSELECT sum(range) FROM range(100000000000)");
     d.press(vec![Msg::ctrl('e')]);
     assert!(d.app.running.is_some());
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    d.press(vec![Msg::ctrl('c')]);
-    d.until("the cancellation", |a| a.running.is_none()).await;
+    let refused = "no workbench query is running";
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the engine never started the query: every ctrl-c was refused"
+        );
+        d.press(vec![Msg::ctrl('c')]);
+        d.until("the answer to ctrl-c", |a| {
+            a.running.is_none() || status(a).contains(refused)
+        })
+        .await;
+        if d.app.running.is_none() {
+            break;
+        }
+        d.app.status = None;
+    }
     let msg = d
         .app
         .query_error
@@ -264,5 +289,180 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     // History was kept on disk.
     let hist = std::fs::read_to_string(cfg.file("history.jsonl")).expect("history file");
     assert!(hist.contains("count(*)"), "{hist}");
+    session.shutdown().await;
+}
+
+/// Calls a tool as the person at the workbench, straight through the engine (not the
+/// palette), so the workbench learns of what the call made only from the session's events.
+async fn call_as_human(d: &Driver, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+    match d
+        .engine
+        .request(Request::CallTool {
+            name: tool.into(),
+            arguments,
+        })
+        .await
+    {
+        Ok(Reply::ToolResult { result }) => {
+            assert!(result["isError"] != true, "{tool}: {result}");
+            result
+        }
+        other => panic!("{tool}: {other:?}"),
+    }
+}
+
+fn listed(app: &App) -> Vec<String> {
+    let mut names: Vec<String> = app.datasets.iter().map(|d| d.dataset.clone()).collect();
+    names.sort();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_catalog_follows_every_dataset_made_dropped_or_evicted() {
+    // A small budget, so that query results push older ones out.
+    let cfg = sample_config("memory_budget = \"24MiB\"", "");
+    let (mut d, session) = workbench(&cfg).await;
+    let store = session.store.get().await.expect("store");
+    call_as_human(
+        &d,
+        "loom_materialize",
+        json!({ "sql": "SELECT range AS n FROM range(1000)", "name": "keep_me" }),
+    )
+    .await;
+    d.until("the materialized dataset in the catalog", |a| {
+        a.datasets.iter().any(|x| x.dataset == "keep_me")
+    })
+    .await;
+    let mut made = Vec::new();
+    for _ in 0..8 {
+        let r = call_as_human(
+            &d,
+            "loom_query",
+            json!({ "sql": "SELECT range AS n, md5(range::VARCHAR) AS h FROM range(200000)" }),
+        )
+        .await;
+        made.push(
+            r["structuredContent"]["ref"]
+                .as_str()
+                .expect("a dataset")
+                .to_owned(),
+        );
+    }
+    let mut in_store: Vec<String> = store
+        .datasets()
+        .into_iter()
+        .map(|x| x.dataset_ref)
+        .collect();
+    in_store.sort();
+    assert!(
+        !in_store.contains(&made[0]),
+        "nothing was evicted, the test proves nothing: {in_store:?}"
+    );
+    d.until("the catalog to show what the store holds", |a| {
+        listed(a) == in_store
+    })
+    .await;
+    // A drop leaves the catalog, and the Detail pane that showed it.
+    d.press(vec![Msg::char('4')]);
+    let i = d
+        .app
+        .datasets
+        .iter()
+        .position(|x| x.dataset == "keep_me")
+        .expect("listed");
+    d.app.catalog_sel[0] = i;
+    d.press(vec![Msg::code(KeyCode::Enter)]);
+    d.until(
+        "keep_me in Detail",
+        |a| matches!(&a.detail, Detail::Dataset { dataset, .. } if dataset == "keep_me"),
+    )
+    .await;
+    call_as_human(&d, "loom_drop", json!({ "ref": "keep_me" })).await;
+    d.until("keep_me to leave the catalog and Detail", |a| {
+        !listed(a).contains(&"keep_me".to_owned()) && matches!(a.detail, Detail::Empty)
+    })
+    .await;
+    assert_eq!(status(&d.app), "keep_me was dropped");
+    // Parked text joins the catalog's parked section.
+    let r = call_as_human(
+        &d,
+        "loom_park",
+        json!({ "content": "a line of notes\n".repeat(500), "summary": "notes" }),
+    )
+    .await;
+    let key = r["structuredContent"]["blob_key"]
+        .as_str()
+        .expect("parked")
+        .to_owned();
+    d.until("the parked text in the catalog", |a| {
+        a.blobs.iter().any(|b| b.key == key)
+    })
+    .await;
+    session.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_describe_view_shows_a_datasets_join_hints_and_top_values() {
+    let cfg = sample_config("", "");
+    let (mut d, session) = workbench(&cfg).await;
+    let mut refs = Vec::new();
+    for tool in ["sample_list_customers", "sample_list_orders"] {
+        let r = call_as_human(&d, tool, json!({})).await;
+        refs.push(
+            r["structuredContent"]["ref"]
+                .as_str()
+                .expect("intercepted")
+                .to_owned(),
+        );
+    }
+    let (customers, orders) = (refs[0].clone(), refs[1].clone());
+    d.until("both datasets in the catalog", |a| {
+        let names = listed(a);
+        names.contains(&customers) && names.contains(&orders)
+    })
+    .await;
+    d.press(vec![Msg::char('4')]);
+    d.app.catalog_sel[0] = d
+        .app
+        .datasets
+        .iter()
+        .position(|x| x.dataset == orders)
+        .expect("listed");
+    d.press(vec![Msg::char('d')]);
+    d.until(
+        "the description",
+        |a| matches!(&a.overlay, Overlay::Describe(x) if x.describe.is_some()),
+    )
+    .await;
+    let Overlay::Describe(x) = &d.app.overlay else {
+        panic!("the describe view closed")
+    };
+    let desc = x.describe.as_ref().expect("loaded");
+    let status_at = desc
+        .columns
+        .iter()
+        .position(|c| c.name == "status")
+        .expect("a status column");
+    let (value, count) = desc.columns[status_at]
+        .top
+        .first()
+        .cloned()
+        .expect("top values");
+    for _ in 0..status_at {
+        d.press(vec![Msg::char('j')]);
+    }
+    let screen = d.screen();
+    assert!(screen.contains("join hints"), "{screen}");
+    assert!(
+        screen.contains(&format!("customer_id = {customers}.customer_id")),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!(
+            "top {} ({count})",
+            value.as_str().expect("a text status")
+        )),
+        "{screen}"
+    );
     session.shutdown().await;
 }

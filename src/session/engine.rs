@@ -12,8 +12,9 @@ use std::future::Future;
 use std::pin::Pin;
 use tokio::sync::mpsc;
 
-/// The workbench protocol version spoken on the session socket.
-pub const WORKBENCH_PROTOCOL: u32 = 1;
+/// The workbench protocol version spoken on the session socket; it moves whenever a type
+/// below (or an event) changes shape. 2: typed describe payload, drop reasons.
+pub const WORKBENCH_PROTOCOL: u32 = 2;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]
@@ -79,7 +80,7 @@ pub enum Reply {
         datasets: Vec<DatasetView>,
     },
     Describe {
-        describe: Value,
+        describe: Box<crate::store::Description>,
     },
     Chart {
         bars: Vec<Bar>,

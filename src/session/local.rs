@@ -180,17 +180,9 @@ impl Inner {
             Request::Describe { dataset } => {
                 let store = session.store.get().await?;
                 blocking(move || {
-                    let mut args = serde_json::Map::new();
-                    args.insert("ref".into(), Value::String(dataset));
-                    let v = tools::run(&store, "loom_describe", &args)?;
-                    if v["isError"] == json!(true) {
-                        return Err(v["content"][0]["text"]
-                            .as_str()
-                            .unwrap_or("describe failed")
-                            .to_owned());
-                    }
+                    let describe = store.describe(&dataset).map_err(|e| e.to_string())?;
                     Ok(Reply::Describe {
-                        describe: v["structuredContent"].clone(),
+                        describe: Box::new(describe),
                     })
                 })
                 .await

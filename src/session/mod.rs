@@ -16,7 +16,7 @@ use crate::downstream::connection::{Connection, lock};
 use crate::downstream::{EventSink, Fleet, FleetEvent, ListKind};
 use crate::protocol::ClientCapabilities;
 use crate::store::memories::Memories;
-use crate::store::{Store, StoreConfig};
+use crate::store::{CatalogChange, Store, StoreConfig};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::VecDeque;
@@ -44,8 +44,10 @@ pub enum Event {
         server: String,
         tool: String,
     },
+    /// A dataset left the catalog: dropped on request or evicted for memory.
     DatasetDropped {
         dataset: String,
+        reason: crate::store::DropReason,
     },
     BlobParked {
         key: String,
@@ -127,13 +129,15 @@ impl EventBus {
 }
 
 /// The session's store, opened once in the background; every front end awaits the same one.
+/// The catalog changes the store makes on its own (drops, evictions) reach the bus.
 pub struct StoreSlot {
     config: StoreConfig,
+    bus: EventBus,
     cell: tokio::sync::OnceCell<Result<Arc<Store>, String>>,
 }
 
 impl StoreSlot {
-    pub fn new(config: &Config) -> Arc<StoreSlot> {
+    pub fn new(config: &Config, bus: EventBus) -> Arc<StoreSlot> {
         let s = &config.store;
         let probe_file = config
             .source
@@ -160,6 +164,7 @@ impl StoreSlot {
                         .unwrap_or_else(|| config.base_dir.join(".loom-blobs")),
                 ),
             },
+            bus,
             cell: tokio::sync::OnceCell::new(),
         })
     }
@@ -175,7 +180,15 @@ impl StoreSlot {
             .get_or_init(|| async {
                 let config = self.config.clone();
                 match tokio::task::spawn_blocking(move || Store::open(config)).await {
-                    Ok(Ok(store)) => Ok(Arc::new(store)),
+                    Ok(Ok(store)) => {
+                        let bus = self.bus.clone();
+                        store.report_changes(Arc::new(move |change| match change {
+                            CatalogChange::Dropped { dataset, reason } => {
+                                bus.publish(Event::DatasetDropped { dataset, reason })
+                            }
+                        }));
+                        Ok(Arc::new(store))
+                    }
                     Ok(Err(e)) => Err(e.to_string()),
                     Err(e) => Err(format!("opening the store panicked: {e}")),
                 }
@@ -231,7 +244,7 @@ impl Session {
         };
         let bus = EventBus::default();
         Arc::new(Session {
-            store: StoreSlot::new(&config),
+            store: StoreSlot::new(&config, bus.clone()),
             memories: Arc::new(Memories::new(memory_path, limits)),
             calls: calls::CallLog::default(),
             approvals: approvals::Approvals::default(),

@@ -4,6 +4,7 @@
 //! for long. Rows are never pulled into loom's memory to be shipped inline beyond small results.
 
 pub mod blobs;
+pub mod describe;
 pub mod envelope;
 mod export;
 mod guard;
@@ -14,6 +15,7 @@ mod query;
 pub mod results;
 pub mod sealed;
 
+pub use describe::Description;
 pub use export::{ExportFormat, csv_field};
 pub use profile::is_numeric;
 pub use profile::{ColumnStats, JoinHint, Profile};
@@ -52,6 +54,25 @@ impl From<duckdb::Error> for StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+/// Why a dataset left the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// Someone asked (`loom_drop`, or an envelope that could not be built).
+    Dropped,
+    /// Least recently used, to stay within `memory_budget`.
+    Evicted,
+}
+
+/// A catalog change the store makes on its own (a drop or an eviction can happen inside any
+/// call that adds data), reported to whoever holds the store; the store never imports them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CatalogChange {
+    Dropped { dataset: String, reason: DropReason },
+}
+
+pub type ChangeSink = std::sync::Arc<dyn Fn(CatalogChange) + Send + Sync>;
+
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
     /// DuckDB `memory_limit` (engine working memory; spills beyond it).
@@ -72,7 +93,7 @@ pub struct StoreConfig {
 }
 
 /// Why a dataset exists; decides eviction order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DatasetKind {
     /// A large query result.
@@ -83,7 +104,7 @@ pub enum DatasetKind {
     Materialized,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Provenance {
     pub server: String,
     pub tool: String,
@@ -123,6 +144,7 @@ pub struct Store {
     pub blobs: blobs::Blobs,
     clock: std::sync::atomic::AtomicU64,
     counter: std::sync::atomic::AtomicU64,
+    changes: std::sync::OnceLock<ChangeSink>,
     /// Loom's private temporary folder (0700, removed on exit); the engine spills inside it.
     private: tempfile::TempDir,
 }
@@ -288,6 +310,7 @@ impl Store {
             blobs: parked,
             clock: std::sync::atomic::AtomicU64::new(1),
             counter: std::sync::atomic::AtomicU64::new(1),
+            changes: std::sync::OnceLock::new(),
             private,
         })
     }
@@ -390,10 +413,27 @@ impl Store {
         Ok(meta)
     }
 
+    /// Hands the store the sink its catalog changes go to (the first one set stays).
+    pub fn report_changes(&self, sink: ChangeSink) {
+        let _ = self.changes.set(sink);
+    }
+
     pub fn drop_dataset(&self, r: &str) -> Result<DatasetMeta> {
+        self.remove_dataset(r, DropReason::Dropped)
+    }
+
+    fn remove_dataset(&self, r: &str, reason: DropReason) -> Result<DatasetMeta> {
         let meta = Self::lock(&self.catalog)
             .remove(r)
             .ok_or_else(|| StoreError::UnknownDataset(r.to_owned()))?;
+        // Reported once it has left the catalog, whatever the engine says next: a listing
+        // taken after this event never shows it again.
+        if let Some(sink) = self.changes.get() {
+            sink(CatalogChange::Dropped {
+                dataset: r.to_owned(),
+                reason,
+            });
+        }
         Self::lock(&self.writer)
             .execute_batch(&format!("DROP TABLE IF EXISTS {}", quote_ident(r)))?;
         Ok(meta)
@@ -456,7 +496,7 @@ impl Store {
                     .map(|d| d.dataset_ref.clone())
             };
             let Some(v) = victim else { break };
-            if self.drop_dataset(&v).is_err() {
+            if self.remove_dataset(&v, DropReason::Evicted).is_err() {
                 break;
             }
             tracing::info!(dataset = %v, "evicted to stay within memory_budget");

@@ -4,11 +4,11 @@
 //! containment against every other dataset.
 
 use super::{DatasetMeta, Result, quote_ident};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColumnStats {
     pub name: String,
     #[serde(rename = "type")]
@@ -19,7 +19,8 @@ pub struct ColumnStats {
     pub min: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<Value>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// The most frequent values with their counts, most frequent first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub top: Vec<(Value, u64)>,
     /// The column's comment in the catalog: what ingest noted about it (say, the offsets a
     /// UTC timestamp column was converted from).
@@ -27,7 +28,7 @@ pub struct ColumnStats {
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JoinHint {
     pub column: String,
     pub other: String,

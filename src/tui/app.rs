@@ -10,6 +10,7 @@ use super::theme::Theme;
 use crate::session::calls::{CallRecord, CallSummary};
 use crate::session::engine::{BlobView, DatasetView, Reply, Request, ServerView, SessionInfo};
 use crate::session::{Event, Sequenced};
+use crate::store::Description;
 use crate::store::memories::Memory;
 use crate::store::results::{Bar, Page, ResultTable};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -83,7 +84,10 @@ impl Section {
 pub enum Detail {
     Empty,
     Call(Box<CallRecord>),
-    Dataset { dataset: String, describe: Value },
+    Dataset {
+        dataset: String,
+        describe: Box<Description>,
+    },
     Blob(BlobView),
     Memory(Memory),
 }
@@ -198,7 +202,7 @@ pub struct Palette {
 
 pub struct Describe {
     pub dataset: String,
-    pub describe: Option<Value>,
+    pub describe: Option<Box<Description>>,
     pub charts: HashMap<String, Vec<Bar>>,
     requested: HashSet<String>,
     pub selected: usize,
@@ -300,6 +304,9 @@ pub struct App {
     next_ticket: u64,
     /// The newest request for the Detail pane: older replies are stale.
     detail_ticket: u64,
+    /// The dataset listing last applied: a reply to an older request that arrives later is
+    /// stale (it may still show a dataset whose drop was already seen).
+    datasets_ticket: u64,
     out: Vec<(u64, Request)>,
     dirty_highlight: bool,
 }
@@ -440,6 +447,7 @@ impl App {
             pending: HashMap::new(),
             next_ticket: 1,
             detail_ticket: 0,
+            datasets_ticket: 0,
             out: Vec::new(),
             dirty_highlight: false,
         };
@@ -1067,11 +1075,7 @@ impl App {
                 return;
             }
             Overlay::Describe(d) => {
-                let n = d
-                    .describe
-                    .as_ref()
-                    .and_then(|v| v["columns"].as_array().map(Vec::len))
-                    .unwrap_or(0);
+                let n = d.describe.as_ref().map_or(0, |v| v.columns.len());
                 d.selected = step(d.selected, n);
                 self.chart_for_selection();
                 return;
@@ -1276,8 +1280,8 @@ impl App {
             Overlay::Describe(d) => d
                 .describe
                 .as_ref()
-                .and_then(|v| v["columns"].get(d.selected))
-                .and_then(|c| c["name"].as_str())
+                .and_then(|v| v.columns.get(d.selected))
+                .map(|c| c.name.as_str())
                 .filter(|c| !d.requested.contains(*c))
                 .map(|c| (d.dataset.clone(), c.to_owned())),
             _ => None,
@@ -1750,9 +1754,11 @@ impl App {
                     self.send(Purpose::CallDetail(call), Request::CallDetail { call });
                 }
             }
-            Event::DatasetCreated { .. } | Event::DatasetDropped { .. } => {
+            Event::DatasetCreated { .. } => {
+                // The listing carries the columns and source the event does not.
                 self.send(Purpose::Datasets, Request::Datasets);
             }
+            Event::DatasetDropped { dataset, reason } => self.dataset_dropped(dataset, reason),
             Event::BlobParked { .. } => {
                 self.send(Purpose::Blobs, Request::Blobs);
             }
@@ -1779,6 +1785,36 @@ impl App {
                 }
             }
         }
+    }
+
+    /// A dataset left the session: it leaves the catalog at once, and whatever showed it
+    /// (Detail, the describe view) says so instead of offering a table that is gone.
+    fn dataset_dropped(&mut self, dataset: String, reason: crate::store::DropReason) {
+        let listed = self.datasets.iter().position(|d| d.dataset == dataset);
+        if let Some(i) = listed {
+            self.datasets.remove(i);
+            if self.catalog_sel[0] > i {
+                self.catalog_sel[0] -= 1;
+            }
+            self.catalog_sel[0] = self.catalog_sel[0].min(self.datasets.len().saturating_sub(1));
+        }
+        let shown = matches!(&self.detail, Detail::Dataset { dataset: d, .. } if *d == dataset);
+        if shown {
+            self.set_detail(Detail::Empty);
+        }
+        let described = matches!(&self.overlay, Overlay::Describe(d) if d.dataset == dataset);
+        if described {
+            self.overlay = Overlay::None;
+        }
+        if listed.is_some() || shown || described {
+            let why = match reason {
+                crate::store::DropReason::Dropped => "dropped",
+                crate::store::DropReason::Evicted => "evicted to stay within memory_budget",
+            };
+            self.set_status(format!("{dataset} was {why}"), StatusKind::Info);
+        }
+        // A listing asked for before the drop may still hold it; this one cannot.
+        self.send(Purpose::Datasets, Request::Datasets);
     }
 
     fn on_reply(&mut self, ticket: u64, r: Result<Reply, String>) {
@@ -1819,6 +1855,10 @@ impl App {
                 self.set_detail(Detail::Call(r))
             }
             (Purpose::Datasets, Reply::Datasets { datasets }) => {
+                if ticket < self.datasets_ticket {
+                    return;
+                }
+                self.datasets_ticket = ticket;
                 self.datasets = datasets;
                 // Keep the list's selection on the dataset Detail shows (a jump may have
                 // arrived before the list knew it).
@@ -2040,93 +2080,56 @@ fn response_lines(response: &str, h: &Highlighter, th: &Theme) -> Vec<Line<'stat
     lines
 }
 
-fn dataset_lines(dataset: &str, d: &Value, th: &Theme) -> Vec<Line<'static>> {
+fn dataset_lines(dataset: &str, d: &Description, th: &Theme) -> Vec<Line<'static>> {
     use ratatui::text::Span;
     let mut lines = vec![Line::styled(
-        format!("{dataset} · {} rows", d["rows"].as_u64().unwrap_or(0)),
+        format!("{dataset} · {} rows", d.rows),
         th.title,
     )];
-    if let Some(p) = d.get("provenance").filter(|p| !p.is_null()) {
+    if let Some(p) = &d.provenance {
         lines.push(Line::styled(
-            format!(
-                "from {}/{} at {} ({})",
-                p["server"].as_str().unwrap_or("?"),
-                p["tool"].as_str().unwrap_or("?"),
-                p["at"].as_str().unwrap_or("?"),
-                p["rung"].as_str().unwrap_or("?")
-            ),
+            format!("from {}/{} at {} ({})", p.server, p.tool, p.at, p.rung),
             th.muted,
         ));
-        if let Some(a) = p.get("arguments").filter(|a| !a.is_null()) {
+        if let Some(a) = &p.arguments {
             lines.push(Line::styled(format!("arguments {a}"), th.muted));
         }
     }
     lines.push(Line::styled("columns".to_owned(), th.title));
-    for c in d["columns"].as_array().into_iter().flatten() {
+    for c in &d.columns {
         let mut spans = vec![
-            Span::styled(
-                format!("{:<22}", c["name"].as_str().unwrap_or("")),
-                th.function,
-            ),
-            Span::styled(
-                format!("{:<12}", c["type"].as_str().unwrap_or("")),
-                th.keyword,
-            ),
+            Span::styled(format!("{:<22}", c.name), th.function),
+            Span::styled(format!("{:<12}", c.ty), th.keyword),
         ];
         let mut facts = Vec::new();
-        if let Some(n) = c["null_fraction"].as_f64().filter(|n| *n > 0.0) {
-            facts.push(format!("null {:.0}%", n * 100.0));
+        if c.null_fraction > 0.0 {
+            facts.push(format!("null {:.0}%", c.null_fraction * 100.0));
         }
-        if let Some(n) = c["distinct"].as_u64() {
-            facts.push(format!("~{n} distinct"));
+        facts.push(format!("~{} distinct", c.distinct));
+        if let (Some(lo), Some(hi)) = (&c.min, &c.max) {
+            facts.push(format!("{} … {}", scalar(lo), scalar(hi)));
         }
-        if !c["min"].is_null() {
-            facts.push(format!("{} … {}", scalar(&c["min"]), scalar(&c["max"])));
-        }
-        if let Some(top) = c["top"].as_array() {
-            let t: Vec<String> = top
-                .iter()
-                .take(3)
-                .map(|v| match v {
-                    // `[value, count]` pairs, or `{value, count}` objects.
-                    Value::Array(p) if p.len() == 2 => format!("{} ({})", scalar(&p[0]), p[1]),
-                    Value::Object(o) => format!(
-                        "{} ({})",
-                        o.get("value").map(scalar).unwrap_or_default(),
-                        o.get("count").map(scalar).unwrap_or_default()
-                    ),
-                    other => scalar(other),
-                })
-                .collect();
-            if !t.is_empty() {
-                facts.push(format!("top {}", t.join(", ")));
-            }
+        if !c.top.is_empty() {
+            facts.push(format!("top {}", top_text(&c.top, 3)));
         }
         spans.push(Span::styled(facts.join(" · "), th.muted));
         lines.push(Line::from(spans));
     }
-    if let Some(hints) = d["join_hints"].as_array().filter(|h| !h.is_empty()) {
+    if !d.join_hints.is_empty() {
         lines.push(Line::styled("join hints".to_owned(), th.title));
-        for h in hints {
+        for h in &d.join_hints {
             lines.push(Line::raw(format!("  {}", hint_text(h))));
         }
     }
-    if let Some(ctx) = d
-        .get("context")
-        .and_then(Value::as_object)
-        .filter(|c| !c.is_empty())
-    {
+    if !d.context.is_empty() {
         lines.push(Line::styled("context".to_owned(), th.title));
-        for (k, v) in ctx {
+        for (k, v) in &d.context {
             lines.push(Line::raw(format!("  {k}: {}", scalar(v))));
         }
     }
-    if let Some(samples) = d["sample_rows"]
-        .as_array()
-        .or_else(|| d["samples"].as_array())
-    {
+    if !d.sample_rows.is_empty() {
         lines.push(Line::styled("sample rows".to_owned(), th.title));
-        for r in samples.iter().take(10) {
+        for r in d.sample_rows.iter().take(10) {
             lines.push(Line::raw(format!("  {r}")));
         }
     }
@@ -2137,24 +2140,28 @@ fn dataset_lines(dataset: &str, d: &Value, th: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
-fn hint_text(h: &Value) -> String {
-    if let Some(s) = h.as_str() {
-        return s.to_owned();
-    }
-    let mut parts = Vec::new();
-    for k in ["column", "other", "other_column", "containment", "score"] {
-        if let Some(v) = h.get(k) {
-            parts.push(format!("{k} {}", scalar(v)));
-        }
-    }
-    if parts.is_empty() {
-        h.to_string()
-    } else {
-        parts.join(" · ")
-    }
+/// `value (count)` for the first `n` top values.
+pub(crate) fn top_text(top: &[(Value, u64)], n: usize) -> String {
+    top.iter()
+        .take(n)
+        .map(|(v, count)| format!("{} ({count})", scalar(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-fn scalar(v: &Value) -> String {
+/// A join hint as a person reads it: the join, then how much of each side the other holds.
+pub(crate) fn hint_text(h: &crate::store::JoinHint) -> String {
+    format!(
+        "{} = {}.{}  ({:.0}% found there, {:.0}% of theirs here)",
+        h.column,
+        h.other,
+        h.other_column,
+        h.this_in_other * 100.0,
+        h.other_in_this * 100.0
+    )
+}
+
+pub(crate) fn scalar(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),

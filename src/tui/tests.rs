@@ -10,10 +10,11 @@ use crate::session::calls::{CallRecord, CallSummary};
 use crate::session::engine::{DatasetView, Reply, Request, ServerView, SessionInfo};
 use crate::session::{Event, Sequenced};
 use crate::store::results::ResultTable;
+use crate::store::{ColumnStats, DatasetKind, Description, DropReason, JoinHint, Provenance};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn app() -> App {
     let mut a = App::new(
@@ -56,18 +57,75 @@ fn call(n: u64, tool: &str, outcome: &str, reference: Option<&str>, caller: &str
     }
 }
 
-fn orders_describe() -> serde_json::Value {
-    json!({
-        "ref": "sample_list_orders_1", "rows": 1000,
-        "columns": [
-            { "name": "order_id", "type": "BIGINT", "null_fraction": 0.0, "distinct": 1000, "min": 1, "max": 1000 },
-            { "name": "customer_id", "type": "BIGINT", "null_fraction": 0.0, "distinct": 120, "min": 1, "max": 120 },
-            { "name": "status", "type": "VARCHAR", "null_fraction": 0.0, "distinct": 4, "top": [{ "value": "shipped", "count": 600 }] },
-            { "name": "total", "type": "DOUBLE", "null_fraction": 0.02, "distinct": 990, "min": 3.5, "max": 980.25 }
+fn orders_describe() -> Box<Description> {
+    let column =
+        |name: &str, ty: &str, nulls: f64, distinct: u64, range: Option<(Value, Value)>| {
+            ColumnStats {
+                name: name.into(),
+                ty: ty.into(),
+                null_fraction: nulls,
+                distinct,
+                min: range.as_ref().map(|r| r.0.clone()),
+                max: range.map(|r| r.1),
+                top: vec![],
+            }
+        };
+    let mut status = column("status", "VARCHAR", 0.0, 4, None);
+    status.top = vec![
+        (json!("shipped"), 600),
+        (json!("open"), 300),
+        (json!("paid"), 90),
+    ];
+    let mut context = serde_json::Map::new();
+    context.insert("total".into(), json!(1000));
+    Box::new(Description {
+        dataset: "sample_list_orders_1".into(),
+        kind: DatasetKind::Ingest,
+        rows: 1000,
+        pinned: false,
+        created: "2026-11-30T10:00:01Z".into(),
+        columns: vec![
+            column(
+                "order_id",
+                "BIGINT",
+                0.0,
+                1000,
+                Some((json!(1), json!(1000))),
+            ),
+            column(
+                "customer_id",
+                "BIGINT",
+                0.0,
+                120,
+                Some((json!(1), json!(120))),
+            ),
+            status,
+            column(
+                "total",
+                "DOUBLE",
+                0.02,
+                990,
+                Some((json!(3.5), json!(980.25))),
+            ),
         ],
-        "join_hints": [{ "column": "customer_id", "other": "sample_list_customers_2", "other_column": "customer_id", "containment": 1.0 }],
-        "provenance": { "server": "sample", "tool": "list_orders", "at": "2026-11-30T10:00:01Z", "rung": "structuredContent", "arguments": { "limit": 1000 } },
-        "context": { "total": 1000 }
+        sample_rows: vec![
+            json!({ "order_id": 1, "customer_id": 7, "status": "shipped", "total": 12.5 }),
+        ],
+        join_hints: vec![JoinHint {
+            column: "customer_id".into(),
+            other: "sample_list_customers_2".into(),
+            other_column: "customer_id".into(),
+            this_in_other: 1.0,
+            other_in_this: 0.95,
+        }],
+        provenance: Some(Provenance {
+            server: "sample".into(),
+            tool: "list_orders".into(),
+            arguments: Some(json!({ "limit": 1000 })),
+            at: "2026-11-30T10:00:01Z".into(),
+            rung: "structuredContent".into(),
+        }),
+        context,
     })
 }
 
@@ -639,4 +697,120 @@ fn the_approval_prompt_shows_every_argument_and_scrolls_instead_of_cutting() {
     assert_eq!(screen(&a), last);
     press(&mut a, vec![Msg::char('k')]);
     assert_ne!(screen(&a), last);
+}
+
+#[test]
+fn a_dropped_or_evicted_dataset_leaves_the_catalog_and_every_view_of_it() {
+    use super::app::{Detail, Overlay};
+    let mut a = started();
+    assert_eq!(a.datasets.len(), 2);
+    // The dataset is open in Detail and in the describe view.
+    press(
+        &mut a,
+        vec![Msg::char('4'), Msg::code(KeyCode::Enter), Msg::char('d')],
+    );
+    assert!(
+        matches!(&a.detail, Detail::Dataset { dataset, .. } if dataset == "sample_list_orders_1")
+    );
+    assert!(matches!(a.overlay, Overlay::Describe(_)));
+    let ev = |seq, event| Msg::Event(Sequenced { seq, event });
+    // A listing asked for when a query made a dataset, answered only after the drop below.
+    let stale = a.update(ev(
+        20,
+        Event::DatasetCreated {
+            dataset: "q_9".into(),
+            rows: 500,
+            server: "loom".into(),
+            tool: "loom_query".into(),
+        },
+    ));
+    assert!(
+        matches!(stale.as_slice(), [(_, Request::Datasets)]),
+        "{stale:?}"
+    );
+    let fresh = a.update(ev(
+        21,
+        Event::DatasetDropped {
+            dataset: "sample_list_orders_1".into(),
+            reason: DropReason::Evicted,
+        },
+    ));
+    // Gone at once, from the catalog and from every view that showed it.
+    assert!(
+        a.datasets
+            .iter()
+            .all(|d| d.dataset != "sample_list_orders_1"),
+        "{:?}",
+        a.datasets
+    );
+    assert!(matches!(a.detail, Detail::Empty));
+    assert!(matches!(a.overlay, Overlay::None));
+    let status = a.status.as_ref().map(|s| s.0.clone()).unwrap_or_default();
+    assert!(
+        status.contains("sample_list_orders_1 was evicted"),
+        "{status}"
+    );
+    assert!(
+        matches!(fresh.as_slice(), [(_, Request::Datasets)]),
+        "{fresh:?}"
+    );
+    // The newer listing arrives first; the older one, which predates the drop, changes nothing.
+    let listing = |names: &[&str]| -> Result<Reply, String> {
+        Ok(Reply::Datasets {
+            datasets: names
+                .iter()
+                .map(|n| DatasetView {
+                    dataset: (*n).into(),
+                    ..Default::default()
+                })
+                .collect(),
+        })
+    };
+    a.update(Msg::Reply(
+        fresh[0].0,
+        listing(&["sample_list_customers_2", "q_9"]),
+    ));
+    a.update(Msg::Reply(
+        stale[0].0,
+        listing(&["sample_list_orders_1", "sample_list_customers_2", "q_9"]),
+    ));
+    let names: Vec<&str> = a.datasets.iter().map(|d| d.dataset.as_str()).collect();
+    assert_eq!(names, ["sample_list_customers_2", "q_9"]);
+    let pane = pane_text(&a, Pane::Catalog);
+    assert!(
+        !pane.contains("sample_list_orders_1") && pane.contains("q_9"),
+        "{pane}"
+    );
+    // A plain drop says so too.
+    a.update(ev(
+        22,
+        Event::DatasetDropped {
+            dataset: "q_9".into(),
+            reason: DropReason::Dropped,
+        },
+    ));
+    assert_eq!(a.datasets.len(), 1);
+    assert!(
+        a.status.as_ref().is_some_and(|s| s.0 == "q_9 was dropped"),
+        "{:?}",
+        a.status
+    );
+}
+
+#[test]
+fn the_describe_view_shows_join_hints_and_top_values() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('4'), Msg::char('d')]);
+    // The third column, `status`, has top values.
+    press(&mut a, vec![Msg::char('j'), Msg::char('j')]);
+    let s = screen(&a);
+    assert!(s.contains("join hints"), "{s}");
+    assert!(
+        s.contains("customer_id = sample_list_customers_2.customer_id  (100% found there, 95% of theirs here)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("top shipped (600), open (300), paid (90)"),
+        "{s}"
+    );
 }

@@ -329,3 +329,24 @@ pub async fn eventually(timeout: Duration, mut f: impl FnMut() -> bool) -> bool 
     }
     f()
 }
+
+/// How long [`wait_until`] waits for a state before failing: generous, so a slow or busy
+/// machine is never taken for a bug; a test that passes never waits this long.
+pub const STATE_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Polls `check` until it yields a value, and fails the test naming `what` it waited for if
+/// that never happens within [`STATE_DEADLINE`]. For states loom announces no event for; a
+/// test never sleeps to let something happen, it waits for the state that shows it did.
+pub async fn wait_until<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + STATE_DEADLINE;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "gave up after {STATE_DEADLINE:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -1,7 +1,9 @@
-//! The describe view of a dataset: its columns with stats, and a chart per column —
-//! a histogram for numbers and times, top-value bars for text.
+//! The describe view of a dataset: its columns with stats, the join hints found against the
+//! other datasets (across the bottom), and for the selected column its range, top values and
+//! a chart — a histogram for numbers and times, top-value bars for text. It draws the store's
+//! typed description; nothing here guesses at field names.
 
-use super::super::app::{App, Describe};
+use super::super::app::{App, Describe, hint_text, scalar, top_text};
 use super::{centred, fit, human};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
@@ -14,8 +16,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Describe) {
     let rows = d
         .describe
         .as_ref()
-        .and_then(|v| v["rows"].as_u64())
-        .map(|n| format!(" · {n} rows"))
+        .map(|v| format!(" · {} rows", v.rows))
         .unwrap_or_default();
     let b = Block::default()
         .borders(Borders::ALL)
@@ -34,11 +35,31 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Describe) {
         f.render_widget(Paragraph::new(Line::styled("loading…", th.muted)), inner);
         return;
     };
-    let cols = desc["columns"].as_array().cloned().unwrap_or_default();
+    let cols = &desc.columns;
+    // Join hints across the bottom, the full width (a hint names two datasets and columns).
+    let hint_lines: Vec<Line> = if desc.join_hints.is_empty() {
+        Vec::new()
+    } else {
+        std::iter::once(Line::styled("join hints", th.title))
+            .chain(
+                desc.join_hints
+                    .iter()
+                    .map(|h| Line::styled(format!("  {}", hint_text(h)), th.muted)),
+            )
+            .collect()
+    };
+    let hints_h = (hint_lines.len() as u16).min(inner.height / 3);
+    let parts = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Min(1), Constraint::Length(hints_h)])
+        .split(inner);
+    if hints_h > 0 {
+        f.render_widget(Paragraph::new(hint_lines), parts[1]);
+    }
     let split = Layout::default()
         .direction(Direction::Horizontal)
         .constraints([Constraint::Percentage(45), Constraint::Percentage(55)])
-        .split(inner);
+        .split(parts[0]);
     let rows_h = split[0].height as usize;
     let skip = d.selected.saturating_sub(rows_h.saturating_sub(1));
     let list: Vec<Line> = cols
@@ -47,18 +68,15 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Describe) {
         .skip(skip)
         .take(rows_h)
         .map(|(i, c)| {
-            let name = c["name"].as_str().unwrap_or("");
-            let ty = c["type"].as_str().unwrap_or("");
-            let nulls = c["null_fraction"].as_f64().unwrap_or(0.0);
-            let distinct = c["distinct"]
-                .as_u64()
-                .map(|n| format!("~{n}"))
-                .unwrap_or_default();
             let line = Line::from(vec![
-                Span::styled(format!("{:<18}", fit(name, 17)), th.function),
-                Span::styled(format!("{:<11}", fit(ty, 10)), th.keyword),
+                Span::styled(format!("{:<18}", fit(&c.name, 17)), th.function),
+                Span::styled(format!("{:<11}", fit(&c.ty, 10)), th.keyword),
                 Span::styled(
-                    format!("{:>5.0}% null {distinct:>7}", nulls * 100.0),
+                    format!(
+                        "{:>5.0}% null {:>7}",
+                        c.null_fraction * 100.0,
+                        format!("~{}", c.distinct)
+                    ),
                     th.muted,
                 ),
             ]);
@@ -73,14 +91,17 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Describe) {
     let Some(col) = cols.get(d.selected) else {
         return;
     };
-    let name = col["name"].as_str().unwrap_or("");
-    let mut lines = vec![Line::styled(
-        format!("{name} ({})", col["type"].as_str().unwrap_or("")),
-        th.title,
-    )];
-    if !col["min"].is_null() {
+    let name = col.name.as_str();
+    let mut lines = vec![Line::styled(format!("{name} ({})", col.ty), th.title)];
+    if let (Some(lo), Some(hi)) = (&col.min, &col.max) {
         lines.push(Line::styled(
-            format!("min {}  max {}", col["min"], col["max"]),
+            format!("min {}  max {}", scalar(lo), scalar(hi)),
+            th.muted,
+        ));
+    }
+    if !col.top.is_empty() {
+        lines.push(Line::styled(
+            format!("top {}", top_text(&col.top, col.top.len())),
             th.muted,
         ));
     }
