@@ -776,6 +776,7 @@ async fn a_server_cannot_read_looms_environment() {
         .call("t_read_environ", json!({ "pid": "self" }))
         .await;
     assert!(text_of(&r).starts_with("read:"), "{r}");
+}
 
 /// Applies one event to a catalog kept from events alone.
 fn apply(catalog: &mut std::collections::BTreeSet<String>, event: &Event) {

@@ -68,6 +68,7 @@ fn orders_describe() -> Box<Description> {
                 min: range.as_ref().map(|r| r.0.clone()),
                 max: range.map(|r| r.1),
                 top: vec![],
+                note: None,
             }
         };
     let mut status = column("status", "VARCHAR", 0.0, 4, None);
