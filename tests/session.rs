@@ -667,28 +667,26 @@ async fn progress_reaches_only_the_client_whose_call_it_is() {
     assert!(tb.iter().all(|t| t == "tok-b"), "client b saw {tb:?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_the_session_started_is_refused_on_its_socket() {
+/// `loom serve` in front of the probing test server, whose tool `tool` is called with the
+/// session socket's path; returns the config (kept alive), the client and the call's answer.
+async fn probe_from_a_server(tool: &str) -> (TempConfig, RawClient, serde_json::Value) {
     let cfg = TempConfig::new(&format!(
         "memory_file = \"memories.jsonl\"\n{}",
         common::testserver_entry("t", &["--probe"])
     ));
     let mut client = RawClient::spawn(&cfg.path);
     client.initialize().await;
-    assert!(
-        client
-            .tool_names()
-            .await
-            .iter()
-            .any(|n| n == "t_probe_socket")
-    );
+    assert!(client.tool_names().await.iter().any(|n| n == tool));
     let entry = entry_of(&cfg).await;
     let r = client
-        .call(
-            "t_probe_socket",
-            json!({ "path": entry.socket.display().to_string() }),
-        )
+        .call(tool, json!({ "path": entry.socket.display().to_string() }))
         .await;
+    (cfg, client, r)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_the_session_started_is_refused_on_its_socket() {
+    let (_cfg, _client, r) = probe_from_a_server("t_probe_socket").await;
     let text = text_of(&r);
     assert!(
         text.contains("processes this session started"),
@@ -698,26 +696,7 @@ async fn a_server_the_session_started_is_refused_on_its_socket() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_double_forked_grandchild_of_a_server_is_refused_and_dies_with_loom() {
-    let cfg = TempConfig::new(&format!(
-        "memory_file = \"memories.jsonl\"\n{}",
-        common::testserver_entry("t", &["--probe"])
-    ));
-    let mut client = RawClient::spawn(&cfg.path);
-    client.initialize().await;
-    assert!(
-        client
-            .tool_names()
-            .await
-            .iter()
-            .any(|n| n == "t_escape_and_probe")
-    );
-    let entry = entry_of(&cfg).await;
-    let r = client
-        .call(
-            "t_escape_and_probe",
-            json!({ "path": entry.socket.display().to_string() }),
-        )
-        .await;
+    let (_cfg, mut client, r) = probe_from_a_server("t_escape_and_probe").await;
     let report: serde_json::Value =
         serde_json::from_str(&text_of(&r)).unwrap_or_else(|e| panic!("{e}: {r}"));
     let line = report["line"].as_str().unwrap_or_default();

@@ -205,14 +205,7 @@ impl Inner {
             Request::Query { sql } => {
                 let store = session.store.get().await?;
                 blocking(move || {
-                    let result = store.run_result(&sql).map_err(|e| {
-                        let e = e.to_string();
-                        if e.contains("INTERRUPT") {
-                            "the query was cancelled".to_owned()
-                        } else {
-                            e
-                        }
-                    })?;
+                    let result = store.run_result(&sql).map_err(|e| e.to_string())?;
                     Ok(Reply::Query { result })
                 })
                 .await

@@ -40,6 +40,8 @@ pub enum StoreError {
     UnknownDataset(String),
     #[error("{0}")]
     Refused(String),
+    #[error("the query was cancelled")]
+    Cancelled,
     #[error("the query was cancelled after {0:.0}s (query_timeout)")]
     Timeout(f64),
     #[error("{0}")]
@@ -178,18 +180,7 @@ pub fn iso(secs: u64) -> String {
     )
 }
 
-/// (year, month, day) of a day number counted from 1970-01-01.
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
+pub use crate::intercept::table::civil_from_days;
 
 /// `"name"` with inner quotes doubled: any Unicode spelling is a valid identifier this way.
 pub fn quote_ident(name: &str) -> String {

@@ -24,48 +24,85 @@ pub fn guard(store: &Store, sql: &str) -> Result<Guarded> {
     super::guard::check(&store.db, sql, store.private_dir()).map_err(|r| StoreError::Refused(r.0))
 }
 
+/// What the watchdog knows of the query armed now.
+#[derive(Default, Clone, Copy)]
+pub(super) struct Armed {
+    /// The query's generation; 0 when none runs.
+    generation: u64,
+    /// The timeout interrupted it.
+    fired: bool,
+    /// A person cancelled it.
+    cancelled: bool,
+}
+
 /// The query watchdog: armed for one query on the reader connection at a time. A timer fires
 /// it with the generation it was armed for; once that query has ended (disarmed) or another
-/// has been armed, the stale timer does nothing. Firing and disarming take the same lock, so
-/// an interrupt can never reach a query other than the one it was meant for.
+/// has been armed, the stale timer does nothing. Firing, cancelling and disarming take the same
+/// lock, so an interrupt can never reach a query other than the one it was meant for. A cancel
+/// is held until the query ends and repeated by the timer: DuckDB forgets an interrupt that
+/// arrives just before a statement begins, and the cancel must not be lost then.
 #[derive(Default)]
 pub(super) struct Watchdog {
-    /// (generation armed now, 0 when none; whether it fired).
-    state: std::sync::Mutex<(u64, bool)>,
+    state: std::sync::Mutex<Armed>,
     next: std::sync::atomic::AtomicU64,
 }
 
+/// How often a held cancel is repeated while its query runs.
+const CANCEL_REPEAT: std::time::Duration = std::time::Duration::from_millis(20);
+
 impl Watchdog {
-    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, bool)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Armed> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Arms the watchdog for a query about to run; returns its generation.
     pub(super) fn arm(&self) -> u64 {
         let generation = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        *self.lock() = (generation, false);
+        *self.lock() = Armed {
+            generation,
+            ..Armed::default()
+        };
         generation
     }
 
     /// Whether a query is armed (running) now.
     pub(super) fn armed(&self) -> bool {
-        self.lock().0 != 0
+        self.lock().generation != 0
     }
 
-    /// The query has ended; returns whether the watchdog interrupted it.
-    pub(super) fn disarm(&self) -> bool {
-        std::mem::take(&mut *self.lock()).1
+    /// The query has ended; returns what happened to it.
+    pub(super) fn disarm(&self) -> Armed {
+        std::mem::take(&mut *self.lock())
     }
 
     /// Interrupts the query armed as `generation` if it is still running; true if it did.
     pub(super) fn fire(&self, generation: u64, handle: &duckdb::InterruptHandle) -> bool {
         let mut state = self.lock();
-        if state.0 != generation || generation == 0 {
+        if state.generation != generation || generation == 0 {
             return false;
         }
         handle.interrupt();
-        state.1 = true;
+        state.fired = true;
         true
+    }
+
+    /// Cancels the query running now, and keeps it cancelled until it ends; false if none runs.
+    pub(super) fn cancel(&self, handle: &duckdb::InterruptHandle) -> bool {
+        let mut state = self.lock();
+        if state.generation == 0 {
+            return false;
+        }
+        state.cancelled = true;
+        handle.interrupt();
+        true
+    }
+
+    /// Repeats a held cancel of the query armed as `generation`, if it still runs.
+    fn repeat_cancel(&self, generation: u64, handle: &duckdb::InterruptHandle) {
+        let state = self.lock();
+        if state.generation == generation && generation != 0 && state.cancelled {
+            handle.interrupt();
+        }
     }
 }
 
@@ -81,18 +118,30 @@ pub(super) fn with_timeout<T>(
     let dog = store.watchdog.clone();
     let handle = store.interrupt.clone();
     std::thread::spawn(move || {
-        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(timeout) {
-            dog.fire(generation, &handle);
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match watch.recv_timeout(left.min(CANCEL_REPEAT)) {
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if left.is_zero() => {
+                    dog.fire(generation, &handle);
+                    break;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    dog.repeat_cancel(generation, &handle);
+                }
+                _ => break,
+            }
         }
     });
     let out = f(&reader);
-    let fired = store.watchdog.disarm();
+    let ended = store.watchdog.disarm();
     let _ = done.send(());
     drop(reader);
-    if fired && out.is_err() {
-        return Err(StoreError::Timeout(timeout.as_secs_f64()));
+    match out {
+        Err(_) if ended.cancelled => Err(StoreError::Cancelled),
+        Err(_) if ended.fired => Err(StoreError::Timeout(timeout.as_secs_f64())),
+        out => out,
     }
-    out
 }
 
 pub fn run(store: &Store, sql: &str) -> Result<QueryOutcome> {
@@ -187,7 +236,7 @@ mod tests {
     fn armed_after(store: &Store, after: u64) -> u64 {
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         loop {
-            let g = store.watchdog.lock().0;
+            let g = store.watchdog.lock().generation;
             if g > after {
                 return g;
             }

@@ -208,10 +208,7 @@ impl Store {
     /// connection is never touched.
     pub fn interrupt_query(&self) -> bool {
         let running = Store::lock(&self.workbench_query);
-        if *running {
-            self.interrupt.interrupt();
-        }
-        *running
+        *running && self.watchdog.cancel(&self.interrupt)
     }
 }
 

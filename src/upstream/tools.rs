@@ -53,7 +53,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         name: "loom_query",
         title: "Query datasets with SQL",
-        description: "Run one read-only DuckDB SQL statement (SELECT, WITH, FROM-first, VALUES, DESCRIBE, SUMMARIZE, EXPLAIN) over the datasets loom made from large tool results; joins across servers work. Use it instead of re-calling a tool to look at its data again. Small results come back inline with exact values; large ones become a new dataset with an envelope.",
+        description: "Run one read-only DuckDB SQL statement (SELECT, WITH, FROM-first, VALUES, DESCRIBE, SUMMARIZE, PIVOT … IN (…), plain EXPLAIN) over the datasets loom made from large tool results; joins across servers work. Use it instead of re-calling a tool to look at its data again. Small results come back inline with exact values; large ones become a new dataset with an envelope.",
         fields: &[req(
             "sql",
             Kind::Str,
