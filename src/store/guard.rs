@@ -133,26 +133,25 @@ enum NotSelect {
 
 /// Accepts one SELECT-family statement; returns the text to run.
 fn select(db: &SealedDb, text: &str, private_dir: &Path) -> Result<String, NotSelect> {
-    let statements = parse(db, text)?;
-    if statements.len() != 1 {
-        return Err(NotSelect::Refused(refuse(format!(
-            "only one statement may run at a time; found {}",
-            statements.len()
-        ))));
-    }
     let wrapped = format!("SELECT * FROM (\n{text}\n)");
     let tree = match parse(db, &wrapped) {
         Ok(t) if t.len() == 1 => t,
-        // The statement parses alone but not as a subquery: it is not one plain query.
+        // Parse the text as written only to say why: its own type, its own error positions.
         _ => {
-            return Err(NotSelect::Refused(refuse(
-                "the query was not accepted: it does not stand alone as one query",
-            )));
+            let statements = parse(db, text)?;
+            return Err(NotSelect::Refused(refuse(if statements.len() != 1 {
+                format!(
+                    "only one statement may run at a time; found {}",
+                    statements.len()
+                )
+            } else {
+                "the query was not accepted: it does not stand alone as one query".to_owned()
+            })));
         }
     };
     walk(&tree[0], private_dir).map_err(NotSelect::Refused)?;
     // Bind the statement as written (so error positions match the client's text) and make
-    // the binder agree with the parser.
+    // the binder agree with the parser; this also refuses more than one statement.
     match db.classify(text) {
         Ok(StatementKind::Select) => Ok(wrapped),
         Ok(_) => Err(NotSelect::OtherType),
@@ -287,29 +286,29 @@ fn skip_space(s: &str) -> &str {
 
 /// Accepts `EXPLAIN <query>` with nothing between the two; runs loom's own plain EXPLAIN.
 fn explain(db: &SealedDb, text: &str, private_dir: &Path) -> Result<Guarded, Refusal> {
-    let kind = db
-        .classify(text)
-        .map_err(|e| refuse(format!("the query was not accepted: {e}")))?;
-    if kind == StatementKind::Other(MULTI) {
-        // DuckDB's parser turns a PIVOT without an IN list into CREATE TYPE + SELECT.
-        return Err(refuse(
-            "a PIVOT without an IN list is not allowed: DuckDB would first create a type for its values; name them, as in PIVOT t ON col IN ('a', 'b') USING sum(x)",
-        ));
-    }
-    if kind != StatementKind::Explain {
-        return Err(refuse(format!(
-            "{} statements are not allowed: loom runs only read-only queries ({ALLOWED})",
-            kind.name()
-        )));
-    }
     let start = skip_space(text);
     let inner = start
         .get(..7)
         .filter(|k| k.eq_ignore_ascii_case("explain"))
         .and_then(|_| start.get(7..))
         .filter(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
-        .map(skip_space)
-        .unwrap_or("");
+        .map(skip_space);
+    let Some(inner) = inner else {
+        // Not an EXPLAIN: name the statement's type, as the binder sees it.
+        let kind = db
+            .classify(text)
+            .map_err(|e| refuse(format!("the query was not accepted: {e}")))?;
+        if kind == StatementKind::Other(MULTI) {
+            // DuckDB's parser turns a PIVOT without an IN list into CREATE TYPE + SELECT.
+            return Err(refuse(
+                "a PIVOT without an IN list is not allowed: DuckDB would first create a type for its values; name them, as in PIVOT t ON col IN ('a', 'b') USING sum(x)",
+            ));
+        }
+        return Err(refuse(format!(
+            "{} statements are not allowed: loom runs only read-only queries ({ALLOWED})",
+            kind.name()
+        )));
+    };
     let plain = |why: String| {
         refuse(format!(
             "EXPLAIN is allowed only as a plain EXPLAIN of a read-only query, with no options (ANALYZE would run it): {why}"
@@ -318,6 +317,7 @@ fn explain(db: &SealedDb, text: &str, private_dir: &Path) -> Result<Guarded, Ref
     if inner.is_empty() {
         return Err(plain("nothing to explain".into()));
     }
+    // What is explained passes the whole gate (tree walked before anything is bound).
     let wrapped = match select(db, inner, private_dir) {
         Ok(w) => w,
         Err(NotSelect::Refused(r)) => return Err(plain(r.0)),
@@ -327,15 +327,20 @@ fn explain(db: &SealedDb, text: &str, private_dir: &Path) -> Result<Guarded, Ref
             ));
         }
     };
+    // The binder must agree that the client's statement is an EXPLAIN of it, and so must it
+    // for loom's own.
     let sql = format!("EXPLAIN {wrapped}");
-    match db.classify(&sql) {
-        Ok(StatementKind::Explain) => Ok(Guarded {
-            kind: StatementKind::Explain,
-            sql,
-        }),
-        Ok(other) => Err(plain(format!("it parsed as {}", other.name()))),
-        Err(e) => Err(refuse(format!("the query was not accepted: {e}"))),
+    for candidate in [text, sql.as_str()] {
+        match db.classify(candidate) {
+            Ok(StatementKind::Explain) => {}
+            Ok(other) => return Err(plain(format!("it parsed as {}", other.name()))),
+            Err(e) => return Err(refuse(format!("the query was not accepted: {e}"))),
+        }
     }
+    Ok(Guarded {
+        kind: StatementKind::Explain,
+        sql,
+    })
 }
 
 #[cfg(test)]

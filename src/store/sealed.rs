@@ -221,7 +221,9 @@ impl SealedDb {
     /// DuckDB's parse of `sql` as JSON (`json_serialize_sql`): the statements' trees, or the
     /// parser's error. The text is bound as a parameter and only parsed, never run.
     pub fn serialize_sql(&self, sql: &str) -> Result<String, String> {
-        let query = c("SELECT json_serialize_sql($1::VARCHAR)").map_err(|e| e.to_string())?;
+        let query =
+            c("SELECT json_serialize_sql($1::VARCHAR, skip_null := true, skip_empty := true)")
+                .map_err(|e| e.to_string())?;
         let guard = self.guard_con.lock().unwrap_or_else(|e| e.into_inner());
         let con = *guard;
         // SAFETY: C API calls on a live connection held by this caller; the prepared statement,
