@@ -250,21 +250,27 @@ mod tests {
         }
     }
 
+    /// A call that asks for approval on a task of its own (`unattended` as given).
+    fn ask_in_background(
+        approvals: &Arc<Approvals>,
+        bus: &EventBus,
+        unattended: bool,
+    ) -> tokio::task::JoinHandle<Verdict> {
+        let (approvals, bus) = (approvals.clone(), bus.clone());
+        tokio::spawn(async move {
+            approvals
+                .ask(&bus, request(), unattended, Duration::from_secs(3600))
+                .await
+        })
+    }
+
     #[tokio::test]
     async fn a_waiting_call_is_denied_when_the_last_person_leaves_even_if_unattended_allows() {
         let approvals = Arc::new(Approvals::default());
         let bus = EventBus::default();
         let person = approvals.presence();
         let (_, mut rx) = bus.subscribe_with_backlog();
-        let waiting = {
-            let approvals = approvals.clone();
-            let bus = bus.clone();
-            tokio::spawn(async move {
-                approvals
-                    .ask(&bus, request(), true, Duration::from_secs(3600))
-                    .await
-            })
-        };
+        let waiting = ask_in_background(&approvals, &bus, true);
         prompted(&mut rx).await;
         drop(person);
         let verdict = waiting.await.expect("the wait ends");
@@ -295,15 +301,7 @@ mod tests {
         let first = approvals.presence();
         let second = approvals.presence();
         let (_, mut rx) = bus.subscribe_with_backlog();
-        let waiting = {
-            let approvals = approvals.clone();
-            let bus = bus.clone();
-            tokio::spawn(async move {
-                approvals
-                    .ask(&bus, request(), false, Duration::from_secs(3600))
-                    .await
-            })
-        };
+        let waiting = ask_in_background(&approvals, &bus, false);
         prompted(&mut rx).await;
         drop(first);
         let id = approvals.waiting()[0].approval;
