@@ -72,6 +72,9 @@ impl StatementKind {
 pub struct SealedDb {
     db: ffi::duckdb_database,
     guard_con: std::sync::Mutex<ffi::duckdb_connection>,
+    /// `json_serialize_sql` prepared once on the guard connection (null until first use); used
+    /// only while `guard_con` is held.
+    serialize_stmt: std::sync::Mutex<ffi::duckdb_prepared_statement>,
     append_con: std::sync::Mutex<ffi::duckdb_connection>,
 }
 
@@ -147,6 +150,7 @@ impl SealedDb {
             Ok(SealedDb {
                 db,
                 guard_con: std::sync::Mutex::new(con),
+                serialize_stmt: std::sync::Mutex::new(ptr::null_mut()),
                 append_con: std::sync::Mutex::new(append_con),
             })
         }
@@ -226,21 +230,29 @@ impl SealedDb {
                 .map_err(|e| e.to_string())?;
         let guard = self.guard_con.lock().unwrap_or_else(|e| e.into_inner());
         let con = *guard;
-        // SAFETY: C API calls on a live connection held by this caller; the prepared statement,
-        // the result and the returned string are freed on every path. The text is passed with
-        // its length, so any byte (NUL included) is data.
+        let mut prepared = self
+            .serialize_stmt
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        // SAFETY: C API calls on a live connection held by this caller; the prepared statement
+        // lives until `drop`, the result and the returned string are freed on every path. The
+        // text is passed with its length, so any byte (NUL included) is data.
         unsafe {
-            let mut stmt: ffi::duckdb_prepared_statement = ptr::null_mut();
-            if ffi::duckdb_prepare(con, query.as_ptr(), &mut stmt) != ffi::DuckDBSuccess {
-                let e = ffi::duckdb_prepare_error(stmt);
-                let msg = if e.is_null() {
-                    "the parser could not be reached".to_owned()
-                } else {
-                    CStr::from_ptr(e).to_string_lossy().into_owned()
-                };
-                ffi::duckdb_destroy_prepare(&mut stmt);
-                return Err(msg);
+            if prepared.is_null() {
+                let mut fresh: ffi::duckdb_prepared_statement = ptr::null_mut();
+                if ffi::duckdb_prepare(con, query.as_ptr(), &mut fresh) != ffi::DuckDBSuccess {
+                    let e = ffi::duckdb_prepare_error(fresh);
+                    let msg = if e.is_null() {
+                        "the parser could not be reached".to_owned()
+                    } else {
+                        CStr::from_ptr(e).to_string_lossy().into_owned()
+                    };
+                    ffi::duckdb_destroy_prepare(&mut fresh);
+                    return Err(msg);
+                }
+                *prepared = fresh;
             }
+            let stmt = *prepared;
             let bound = ffi::duckdb_bind_varchar_length(
                 stmt,
                 1,
@@ -248,7 +260,6 @@ impl SealedDb {
                 sql.len() as ffi::idx_t,
             );
             if bound != ffi::DuckDBSuccess {
-                ffi::duckdb_destroy_prepare(&mut stmt);
                 return Err("the statement could not be passed to the parser".into());
             }
             let mut result: ffi::duckdb_result = std::mem::zeroed();
@@ -275,7 +286,6 @@ impl SealedDb {
                 }
             };
             ffi::duckdb_destroy_result(&mut result);
-            ffi::duckdb_destroy_prepare(&mut stmt);
             out
         }
     }
@@ -285,6 +295,13 @@ impl Drop for SealedDb {
     fn drop(&mut self) {
         // SAFETY: the handles were created in `open` and are closed exactly once, here.
         unsafe {
+            let mut stmt = *self
+                .serialize_stmt
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if !stmt.is_null() {
+                ffi::duckdb_destroy_prepare(&mut stmt);
+            }
             let mut con = *self.guard_con.lock().unwrap_or_else(|e| e.into_inner());
             ffi::duckdb_disconnect(&mut con);
             let mut con = *self.append_con.lock().unwrap_or_else(|e| e.into_inner());
