@@ -1,5 +1,5 @@
-//! The statement guard's cost per query: DuckDB parses the statement (twice: as written and as
-//! the subquery loom runs), binds it once, and loom walks the parsed tree. Measured alone and
+//! The statement guard's cost per query: DuckDB parses the statement as the subquery loom runs
+//! and loom walks the parsed tree (the run binds it). Measured alone and
 //! beside the whole `loom_query` path for the same statement. `cargo bench --bench guard`;
 //! under `cargo test` a short run keeps the harness working.
 

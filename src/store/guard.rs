@@ -8,6 +8,10 @@
 //! position) can make it execute. As defence in depth the parsed tree is walked: table functions
 //! must be on a short allowlist, functions that read files, settings or the environment or that
 //! change state are refused, and a table name that names a file (a replacement scan) is refused.
+//! When DuckDB's parse shows the text is exactly the one subquery of loom's frame (it stands
+//! alone and adds nothing to the frame), that parse is the whole check and the run does the one
+//! bind; a run that then fails asks the binder about the client's own text, so errors read
+//! against what the client wrote. Otherwise the binder sees the client's text before it runs.
 //! This module must never execute a client statement; it only parses and binds.
 
 use super::sealed::{SealedDb, StatementKind};
@@ -21,6 +25,10 @@ pub struct Guarded {
     /// For `Select`: `SELECT * FROM (\n…\n)`, to be placed after `CREATE TABLE … AS`. For
     /// `Explain`: `EXPLAIN SELECT * FROM (\n…\n)`, run as is.
     pub sql: String,
+    /// The binder has already accepted the client's text. When false (the parser alone proved
+    /// it, see `frames_the_text`), a failed run asks the binder, through [`binder_refusal`], so
+    /// the client reads the error against its own text.
+    pub bound: bool,
 }
 
 /// DuckDB's statement type for a statement its parser split in several (a dynamic PIVOT).
@@ -114,13 +122,19 @@ pub fn check(db: &SealedDb, sql: &str, private_dir: &Path) -> Result<Guarded, Re
     if text.is_empty() {
         return Err(refuse("the query is empty"));
     }
+    // A statement that begins with the EXPLAIN keyword is no SELECT: one parse, of what it
+    // explains, decides it.
+    if let Some(inner) = explained(text) {
+        return explain(db, text, inner, private_dir);
+    }
     match select(db, text, private_dir) {
-        Ok(sql) => Ok(Guarded {
+        Ok((sql, bound)) => Ok(Guarded {
             kind: StatementKind::Select,
             sql,
+            bound,
         }),
         Err(NotSelect::Refused(r)) => Err(r),
-        Err(NotSelect::OtherType) => explain(db, text, private_dir),
+        Err(NotSelect::OtherType) => Err(not_allowed(db, text)),
     }
 }
 
@@ -131,10 +145,11 @@ enum NotSelect {
     OtherType,
 }
 
-/// Accepts one SELECT-family statement; returns the text to run.
-fn select(db: &SealedDb, text: &str, private_dir: &Path) -> Result<String, NotSelect> {
-    let wrapped = format!("SELECT * FROM (\n{text}\n)");
-    let tree = match parse(db, &wrapped) {
+/// Accepts one SELECT-family statement; returns the text to run, and whether the binder has
+/// seen the client's text.
+fn select(db: &SealedDb, text: &str, private_dir: &Path) -> Result<(String, bool), NotSelect> {
+    let wrapped = wrap(text);
+    let mut tree = match parse(db, &wrapped) {
         Ok(t) if t.len() == 1 => t,
         // Parse the text as written only to say why: its own type, its own error positions.
         _ => {
@@ -150,15 +165,71 @@ fn select(db: &SealedDb, text: &str, private_dir: &Path) -> Result<String, NotSe
         }
     };
     walk(&tree[0], private_dir).map_err(NotSelect::Refused)?;
+    if tree.pop().is_some_and(|s| frames_the_text(db, s, text)) {
+        // The parser proved the text is the whole of one subquery of loom's frame: the run
+        // binds it, and only a failed run needs the binder's word on the client's text.
+        return Ok((wrapped, false));
+    }
     // Bind the statement as written (so error positions match the client's text) and make
     // the binder agree with the parser; this also refuses more than one statement.
     match db.classify(text) {
-        Ok(StatementKind::Select) => Ok(wrapped),
+        Ok(StatementKind::Select) => Ok((wrapped, true)),
         Ok(_) => Err(NotSelect::OtherType),
         Err(e) => Err(NotSelect::Refused(refuse(format!(
             "the query was not accepted: {e}"
         )))),
     }
+}
+
+/// The text loom runs for a client's query: the query as the one subquery of loom's frame.
+fn wrap(text: &str) -> String {
+    format!("SELECT * FROM (\n{text}\n)")
+}
+
+/// Takes the client's part out of a parsed `SELECT * FROM (…)`: the subquery and its length.
+/// What is left is loom's frame, the same for every query that stands alone.
+fn frame(mut statement: Value) -> Option<(Value, u64)> {
+    let from = statement
+        .get_mut("node")?
+        .get_mut("from_table")?
+        .as_object_mut()?;
+    from.remove("subquery")?;
+    let length = from.remove("query_location_length")?.as_u64()?;
+    Some((statement, length))
+}
+
+/// Whether the parsed wrapped statement is exactly loom's frame around one subquery that spans
+/// the whole of `text` (its `(`, the two line breaks and its `)` included): then the text
+/// stands alone as one query and cannot have closed the frame's parenthesis to add a join, an
+/// alias, a clause or a set operation of its own. Decided from DuckDB's parse of a known query,
+/// never from words; anything else (or a parser that gives no positions) is left to the binder.
+fn frames_the_text(db: &SealedDb, statement: Value, text: &str) -> bool {
+    static REFERENCE: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    let reference = match REFERENCE.get() {
+        Some(r) => r,
+        None => {
+            let Some((r, _)) = parse(db, &wrap("SELECT 1"))
+                .ok()
+                .and_then(|mut t| t.pop())
+                .and_then(frame)
+            else {
+                return false;
+            };
+            REFERENCE.get_or_init(|| r)
+        }
+    };
+    frame(statement).is_some_and(|(shape, length)| {
+        &shape == reference && usize::try_from(length).ok() == Some(text.len() + 4)
+    })
+}
+
+/// The binder's refusal of a statement the guard let through on the parser's word alone
+/// (`Guarded::bound` false), asked after its run failed: the error as the client's own text
+/// gives it, or `None` when the binder accepts the text (the run failed for another reason).
+pub fn binder_refusal(db: &SealedDb, sql: &str) -> Option<Refusal> {
+    db.classify(body(sql))
+        .err()
+        .map(|e| refuse(format!("the query was not accepted: {e}")))
 }
 
 /// The parsed statements of `text` as DuckDB's serializer writes them; `OtherType` when the
@@ -167,14 +238,14 @@ fn parse(db: &SealedDb, text: &str) -> Result<Vec<Value>, NotSelect> {
     let json = db
         .serialize_sql(text)
         .map_err(|e| NotSelect::Refused(refuse(format!("the query was not accepted: {e}"))))?;
-    let v: Value = serde_json::from_str(&json).map_err(|e| {
+    let mut v: Value = serde_json::from_str(&json).map_err(|e| {
         NotSelect::Refused(refuse(format!(
             "the query was not accepted: the parser's answer was unreadable ({e})"
         )))
     })?;
     if v.get("error").and_then(Value::as_bool) == Some(false) {
-        return match v.get("statements") {
-            Some(Value::Array(s)) => Ok(s.clone()),
+        return match v.get_mut("statements").map(Value::take) {
+            Some(Value::Array(s)) => Ok(s),
             _ => Err(NotSelect::Refused(refuse(
                 "the query was not accepted: the parser's answer had no statements",
             ))),
@@ -239,7 +310,12 @@ fn walk(node: &Value, private_dir: &Path) -> Result<(), Refusal> {
                 stack.extend(map.values());
             }
             Value::Array(items) => stack.extend(items),
-            Value::String(s) if !private.is_empty() && s.to_lowercase().contains(&private) => {
+            Value::String(s)
+                if !private.is_empty()
+                    // Lowercasing at most triples a string's length.
+                    && s.len() * 3 >= private.len()
+                    && s.to_lowercase().contains(&private) =>
+            {
                 return Err(refuse(
                     "loom's temporary folder is not readable: the engine is sealed and reads only loom's datasets",
                 ));
@@ -284,31 +360,39 @@ fn skip_space(s: &str) -> &str {
     }
 }
 
-/// Accepts `EXPLAIN <query>` with nothing between the two; runs loom's own plain EXPLAIN.
-fn explain(db: &SealedDb, text: &str, private_dir: &Path) -> Result<Guarded, Refusal> {
+/// What follows a leading `EXPLAIN` keyword (after comments and space), if the text has one.
+fn explained(text: &str) -> Option<&str> {
     let start = skip_space(text);
-    let inner = start
+    start
         .get(..7)
         .filter(|k| k.eq_ignore_ascii_case("explain"))
         .and_then(|_| start.get(7..))
         .filter(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
-        .map(skip_space);
-    let Some(inner) = inner else {
-        // Not an EXPLAIN: name the statement's type, as the binder sees it.
-        let kind = db
-            .classify(text)
-            .map_err(|e| refuse(format!("the query was not accepted: {e}")))?;
-        if kind == StatementKind::Other(MULTI) {
-            // DuckDB's parser turns a PIVOT without an IN list into CREATE TYPE + SELECT.
-            return Err(refuse(
-                "a PIVOT without an IN list is not allowed: DuckDB would first create a type for its values; name them, as in PIVOT t ON col IN ('a', 'b') USING sum(x)",
-            ));
-        }
-        return Err(refuse(format!(
-            "{} statements are not allowed: loom runs only read-only queries ({ALLOWED})",
-            kind.name()
-        )));
+        .map(skip_space)
+}
+
+/// Why a statement that is neither a SELECT nor an EXPLAIN is refused: its type, as the binder
+/// sees it.
+fn not_allowed(db: &SealedDb, text: &str) -> Refusal {
+    let kind = match db.classify(text) {
+        Ok(kind) => kind,
+        Err(e) => return refuse(format!("the query was not accepted: {e}")),
     };
+    if kind == StatementKind::Other(MULTI) {
+        // DuckDB's parser turns a PIVOT without an IN list into CREATE TYPE + SELECT.
+        return refuse(
+            "a PIVOT without an IN list is not allowed: DuckDB would first create a type for its values; name them, as in PIVOT t ON col IN ('a', 'b') USING sum(x)",
+        );
+    }
+    refuse(format!(
+        "{} statements are not allowed: loom runs only read-only queries ({ALLOWED})",
+        kind.name()
+    ))
+}
+
+/// Accepts `EXPLAIN <query>` with nothing between the two (`inner` is the query); runs loom's
+/// own plain EXPLAIN.
+fn explain(db: &SealedDb, text: &str, inner: &str, private_dir: &Path) -> Result<Guarded, Refusal> {
     let plain = |why: String| {
         refuse(format!(
             "EXPLAIN is allowed only as a plain EXPLAIN of a read-only query, with no options (ANALYZE would run it): {why}"
@@ -318,7 +402,7 @@ fn explain(db: &SealedDb, text: &str, private_dir: &Path) -> Result<Guarded, Ref
         return Err(plain("nothing to explain".into()));
     }
     // What is explained passes the whole gate (tree walked before anything is bound).
-    let wrapped = match select(db, inner, private_dir) {
+    let (wrapped, bound) = match select(db, inner, private_dir) {
         Ok(w) => w,
         Err(NotSelect::Refused(r)) => return Err(plain(r.0)),
         Err(NotSelect::OtherType) => {
@@ -327,9 +411,19 @@ fn explain(db: &SealedDb, text: &str, private_dir: &Path) -> Result<Guarded, Ref
             ));
         }
     };
+    let sql = format!("EXPLAIN {wrapped}");
+    if !bound {
+        // The parser proved the query stands alone inside loom's frame, and a keyword before
+        // it cannot change how it reads: loom's text is a plain EXPLAIN of that query. The run
+        // binds it; a failed run asks the binder about the client's text.
+        return Ok(Guarded {
+            kind: StatementKind::Explain,
+            sql,
+            bound: false,
+        });
+    }
     // The binder must agree that the client's statement is an EXPLAIN of it, and so must it
     // for loom's own.
-    let sql = format!("EXPLAIN {wrapped}");
     for candidate in [text, sql.as_str()] {
         match db.classify(candidate) {
             Ok(StatementKind::Explain) => {}
@@ -340,12 +434,50 @@ fn explain(db: &SealedDb, text: &str, private_dir: &Path) -> Result<Guarded, Ref
     Ok(Guarded {
         kind: StatementKind::Explain,
         sql,
+        bound: true,
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::skip_space;
+    use super::{SealedDb, check, skip_space};
+
+    /// The parser alone proves the everyday forms, in any script and with trailing comments;
+    /// text that closes loom's frame to add to it never takes that path.
+    #[test]
+    fn the_parser_alone_proves_a_query_that_stands_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = SealedDb::open(dir.path(), "1GB", 1).expect("db");
+        let private = dir.path().join("private");
+        for sql in [
+            "SELECT 1",
+            "SELECT '東京' AS 市, 'é' AS e -- 注釈",
+            "FROM range(3) SELECT range /* end */",
+            "WITH t AS (SELECT 1 AS a) SELECT * FROM t;",
+            "VALUES (1), (2)",
+            "SELECT 1 UNION ALL SELECT 2",
+            "(SELECT 1)",
+            "DESCRIBE SELECT 1 AS a",
+            "EXPLAIN SELECT 1",
+            "/* plan */ explain -- why\n FROM range(3)",
+        ] {
+            let g = check(&db, sql, &private).unwrap_or_else(|e| panic!("{sql}: {e}"));
+            assert!(!g.bound, "{sql} was bound by the guard");
+        }
+        for sql in [
+            "SELECT 1) t, (SELECT 2",
+            "SELECT 1) UNION ALL (SELECT 2",
+            "SELECT 1) t WHERE (true",
+            "SELECT 1) AS t(a",
+            "SELECT 1) t JOIN (SELECT 2) u ON (true",
+            "SELECT 1) t ORDER BY (1",
+        ] {
+            match check(&db, sql, &private) {
+                Err(_) => {}
+                Ok(g) => assert!(g.bound, "{sql} was not bound: {g:?}"),
+            }
+        }
+    }
 
     #[test]
     fn skips_nested_comments_and_never_splits_a_character() {

@@ -24,6 +24,18 @@ pub fn guard(store: &Store, sql: &str) -> Result<Guarded> {
     super::guard::check(&store.db, sql, store.private_dir()).map_err(|r| StoreError::Refused(r.0))
 }
 
+/// A failed run of a statement the binder had not seen (`Guarded::bound` false) reports the
+/// binder's refusal of the client's own text when there is one, exactly as the guard would
+/// have; a cancel, a timeout or a failure the binder does not explain stays as it is.
+fn explain_failure(store: &Store, guarded: &Guarded, sql: &str, e: StoreError) -> StoreError {
+    match e {
+        StoreError::Engine(_) if !guarded.bound => {
+            super::guard::binder_refusal(&store.db, sql).map_or(e, |r| StoreError::Refused(r.0))
+        }
+        e => e,
+    }
+}
+
 /// What the watchdog knows of the query armed now.
 #[derive(Default, Clone, Copy)]
 pub(super) struct Armed {
@@ -75,7 +87,8 @@ impl Watchdog {
         std::mem::take(&mut *self.lock())
     }
 
-    /// Interrupts the query armed as `generation` if it is still running; true if it did.
+    /// Interrupts the query armed as `generation` if it is still running; true if it did. The
+    /// timer calls it again every `CANCEL_REPEAT` until that query ends.
     pub(super) fn fire(&self, generation: u64, handle: &duckdb::InterruptHandle) -> bool {
         let mut state = self.lock();
         if state.generation != generation || generation == 0 {
@@ -97,10 +110,10 @@ impl Watchdog {
         true
     }
 
-    /// Repeats a held cancel of the query armed as `generation`, if it still runs.
-    fn repeat_cancel(&self, generation: u64, handle: &duckdb::InterruptHandle) {
+    /// Repeats a held cancel or timeout of the query armed as `generation`, if it still runs.
+    fn repeat(&self, generation: u64, handle: &duckdb::InterruptHandle) {
         let state = self.lock();
-        if state.generation == generation && generation != 0 && state.cancelled {
+        if state.generation == generation && generation != 0 && (state.cancelled || state.fired) {
             handle.interrupt();
         }
     }
@@ -119,15 +132,21 @@ pub(super) fn with_timeout<T>(
     let handle = store.interrupt.clone();
     std::thread::spawn(move || {
         let deadline = std::time::Instant::now() + timeout;
+        // Once the deadline has passed, the interrupt is repeated like a held cancel until the
+        // query ends: one that lands just before the statement begins would be forgotten.
         loop {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match watch.recv_timeout(left.min(CANCEL_REPEAT)) {
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if left.is_zero() => {
+            let wait = if left.is_zero() {
+                CANCEL_REPEAT
+            } else {
+                left.min(CANCEL_REPEAT)
+            };
+            match watch.recv_timeout(wait) {
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if left <= wait => {
                     dog.fire(generation, &handle);
-                    break;
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    dog.repeat_cancel(generation, &handle);
+                    dog.repeat(generation, &handle);
                 }
                 _ => break,
             }
@@ -144,43 +163,58 @@ pub(super) fn with_timeout<T>(
     }
 }
 
-pub fn run(store: &Store, sql: &str) -> Result<QueryOutcome> {
+/// Guards `sql`, then runs `f` with what the guard returned on the reader connection under the
+/// watchdog. The one way a client's statement reaches the engine.
+pub(super) fn run_guarded<T>(
+    store: &Store,
+    sql: &str,
+    f: impl FnOnce(&duckdb::Connection, &Guarded) -> Result<T>,
+) -> Result<T> {
     let guarded = guard(store, sql)?;
-    if guarded.kind == StatementKind::Explain {
-        // A plan is two text columns; it cannot be wrapped in a table, so it runs as is.
-        return with_timeout(store, |conn| {
+    with_timeout(store, |conn| f(conn, &guarded))
+        .map_err(|e| explain_failure(store, &guarded, sql, e))
+}
+
+/// What a query left behind: rows to return now, or a table to register as a dataset.
+enum Ran {
+    Inline(QueryOutcome),
+    Table(String),
+}
+
+pub fn run(store: &Store, sql: &str) -> Result<QueryOutcome> {
+    let inline_rows = store.config.inline_rows;
+    let outcome = run_guarded(store, sql, |conn, guarded| {
+        if guarded.kind == StatementKind::Explain {
+            // A plan is two text columns; it cannot be wrapped in a table, so it runs as is.
             let mut stmt = conn.prepare(&guarded.sql)?;
             let rows = stmt
                 .query_map([], |r| Ok(serde_json::json!({ "explain_key": r.get::<_, Option<String>>(0)?, "explain_value": r.get::<_, Option<String>>(1)? })))?
                 .collect::<std::result::Result<Vec<_>, _>>()?;
-            Ok(QueryOutcome::Inline {
+            return Ok(Ran::Inline(QueryOutcome::Inline {
                 columns: vec![
                     ("explain_key".into(), "VARCHAR".into()),
                     ("explain_value".into(), "VARCHAR".into()),
                 ],
                 rows,
-            })
-        });
-    }
-    let name = store.new_ref("q");
-    let table = quote_ident(&name);
-    let inline_rows = store.config.inline_rows;
-    let outcome = with_timeout(store, |conn| {
+            }));
+        }
+        let name = store.new_ref("q");
+        let table = quote_ident(&name);
         conn.execute_batch(&format!("CREATE TABLE {table} AS {}", guarded.sql))?;
         let (rows, columns) = shape(conn, &name)?;
         if rows as usize <= inline_rows {
             let data = first_rows(conn, &table, inline_rows);
             let _ = conn.execute_batch(&format!("DROP TABLE IF EXISTS {table}"));
-            return Ok(Some(QueryOutcome::Inline {
+            return Ok(Ran::Inline(QueryOutcome::Inline {
                 columns,
                 rows: data?,
             }));
         }
-        Ok(None)
+        Ok(Ran::Table(name))
     })?;
     match outcome {
-        Some(inline) => Ok(inline),
-        None => Ok(QueryOutcome::Dataset(Box::new(store.register(
+        Ran::Inline(inline) => Ok(inline),
+        Ran::Table(name) => Ok(QueryOutcome::Dataset(Box::new(store.register(
             &name,
             DatasetKind::Query,
             false,
@@ -199,14 +233,13 @@ pub fn materialize(store: &Store, sql: &str, name: &str) -> Result<DatasetMeta> 
             "a dataset named `{name}` already exists; loom_drop it first or pick another name"
         )));
     }
-    let guarded = guard(store, sql)?;
-    if guarded.kind != StatementKind::Select {
-        return Err(StoreError::Refused(
-            "only a query that returns rows can be materialized".into(),
-        ));
-    }
     let table = quote_ident(name);
-    with_timeout(store, |conn| {
+    run_guarded(store, sql, |conn, guarded| {
+        if guarded.kind != StatementKind::Select {
+            return Err(StoreError::Refused(
+                "only a query that returns rows can be materialized".into(),
+            ));
+        }
         Ok(conn.execute_batch(&format!("CREATE TABLE {table} AS {}", guarded.sql))?)
     })?;
     store.register(name, DatasetKind::Materialized, true)
@@ -246,6 +279,50 @@ mod tests {
             );
             std::thread::yield_now();
         }
+    }
+
+    /// A statement the guard let through on the parser's word and the binder then refused reads
+    /// exactly as a guard refusal: the binder's message against the client's own text, through
+    /// every entry point, and nothing is left behind.
+    #[test]
+    fn a_binder_error_reads_against_the_clients_text_everywhere() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = open(dir.path());
+        let sql = "SELECT nope FROM range(3)";
+        let guarded = super::guard(&store, sql).expect("the parser accepts it");
+        assert!(!guarded.bound, "a plain SELECT takes the parser-only path");
+        let before = store.fingerprint();
+        for e in [
+            store.query(sql).map(|_| ()).unwrap_err(),
+            store.materialize(sql, "m").map(|_| ()).unwrap_err(),
+            store.run_result(sql).map(|_| ()).unwrap_err(),
+        ] {
+            let StoreError::Refused(msg) = &e else {
+                panic!("not a refusal: {e:?}")
+            };
+            assert!(
+                msg.starts_with("the query was not accepted: Binder Error")
+                    && msg.contains("LINE 1: SELECT nope FROM"),
+                "{msg}"
+            );
+        }
+        let explain = "EXPLAIN SELECT nope FROM range(3)";
+        for e in [
+            store.query(explain).map(|_| ()).unwrap_err(),
+            store.run_result(explain).map(|_| ()).unwrap_err(),
+        ] {
+            assert!(
+                matches!(&e, StoreError::Refused(m) if m.contains("LINE 1: EXPLAIN SELECT nope")),
+                "{e:?}"
+            );
+        }
+        assert_eq!(before, store.fingerprint());
+        // A failure the binder does not explain stays the engine's own.
+        let e = store.query("SELECT 'x'::INTEGER AS n").unwrap_err();
+        assert!(
+            matches!(&e, StoreError::Engine(m) if m.contains("Conversion Error")),
+            "{e:?}"
+        );
     }
 
     const LONG: &str = "SELECT count(*) AS n FROM range(2000000000) a WHERE a.range % 7 = 3";

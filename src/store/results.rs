@@ -4,7 +4,7 @@
 //! Also the numbers behind the describe view's charts. Everything here goes through the same
 //! statement guard and timeout as the model's queries.
 
-use super::query::{guard, with_timeout};
+use super::query::run_guarded;
 use super::sealed::StatementKind;
 use super::{Result, Store, StoreError, quote_ident};
 use serde::{Deserialize, Serialize};
@@ -34,14 +34,14 @@ pub type Page = Vec<Vec<Option<String>>>;
 impl Store {
     /// Runs one guarded read-only statement into a new result table.
     pub fn run_result(&self, sql: &str) -> Result<ResultTable> {
-        let guarded = guard(self, sql)?;
         let started = std::time::Instant::now();
-        let n = self
-            .counter
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("_loom_result_{n}");
-        let t = quote_ident(&name);
-        let (rows, columns) = with_timeout(self, |conn| {
+        let mut name = String::new();
+        let (rows, columns) = run_guarded(self, sql, |conn, guarded| {
+            let n = self
+                .counter
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            name = format!("_loom_result_{n}");
+            let t = quote_ident(&name);
             // While this is set, a cancel from a workbench may interrupt the reader: it is
             // running this query, never the model's.
             *Store::lock(&self.workbench_query) = true;
