@@ -4,9 +4,9 @@
 //! happening. `cargo bench --bench tui`; under `cargo test` a short pass keeps it working.
 
 use loom::config::Config;
+use loom::frontend::engine::Engine;
+use loom::frontend::local::LocalEngine;
 use loom::session::Session;
-use loom::session::engine::Engine;
-use loom::session::local::LocalEngine;
 use loom::tui::app::{App, Msg};
 use loom::tui::{TuiOptions, build_app, clipboard::Clipboard, ui};
 use ratatui::Terminal;

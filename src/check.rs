@@ -5,7 +5,6 @@
 use crate::config::Config;
 use crate::downstream::{Fleet, ServerState};
 use crate::protocol::ClientCapabilities;
-use crate::session::EventBus;
 use crate::terminal_text;
 use std::io::Write;
 use std::sync::Arc;
@@ -29,7 +28,6 @@ pub async fn run(config: Arc<Config>, out: &mut impl Write) -> anyhow::Result<bo
     let fleet = Fleet::start(
         config.clone(),
         ClientCapabilities::default(),
-        EventBus::default(),
         Arc::new(|_| {}),
     );
     let deadline = tokio::time::Instant::now()

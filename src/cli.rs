@@ -2,10 +2,10 @@
 //! `main.rs` so that it stays argument parsing only.
 
 use crate::config::Config;
+use crate::frontend::engine::{Engine, Reply, Request};
+use crate::frontend::local::LocalEngine;
+use crate::frontend::socket::{self, RemoteEngine, SessionEntry};
 use crate::session::Session;
-use crate::session::engine::{Engine, Reply, Request};
-use crate::session::local::LocalEngine;
-use crate::session::socket::{self, RemoteEngine, SessionEntry};
 use crate::store::csv_field;
 use crate::terminal_text::{self, Sink};
 use crate::tui::TuiOptions;

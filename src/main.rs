@@ -191,7 +191,7 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Serve(c) => {
             let config = c.load()?;
             init_logging(&cli.log_level, config.log_file.as_deref())?;
-            rt.block_on(loom::upstream::stdio::serve(config))?;
+            rt.block_on(loom::frontend::stdio::serve(config))?;
             // Blocking reads of stdin may still be parked; do not wait for them.
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
@@ -226,7 +226,7 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         }
         Command::Attach { session, look } => {
             init_tui_logging(&cli.log_level, None)?;
-            let entry = loom::session::socket::resolve(session.as_deref())
+            let entry = loom::frontend::socket::resolve(session.as_deref())
                 .map_err(|e| anyhow::anyhow!(e))?;
             let opts = loom::tui::TuiOptions {
                 theme: look.theme.unwrap_or_else(|| "dark".into()),
@@ -241,9 +241,9 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         }
         Command::Connect { session } => {
             init_logging(&cli.log_level, None)?;
-            let entry = loom::session::socket::resolve(session.as_deref())
+            let entry = loom::frontend::socket::resolve(session.as_deref())
                 .map_err(|e| anyhow::anyhow!(e))?;
-            rt.block_on(loom::session::socket::bridge(&entry))?;
+            rt.block_on(loom::frontend::socket::bridge(&entry))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
         }
@@ -306,7 +306,7 @@ fn init_tui_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Resu
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(level))
         .context("bad --log-level")?;
-    let path = loom::session::socket::runtime_dir()
+    let path = loom::frontend::socket::runtime_dir()
         .context("cannot create loom's runtime folder")?
         .join(format!("loom-{}.log", std::process::id()));
     tracing_subscriber::fmt()

@@ -4,8 +4,8 @@
 mod common;
 
 use common::{RawClient, sample_config};
-use loom::session::engine::{Engine, Reply, Request};
-use loom::session::socket::{RemoteEngine, SessionEntry};
+use loom::frontend::engine::{Engine, Reply, Request};
+use loom::frontend::socket::{RemoteEngine, SessionEntry};
 use serde_json::json;
 use std::time::Duration;
 

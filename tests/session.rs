@@ -5,10 +5,10 @@
 mod common;
 
 use common::{LOOM, RawClient, TempConfig, is_error_result, sample_config, text_of, wait_until};
+use loom::frontend::engine::{Engine, Reply, Request};
+use loom::frontend::socket::{RemoteEngine, SessionEntry};
 use loom::session::Event;
 use loom::session::approvals::Decision;
-use loom::session::engine::{Engine, Reply, Request};
-use loom::session::socket::{RemoteEngine, SessionEntry};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,7 +45,7 @@ async fn started(cfg: &TempConfig) -> (RawClient, SessionEntry) {
 }
 
 /// Collects call events from a feed until `n` finished calls were seen.
-async fn call_events(feed: &mut loom::session::engine::EventFeed, n: usize) -> Vec<(u64, String)> {
+async fn call_events(feed: &mut loom::frontend::engine::EventFeed, n: usize) -> Vec<(u64, String)> {
     let mut out = Vec::new();
     let mut finished = 0;
     while finished < n {
@@ -276,7 +276,7 @@ async fn a_workbench_of_another_protocol_version_is_told_both_versions() {
     assert!(
         line.contains(&format!(
             "speaks version {}",
-            loom::session::engine::WORKBENCH_PROTOCOL
+            loom::frontend::engine::WORKBENCH_PROTOCOL
         )) && line.contains("version 99"),
         "{line}"
     );
@@ -318,7 +318,7 @@ async fn a_peer_of_another_user_is_refused_whatever_the_file_modes() {
     assert!(!text.contains("\"result\""));
 }
 
-async fn attacher(entry: &SessionEntry) -> (Arc<RemoteEngine>, loom::session::engine::EventFeed) {
+async fn attacher(entry: &SessionEntry) -> (Arc<RemoteEngine>, loom::frontend::engine::EventFeed) {
     let eng = RemoteEngine::connect(entry).await.expect("attach");
     let feed = eng.events(true);
     assert!(matches!(
@@ -329,7 +329,7 @@ async fn attacher(entry: &SessionEntry) -> (Arc<RemoteEngine>, loom::session::en
 }
 
 async fn next_approval(
-    feed: &mut loom::session::engine::EventFeed,
+    feed: &mut loom::frontend::engine::EventFeed,
 ) -> loom::session::approvals::ApprovalRequest {
     loop {
         let ev = tokio::time::timeout(Duration::from_secs(30), feed.live.recv())

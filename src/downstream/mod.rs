@@ -13,7 +13,6 @@ mod supervisor;
 
 use crate::config::{Config, Naming, ServerSpec};
 use crate::protocol::{ClientCapabilities, Era};
-use crate::session::EventBus;
 use connection::{Connection, lock};
 use naming::{NameRegistry, Target};
 use serde_json::value::RawValue;
@@ -32,8 +31,17 @@ pub enum ListKind {
 /// Receives fleet events synchronously, in the order servers sent them.
 pub type EventSink = Arc<dyn Fn(FleetEvent) + Send + Sync>;
 
-/// What servers send that an upstream client may need.
+/// What servers send that an upstream client may need, and what a person watching may want to
+/// see; the session republishes it.
 pub enum FleetEvent {
+    /// A server's state changed; `detail` is the error that caused it, if any.
+    State {
+        server: String,
+        state: ServerState,
+        detail: Option<String>,
+    },
+    /// A line a stdio server wrote on stderr.
+    Stderr { server: String, line: String },
     /// The merged list of this kind changed.
     ListChanged(ListKind),
     /// A notification that is not a list change (progress, log message, resource update…).
@@ -158,7 +166,6 @@ pub struct Fleet {
     tool_names: Mutex<NameRegistry>,
     prompt_names: Mutex<NameRegistry>,
     events: EventSink,
-    bus: EventBus,
     settled: watch::Sender<usize>,
     shutdown: watch::Sender<bool>,
     client_caps: ClientCapabilities,
@@ -173,7 +180,6 @@ impl Fleet {
     pub fn start(
         config: Arc<Config>,
         client_caps: ClientCapabilities,
-        bus: EventBus,
         events: EventSink,
     ) -> Arc<Fleet> {
         let servers = config
@@ -200,7 +206,6 @@ impl Fleet {
             tool_names: Mutex::new(NameRegistry::default()),
             prompt_names: Mutex::new(NameRegistry::default()),
             events,
-            bus,
             settled: watch::channel(0).0,
             shutdown: watch::channel(false).0,
             client_caps,

@@ -7,7 +7,6 @@ use super::stdio::{StdioLaunch, StdioProcess};
 use super::{Fleet, FleetEvent, ListKind, Lists, ServerHandle, ServerState, env, http, stdio};
 use crate::config::TransportSpec;
 use crate::jsonrpc;
-use crate::session::Event;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -27,9 +26,9 @@ fn set_state(fleet: &Fleet, server: &ServerHandle, state: ServerState, error: Op
     }
     drop(st);
     tracing::info!(server = %server.name(), state = %state.label(), error = error.as_deref().unwrap_or(""), "server state");
-    fleet.bus.publish(Event::ServerState {
+    (fleet.events)(FleetEvent::State {
         server: server.name().into(),
-        state: state.label(),
+        state,
         detail: error,
     });
 }
@@ -155,11 +154,11 @@ async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Runnin
             cwd,
         } => {
             let child_env = env::child_env(std::env::vars_os(), env_passthrough, own_env);
-            let bus = fleet.bus.clone();
+            let events = fleet.events.clone();
             let name = spec.name.clone();
             let on_stderr: stdio::StderrSink = Arc::new(move |line: &str| {
                 tracing::info!(target: "loom::downstream::stderr", server = %name, "{line}");
-                bus.publish(Event::ServerStderr {
+                events(FleetEvent::Stderr {
                     server: name.clone(),
                     line: line.to_owned(),
                 });

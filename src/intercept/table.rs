@@ -8,6 +8,7 @@
 //! cells only when the store reads them. This module decides types and conversions; the store
 //! only applies them. Cells are untrusted text: they are read only at boundaries checked first.
 
+use crate::types::time::civil_from_days;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
@@ -320,20 +321,6 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
-}
-
-/// The date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// The UTC date and minute of the day of an ISO timestamp with an offset: exact, because

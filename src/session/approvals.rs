@@ -6,38 +6,15 @@
 //! feeds hold for as long as their connection lives, so a crashed attacher stops counting at
 //! once and a slow one keeps counting.
 
+pub use crate::types::events::{ApprovalRequest, Decision};
+
 use super::{Event, EventBus};
 use crate::downstream::connection::lock;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
-
-/// A call waiting for a person.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct ApprovalRequest {
-    pub approval: u64,
-    pub call: u64,
-    pub server: String,
-    /// The exposed name and the server's own name for it.
-    pub tool: String,
-    pub original: String,
-    pub annotations: Value,
-    pub arguments: Value,
-    pub timeout_secs: u64,
-}
-
-/// What a person decided.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "decision", rename_all = "snake_case")]
-pub enum Decision {
-    Once,
-    Session,
-    Deny { reason: Option<String> },
-}
 
 /// How a call's approval ended, for the caller and the call log.
 #[derive(Debug, Clone, PartialEq)]

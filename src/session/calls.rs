@@ -4,47 +4,11 @@
 //! Every attacher can read it, so a request is redacted on the way in (as provenance is):
 //! the log never holds a secret from a request, whoever logs the call.
 
+pub use crate::types::events::{CallRecord, CallSummary};
+
 use crate::downstream::connection::lock;
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Mutex;
-
-/// One call as the Traffic pane lists it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct CallSummary {
-    pub call: u64,
-    /// When the call started (ISO 8601, UTC).
-    pub at: String,
-    /// `model` for an MCP client, `human` for the workbench.
-    pub caller: String,
-    pub server: String,
-    /// The exposed tool name the caller used.
-    pub tool: String,
-    /// `running`, `passed`, `intercepted`, `parked`, `error`, `denied` or `cancelled`.
-    pub outcome: String,
-    /// The dataset ref or parked blob key the call produced.
-    pub reference: Option<String>,
-    pub millis: u64,
-    /// Size and estimated tokens of what the server answered …
-    pub bytes_in: u64,
-    pub tokens_in: u64,
-    /// … and of what the caller received.
-    pub bytes_out: u64,
-    pub tokens_out: u64,
-    /// The arguments, compact and redacted, cut to a line.
-    pub arguments: String,
-    /// Who let the call through or stopped it, when it needed approval.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decision: Option<String>,
-}
-
-/// One call with its full request and response text.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CallRecord {
-    pub summary: CallSummary,
-    pub request: String,
-    pub response: String,
-}
 
 /// Largest response text kept per call.
 pub const RESPONSE_CAP: usize = 512 * 1024;

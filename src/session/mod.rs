@@ -6,10 +6,9 @@
 
 pub mod approvals;
 pub mod calls;
-pub mod engine;
-pub mod local;
 pub mod log_file;
-pub mod socket;
+
+pub use crate::types::events::{Event, Sequenced};
 
 use crate::config::Config;
 use crate::downstream::connection::{Connection, lock};
@@ -17,63 +16,11 @@ use crate::downstream::{EventSink, Fleet, FleetEvent, ListKind};
 use crate::protocol::ClientCapabilities;
 use crate::store::memories::Memories;
 use crate::store::{CatalogChange, Store, StoreConfig};
-use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::{OnceCell, broadcast};
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Event {
-    ServerState {
-        server: String,
-        state: String,
-        detail: Option<String>,
-    },
-    ServerStderr {
-        server: String,
-        line: String,
-    },
-    CallStarted(calls::CallSummary),
-    CallFinished(calls::CallSummary),
-    DatasetCreated {
-        dataset: String,
-        rows: u64,
-        server: String,
-        tool: String,
-    },
-    /// A dataset left the catalog: dropped on request or evicted for memory.
-    DatasetDropped {
-        dataset: String,
-        reason: crate::store::DropReason,
-    },
-    BlobParked {
-        key: String,
-        bytes: u64,
-    },
-    MemoryChanged {
-        key: String,
-    },
-    ApprovalRequested(approvals::ApprovalRequest),
-    ApprovalSettled {
-        approval: u64,
-        decision: String,
-    },
-    ExportProgress {
-        table: String,
-        rows: u64,
-        total: u64,
-    },
-}
-
-/// An event with its position in the session's sequence.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Sequenced {
-    pub seq: u64,
-    pub event: Event,
-}
 
 const BACKLOG: usize = 2000;
 
@@ -309,7 +256,7 @@ impl Session {
                         me.on_fleet_event(ev);
                     }
                 });
-                Fleet::start(self.config.clone(), caps, self.bus.clone(), sink)
+                Fleet::start(self.config.clone(), caps, sink)
             })
             .await
             .clone()
@@ -317,6 +264,18 @@ impl Session {
 
     fn on_fleet_event(&self, ev: FleetEvent) {
         match ev {
+            FleetEvent::State {
+                server,
+                state,
+                detail,
+            } => self.bus.publish(Event::ServerState {
+                server,
+                state: state.label(),
+                detail,
+            }),
+            FleetEvent::Stderr { server, line } => {
+                self.bus.publish(Event::ServerStderr { server, line })
+            }
             FleetEvent::ListChanged(kind) => {
                 for l in self.listeners() {
                     l.list_changed(kind);

@@ -4,27 +4,10 @@
 //! workbench draws it, so a field renamed on one side is a compile error on the other. It is
 //! never scraped from a model-facing tool's text; the envelope is a separate rendering.
 
-use super::{ColumnStats, DatasetKind, DatasetMeta, JoinHint, Profile, Provenance, Result, Store};
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use super::{DatasetMeta, Description, Profile, Result, Store};
 
 /// Sample rows a description carries.
 pub const DESCRIBE_SAMPLES: usize = 10;
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Description {
-    #[serde(rename = "ref")]
-    pub dataset: String,
-    pub kind: DatasetKind,
-    pub rows: u64,
-    pub pinned: bool,
-    pub created: String,
-    pub columns: Vec<ColumnStats>,
-    pub sample_rows: Vec<Value>,
-    pub join_hints: Vec<JoinHint>,
-    pub provenance: Option<Provenance>,
-    pub context: Map<String, Value>,
-}
 
 impl Description {
     pub fn new(meta: DatasetMeta, profile: Profile) -> Description {

@@ -33,6 +33,20 @@ pub struct Memory {
     pub deleted: bool,
 }
 
+impl From<&Memory> for crate::types::data::MemoryView {
+    fn from(m: &Memory) -> Self {
+        crate::types::data::MemoryView {
+            key: m.key.clone(),
+            version: m.version,
+            content: m.content.clone(),
+            tags: m.tags.clone(),
+            pinned: m.pinned,
+            author: m.author.clone(),
+            at: m.at.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct MemoryLimits {
     pub max_key_chars: usize,

@@ -15,10 +15,12 @@ mod query;
 pub mod results;
 pub mod sealed;
 
-pub use describe::Description;
+pub use crate::types::data::{
+    ColumnStats, DatasetKind, Description, DropReason, JoinHint, Provenance,
+};
+pub use crate::types::time::{civil_from_days, iso, now_iso};
 pub use export::{ExportFormat, csv_field};
-pub use profile::is_numeric;
-pub use profile::{ColumnStats, JoinHint, Profile};
+pub use profile::Profile;
 pub use query::QueryOutcome;
 
 use crate::intercept::table::Table;
@@ -28,7 +30,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -56,16 +58,6 @@ impl From<duckdb::Error> for StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
-/// Why a dataset left the catalog.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DropReason {
-    /// Someone asked (`loom_drop`, or an envelope that could not be built).
-    Dropped,
-    /// Least recently used, to stay within `memory_budget`.
-    Evicted,
-}
-
 /// A catalog change the store makes on its own (a drop or an eviction can happen inside any
 /// call that adds data), reported to whoever holds the store; the store never imports them.
 #[derive(Debug, Clone, PartialEq)]
@@ -92,28 +84,6 @@ pub struct StoreConfig {
     pub probe_file: PathBuf,
     /// Where parked blobs persist for the project (none: this session only).
     pub blob_dir: Option<PathBuf>,
-}
-
-/// Why a dataset exists; decides eviction order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DatasetKind {
-    /// A large query result.
-    Query,
-    /// A downstream tool result.
-    Ingest,
-    /// Made on purpose by `loom_materialize`.
-    Materialized,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct Provenance {
-    pub server: String,
-    pub tool: String,
-    /// Arguments with secrets masked; `None` when the server's denylist omits them.
-    pub arguments: Option<Value>,
-    pub at: String,
-    pub rung: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -159,28 +129,6 @@ fn dump(conn: &duckdb::Connection, sql: &str) -> String {
     conn.query_row(&all, [], |r| r.get::<_, String>(0))
         .unwrap_or_else(|e| format!("error: {e}"))
 }
-
-pub fn now_iso() -> String {
-    let secs = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    iso(secs)
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the Unix epoch.
-pub fn iso(secs: u64) -> String {
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    let s = secs % 86_400;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
-}
-
-pub use crate::intercept::table::civil_from_days;
 
 /// `"name"` with inner quotes doubled: any Unicode spelling is a valid identifier this way.
 pub fn quote_ident(name: &str) -> String {

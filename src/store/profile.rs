@@ -3,41 +3,11 @@
 //! ingest left in the catalog; the first rows as exact JSON; and join hints scored by exact
 //! containment against every other dataset.
 
-use super::{DatasetMeta, Result, quote_ident};
-use serde::{Deserialize, Serialize};
+use super::{ColumnStats, DatasetMeta, JoinHint, Result, quote_ident};
+use crate::types::data::is_numeric_type;
+use serde::Serialize;
 use serde_json::Value;
 use std::time::{Duration, Instant};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ColumnStats {
-    pub name: String,
-    #[serde(rename = "type")]
-    pub ty: String,
-    pub null_fraction: f64,
-    pub distinct: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max: Option<Value>,
-    /// The most frequent values with their counts, most frequent first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub top: Vec<(Value, u64)>,
-    /// The column's comment in the catalog: what ingest noted about it (say, the offsets a
-    /// UTC timestamp column was converted from).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JoinHint {
-    pub column: String,
-    pub other: String,
-    pub other_column: String,
-    /// Share of this column's distinct values found in the other column.
-    pub this_in_other: f64,
-    /// Share of the other column's distinct values found in this one.
-    pub other_in_this: f64,
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Profile {
@@ -57,13 +27,6 @@ fn is_ordered(ty: &str) -> bool {
     ]
     .iter()
     .any(|k| t.contains(k))
-}
-
-pub fn is_numeric(ty: &str) -> bool {
-    let t = ty.to_uppercase();
-    ["INT", "DOUBLE", "FLOAT", "DECIMAL", "REAL", "NUMERIC"]
-        .iter()
-        .any(|k| t.contains(k))
 }
 
 /// Rows and (name, type) columns of a table.
@@ -194,7 +157,7 @@ pub fn profile(
 
 fn family(ty: &str) -> &'static str {
     let t = ty.to_uppercase();
-    if is_numeric(&t) && !t.contains("DOUBLE") && !t.contains("FLOAT") && !t.contains("REAL") {
+    if is_numeric_type(&t) && !t.contains("DOUBLE") && !t.contains("FLOAT") && !t.contains("REAL") {
         "integer"
     } else if t.starts_with("VARCHAR") {
         "text"

@@ -4,32 +4,14 @@
 //! Also the numbers behind the describe view's charts. Everything here goes through the same
 //! statement guard and timeout as the model's queries.
 
+pub use crate::types::data::{Bar, Page, ResultTable};
+
 use super::query::run_guarded;
 use super::sealed::StatementKind;
 use super::{Result, Store, StoreError, quote_ident};
-use serde::{Deserialize, Serialize};
-
-/// A query result held in the engine.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ResultTable {
-    pub table: String,
-    pub columns: Vec<(String, String)>,
-    pub rows: u64,
-    pub millis: u64,
-}
 
 /// How many results stay readable; older ones are dropped.
 const KEEP: usize = 8;
-
-/// One bar of a chart: a label and how many rows fall under it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Bar {
-    pub label: String,
-    pub count: u64,
-}
-
-/// A page of rows as display text; `None` is SQL NULL.
-pub type Page = Vec<Vec<Option<String>>>;
 
 impl Store {
     /// Runs one guarded read-only statement into a new result table.

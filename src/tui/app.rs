@@ -7,12 +7,12 @@ use super::clipboard::Clipboard;
 use super::highlight::Highlighter;
 use super::keymap::{Action, Context, KeySpec, Keymap};
 use super::theme::Theme;
-use crate::session::calls::{CallRecord, CallSummary};
-use crate::session::engine::{BlobView, DatasetView, Reply, Request, ServerView, SessionInfo};
-use crate::session::{Event, Sequenced};
-use crate::store::Description;
-use crate::store::memories::Memory;
-use crate::store::results::{Bar, Page, ResultTable};
+use crate::frontend::engine::{BlobView, DatasetView, Reply, Request, ServerView, SessionInfo};
+use crate::types::data::Description;
+use crate::types::data::MemoryView;
+use crate::types::data::{Bar, Page, ResultTable};
+use crate::types::events::{CallRecord, CallSummary};
+use crate::types::events::{Event, Sequenced};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::{Position, Rect};
 use ratatui::text::Line;
@@ -89,7 +89,7 @@ pub enum Detail {
         describe: Box<Description>,
     },
     Blob(BlobView),
-    Memory(Memory),
+    Memory(MemoryView),
 }
 
 /// Where a reply goes.
@@ -268,7 +268,7 @@ pub struct App {
     pub section: Section,
     pub datasets: Vec<DatasetView>,
     pub blobs: Vec<BlobView>,
-    pub memories: Vec<Memory>,
+    pub memories: Vec<MemoryView>,
     /// Lines of the memory file the engine could not read; shown beside the memory count.
     pub memory_skipped_lines: u64,
     pub catalog_sel: [usize; 3],
@@ -287,7 +287,7 @@ pub struct App {
     pub spinner: usize,
     pub tools: Vec<Value>,
     /// Calls waiting for this person's decision, oldest first.
-    pub approvals: Vec<crate::session::approvals::ApprovalRequest>,
+    pub approvals: Vec<crate::types::events::ApprovalRequest>,
     /// The reason being typed for a denial.
     pub deny_reason: Option<String>,
     /// The approval the screen last showed: a key decides that one, never one the person
@@ -773,7 +773,7 @@ impl App {
             Action::Close if self.deny_reason.is_some() => self.deny_reason = None,
             Action::Confirm if self.deny_reason.is_some() => {
                 let reason = self.deny_reason.take().filter(|r| !r.trim().is_empty());
-                self.settle(crate::session::approvals::Decision::Deny { reason });
+                self.settle(crate::types::events::Decision::Deny { reason });
             }
             Action::Close => self.close_overlay(),
             Action::Confirm => self.confirm(),
@@ -892,8 +892,8 @@ impl App {
                     ),
                 }
             }
-            Action::ApproveOnce => self.settle(crate::session::approvals::Decision::Once),
-            Action::ApproveSession => self.settle(crate::session::approvals::Decision::Session),
+            Action::ApproveOnce => self.settle(crate::types::events::Decision::Once),
+            Action::ApproveSession => self.settle(crate::types::events::Decision::Session),
             Action::Deny if !self.approvals.is_empty() => self.deny_reason = Some(String::new()),
             Action::Deny => {}
         }
@@ -919,7 +919,7 @@ impl App {
     }
 
     /// Sends the decision on the oldest waiting call.
-    fn settle(&mut self, decision: crate::session::approvals::Decision) {
+    fn settle(&mut self, decision: crate::types::events::Decision) {
         let shown = self.drawn_approval.get();
         let Some(i) = self
             .approvals
@@ -934,12 +934,12 @@ impl App {
         };
         let req = self.approvals.remove(i);
         let what = match &decision {
-            crate::session::approvals::Decision::Once => "approved once".to_owned(),
-            crate::session::approvals::Decision::Session => "approved for this session".to_owned(),
-            crate::session::approvals::Decision::Deny { reason: Some(r) } => {
+            crate::types::events::Decision::Once => "approved once".to_owned(),
+            crate::types::events::Decision::Session => "approved for this session".to_owned(),
+            crate::types::events::Decision::Deny { reason: Some(r) } => {
                 format!("denied ({r})")
             }
-            crate::session::approvals::Decision::Deny { reason: None } => "denied".to_owned(),
+            crate::types::events::Decision::Deny { reason: None } => "denied".to_owned(),
         };
         self.send(
             Purpose::Approve,
@@ -1789,7 +1789,7 @@ impl App {
 
     /// A dataset left the session: it leaves the catalog at once, and whatever showed it
     /// (Detail, the describe view) says so instead of offering a table that is gone.
-    fn dataset_dropped(&mut self, dataset: String, reason: crate::store::DropReason) {
+    fn dataset_dropped(&mut self, dataset: String, reason: crate::types::data::DropReason) {
         let listed = self.datasets.iter().position(|d| d.dataset == dataset);
         if let Some(i) = listed {
             self.datasets.remove(i);
@@ -1808,8 +1808,8 @@ impl App {
         }
         if listed.is_some() || shown || described {
             let why = match reason {
-                crate::store::DropReason::Dropped => "dropped",
-                crate::store::DropReason::Evicted => "evicted to stay within memory_budget",
+                crate::types::data::DropReason::Dropped => "dropped",
+                crate::types::data::DropReason::Evicted => "evicted to stay within memory_budget",
             };
             self.set_status(format!("{dataset} was {why}"), StatusKind::Info);
         }
@@ -2150,7 +2150,7 @@ pub(crate) fn top_text(top: &[(Value, u64)], n: usize) -> String {
 }
 
 /// A join hint as a person reads it: the join, then how much of each side the other holds.
-pub(crate) fn hint_text(h: &crate::store::JoinHint) -> String {
+pub(crate) fn hint_text(h: &crate::types::data::JoinHint) -> String {
     format!(
         "{} = {}.{}  ({:.0}% found there, {:.0}% of theirs here)",
         h.column,

@@ -22,7 +22,7 @@ mod tests;
 #[cfg(test)]
 mod safety_tests;
 
-use crate::session::engine::{Engine, EventFeed};
+use crate::frontend::engine::{Engine, EventFeed};
 use app::{App, Msg};
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -80,7 +80,7 @@ pub fn build_app(opts: &TuiOptions, clipboard: clipboard::Clipboard) -> anyhow::
 pub fn forward_events(
     engine: &dyn Engine,
     tx: mpsc::UnboundedSender<Msg>,
-) -> Option<crate::session::approvals::Presence> {
+) -> Option<crate::frontend::engine::Presence> {
     let EventFeed {
         backlog,
         mut live,
@@ -232,7 +232,7 @@ async fn event_loop(
     });
     // A person watches while this loop runs.
     let _presence = forward_events(engine.as_ref(), tx.clone());
-    let dispatch = |reqs: Vec<(u64, crate::session::engine::Request)>| {
+    let dispatch = |reqs: Vec<(u64, crate::frontend::engine::Request)>| {
         for (t, req) in reqs {
             let fut = engine.request(req);
             let tx = tx.clone();

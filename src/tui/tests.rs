@@ -6,11 +6,11 @@ use super::clipboard::Clipboard;
 use super::keymap::Keymap;
 use super::theme::Theme;
 use super::ui;
-use crate::session::calls::{CallRecord, CallSummary};
-use crate::session::engine::{DatasetView, Reply, Request, ServerView, SessionInfo};
-use crate::session::{Event, Sequenced};
-use crate::store::results::ResultTable;
-use crate::store::{ColumnStats, DatasetKind, Description, DropReason, JoinHint, Provenance};
+use crate::frontend::engine::{DatasetView, Reply, Request, ServerView, SessionInfo};
+use crate::types::data::ResultTable;
+use crate::types::data::{ColumnStats, DatasetKind, Description, DropReason, JoinHint, Provenance};
+use crate::types::events::{CallRecord, CallSummary};
+use crate::types::events::{Event, Sequenced};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -204,7 +204,7 @@ fn fixture(req: &Request) -> Result<Reply, String> {
         Request::Describe { .. } => Reply::Describe { describe: orders_describe() },
         Request::Chart { column, .. } => Reply::Chart {
             bars: (0..4)
-                .map(|i| crate::store::results::Bar { label: format!("{column}{i}"), count: (i + 1) * 10 })
+                .map(|i| crate::types::data::Bar { label: format!("{column}{i}"), count: (i + 1) * 10 })
                 .collect(),
         },
         Request::Query { sql } if sql.contains("nope") => {
@@ -639,7 +639,7 @@ fn skipped_memory_lines_are_counted_beside_the_memories() {
 
 #[test]
 fn the_approval_prompt_shows_every_argument_and_scrolls_instead_of_cutting() {
-    use crate::session::approvals::ApprovalRequest;
+    use crate::types::events::ApprovalRequest;
     let mut a = started();
     let arguments: serde_json::Map<String, serde_json::Value> = (0..300)
         .map(|i| (format!("key{i:03}"), json!(format!("value {i}"))))

@@ -3,7 +3,6 @@
 //! mapped both ways, and server-to-client requests relayed when the client can take them.
 //! Results that loom does not change are spliced back verbatim.
 
-pub mod stdio;
 pub mod tools;
 
 use crate::downstream::connection::{Reply, lock};

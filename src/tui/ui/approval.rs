@@ -7,7 +7,7 @@
 use super::super::app::App;
 use super::super::keymap::{Action, Context};
 use super::centred;
-use crate::session::approvals::ApprovalRequest;
+use crate::types::events::ApprovalRequest;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

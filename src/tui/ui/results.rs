@@ -82,7 +82,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         .result
         .columns
         .iter()
-        .map(|(_, ty)| crate::store::is_numeric(ty))
+        .map(|(_, ty)| crate::types::data::is_numeric_type(ty))
         .collect();
     // Two header rows: the names, then the types.
     let mut header = vec![Span::styled(format!("{:>numw$}", "#"), th.muted)];

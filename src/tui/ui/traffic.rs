@@ -4,7 +4,7 @@
 
 use super::super::app::{App, Pane};
 use super::{empty_state, fit, human, pane_block};
-use crate::session::calls::CallSummary;
+use crate::types::events::CallSummary;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

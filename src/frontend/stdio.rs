@@ -2,10 +2,10 @@
 //! ever on stdout). Ends on stdin EOF, SIGINT or SIGTERM, stopping every child first. The
 //! session socket is open meanwhile, so a workbench can attach.
 
-use super::ClientSession;
 use crate::config::Config;
 use crate::jsonrpc::{Line, LineReader};
 use crate::session::Session;
+use crate::upstream::ClientSession;
 use std::sync::Arc;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::signal::unix::{SignalKind, signal};
@@ -46,9 +46,9 @@ pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
     let session = ClientSession::new(shared.clone(), out_tx, "model");
     // The session socket lets a developer attach a workbench (or a second client) to this
     // session; without it loom still serves its client.
-    let engine: Arc<dyn crate::session::engine::Engine> =
-        crate::session::local::LocalEngine::new(shared.clone());
-    let _socket = match crate::session::socket::listen(shared.clone(), engine, "serve") {
+    let engine: Arc<dyn crate::frontend::engine::Engine> =
+        crate::frontend::local::LocalEngine::new(shared.clone());
+    let _socket = match crate::frontend::socket::listen(shared.clone(), engine, "serve") {
         Ok(s) => Some(s),
         Err(e) => {
             tracing::warn!("no session socket (attach will not find this session): {e}");

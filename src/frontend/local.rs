@@ -2,13 +2,14 @@
 //! A human's tool call goes through a client of its own on the same routing as the model's
 //! calls (so it is logged, intercepted and shown the same way), marked as the human's.
 
-use super::Session;
 use super::engine::{
     BlobView, DatasetView, Engine, EngineFuture, EventFeed, Reply, Request, ServerView,
     SessionInfo, WORKBENCH_PROTOCOL,
 };
 use crate::downstream::connection::lock;
 use crate::protocol::ClientCapabilities;
+use crate::session::Session;
+use crate::types::data::MemoryView;
 use crate::upstream::ClientSession;
 use crate::upstream::tools;
 use serde_json::{Value, json};
@@ -143,7 +144,7 @@ impl Inner {
                         .map_err(|e| e.to_string())?
                         .map_err(|e| e.to_string())?;
                 Ok(Reply::Memories {
-                    memories: list,
+                    memories: list.iter().map(MemoryView::from).collect(),
                     skipped_lines,
                 })
             }
@@ -240,7 +241,7 @@ impl Inner {
                     let t = table.clone();
                     let (path, rows) = store
                         .export_with_progress(&table, fmt, None, &mut |rows| {
-                            bus.publish(super::Event::ExportProgress {
+                            bus.publish(crate::session::Event::ExportProgress {
                                 table: t.clone(),
                                 rows,
                                 total,

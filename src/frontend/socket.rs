@@ -6,10 +6,10 @@
 //! notifications). Beside each socket a small JSON file says what the session is; a socket
 //! whose process is gone is stale and is removed by whoever finds it.
 
-use super::Session;
 use super::engine::{Engine, EngineFuture, EventFeed, Reply, Request, WORKBENCH_PROTOCOL};
 use crate::downstream::connection::lock;
 use crate::jsonrpc::{self, Line, LineReader, RawMessage, code};
+use crate::session::Session;
 use crate::upstream::ClientSession;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -426,7 +426,8 @@ fn handle_workbench(
                 while let Some(ev) = live.recv().await {
                     let is_prompt = matches!(
                         ev.event,
-                        super::Event::ApprovalRequested(_) | super::Event::ApprovalSettled { .. }
+                        crate::session::Event::ApprovalRequested(_)
+                            | crate::session::Event::ApprovalSettled { .. }
                     );
                     let params = jsonrpc::to_raw(&ev);
                     let line = jsonrpc::notification("loom/event", Some(&params));
@@ -572,7 +573,7 @@ pub struct RemoteEngine {
 /// The workbench's event subscription: its request id, and where events go.
 struct Subscription {
     id: u64,
-    tx: mpsc::UnboundedSender<super::Sequenced>,
+    tx: mpsc::UnboundedSender<crate::session::Sequenced>,
 }
 
 impl RemoteEngine {
@@ -626,7 +627,7 @@ impl RemoteEngine {
             return;
         };
         if v.get("method").and_then(Value::as_str) == Some("loom/event") {
-            if let Ok(ev) = serde_json::from_value::<super::Sequenced>(v["params"].clone())
+            if let Ok(ev) = serde_json::from_value::<crate::session::Sequenced>(v["params"].clone())
                 && let Some(sub) = lock(&self.events).as_ref()
             {
                 let _ = sub.tx.send(ev);
@@ -641,9 +642,10 @@ impl RemoteEngine {
         if let Some(sub) = lock(&self.events).as_ref()
             && sub.id == id
         {
-            let backlog =
-                serde_json::from_value::<Vec<super::Sequenced>>(v["result"]["backlog"].clone())
-                    .unwrap_or_default();
+            let backlog = serde_json::from_value::<Vec<crate::session::Sequenced>>(
+                v["result"]["backlog"].clone(),
+            )
+            .unwrap_or_default();
             for ev in backlog {
                 let _ = sub.tx.send(ev);
             }

@@ -1,16 +1,10 @@
-//! The Engine API: everything a workbench may ask of a session, as one request vocabulary
-//! and one event feed. The in-process workbench uses [`super::local::LocalEngine`]; an
-//! attached one uses the same trait over the session socket. Requests and replies are plain
-//! serde types so both transports carry exactly the same thing.
+//! The Engine API's vocabulary: every request a workbench may make of a session and every reply,
+//! the same in process and over the session socket.
 
-use super::Sequenced;
-use super::calls::{CallRecord, CallSummary};
-use crate::store::results::{Bar, Page, ResultTable};
+use super::data::{Bar, Description, MemoryView, Page, ResultTable};
+use super::events::{ApprovalRequest, CallRecord, CallSummary, Decision};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::future::Future;
-use std::pin::Pin;
-use tokio::sync::mpsc;
 
 /// The workbench protocol version spoken on the session socket; it moves whenever a type
 /// below (or an event) changes shape. 2: typed describe payload, drop reasons.
@@ -58,7 +52,7 @@ pub enum Request {
     },
     Approve {
         approval: u64,
-        decision: super::approvals::Decision,
+        decision: Decision,
     },
     Approvals,
 }
@@ -80,7 +74,7 @@ pub enum Reply {
         datasets: Vec<DatasetView>,
     },
     Describe {
-        describe: Box<crate::store::Description>,
+        describe: Box<Description>,
     },
     Chart {
         bars: Vec<Bar>,
@@ -99,7 +93,7 @@ pub enum Reply {
         blobs: Vec<BlobView>,
     },
     Memories {
-        memories: Vec<crate::store::memories::Memory>,
+        memories: Vec<MemoryView>,
         /// Lines of the memory file that could not be read (0 from an older loom).
         #[serde(default)]
         skipped_lines: u64,
@@ -111,7 +105,7 @@ pub enum Reply {
         result: Value,
     },
     Approvals {
-        approvals: Vec<super::approvals::ApprovalRequest>,
+        approvals: Vec<ApprovalRequest>,
     },
     Done,
 }
@@ -154,22 +148,4 @@ pub struct BlobView {
     pub chars: usize,
     pub lines: usize,
     pub expires: String,
-}
-
-pub type EngineFuture = Pin<Box<dyn Future<Output = Result<Reply, String>> + Send>>;
-
-/// Recent events and every later one, in order.
-pub struct EventFeed {
-    pub backlog: Vec<Sequenced>,
-    pub live: mpsc::UnboundedReceiver<Sequenced>,
-    /// While held, a human counts as attached (approvals wait for them).
-    pub presence: Option<super::approvals::Presence>,
-}
-
-/// One session as a workbench sees it, whatever the transport.
-pub trait Engine: Send + Sync + 'static {
-    fn request(&self, request: Request) -> EngineFuture;
-    /// Subscribes to the session's events. With `human`, a person counts as attached (and
-    /// `ask` approvals wait for them) while the feed is held.
-    fn events(&self, human: bool) -> EventFeed;
 }

@@ -1,0 +1,9 @@
+//! The front ends, above the core: the Engine API (what a workbench may ask of a session) with
+//! its in-process engine and its socket client, the session socket's server, and `loom serve`
+//! over stdio. Composition (who starts what) lives here too, so the command line calls one
+//! place and no transport below builds a session.
+
+pub mod engine;
+pub mod local;
+pub mod socket;
+pub mod stdio;

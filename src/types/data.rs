@@ -1,0 +1,184 @@
+//! Datasets and results as a person or a front end sees them: kind, provenance, column stats,
+//! join hints, the typed description, result tables and pages, memory views.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Why a dataset left the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// Someone asked (`loom_drop`, or an envelope that could not be built).
+    Dropped,
+    /// Least recently used, to stay within `memory_budget`.
+    Evicted,
+}
+
+/// Why a dataset exists; decides eviction order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatasetKind {
+    /// A large query result.
+    Query,
+    /// A downstream tool result.
+    Ingest,
+    /// Made on purpose by `loom_materialize`.
+    Materialized,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Provenance {
+    pub server: String,
+    pub tool: String,
+    /// Arguments with secrets masked; `None` when the server's denylist omits them.
+    pub arguments: Option<Value>,
+    pub at: String,
+    pub rung: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnStats {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+    pub null_fraction: f64,
+    pub distinct: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<Value>,
+    /// The most frequent values with their counts, most frequent first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top: Vec<(Value, u64)>,
+    /// The column's comment in the catalog: what ingest noted about it (say, the offsets a
+    /// UTC timestamp column was converted from).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JoinHint {
+    pub column: String,
+    pub other: String,
+    pub other_column: String,
+    /// Share of this column's distinct values found in the other column.
+    pub this_in_other: f64,
+    /// Share of the other column's distinct values found in this one.
+    pub other_in_this: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Description {
+    #[serde(rename = "ref")]
+    pub dataset: String,
+    pub kind: DatasetKind,
+    pub rows: u64,
+    pub pinned: bool,
+    pub created: String,
+    pub columns: Vec<ColumnStats>,
+    pub sample_rows: Vec<Value>,
+    pub join_hints: Vec<JoinHint>,
+    pub provenance: Option<Provenance>,
+    pub context: Map<String, Value>,
+}
+
+/// A query result held in the engine.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ResultTable {
+    pub table: String,
+    pub columns: Vec<(String, String)>,
+    pub rows: u64,
+    pub millis: u64,
+}
+
+/// One bar of a chart: a label and how many rows fall under it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Bar {
+    pub label: String,
+    pub count: u64,
+}
+
+/// A page of rows as display text; `None` is SQL NULL.
+pub type Page = Vec<Vec<Option<String>>>;
+
+/// A live memory as a front end shows it (the store's JSONL record is its own type).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MemoryView {
+    pub key: String,
+    pub version: u64,
+    pub content: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub pinned: bool,
+    /// `model` or `human`.
+    pub author: String,
+    pub at: String,
+}
+
+/// Whether a DuckDB column type is a plain number: an integer, float or decimal of any width,
+/// not an INTERVAL and not a list, array, struct or map of numbers.
+pub fn is_numeric_type(ty: &str) -> bool {
+    let t = ty.trim().to_ascii_uppercase();
+    if t.contains('[') {
+        return false;
+    }
+    let base = t.split('(').next().unwrap_or_default().trim();
+    matches!(
+        base,
+        "TINYINT"
+            | "SMALLINT"
+            | "INTEGER"
+            | "INT"
+            | "BIGINT"
+            | "HUGEINT"
+            | "UTINYINT"
+            | "USMALLINT"
+            | "UINTEGER"
+            | "UBIGINT"
+            | "UHUGEINT"
+            | "INT1"
+            | "INT2"
+            | "INT4"
+            | "INT8"
+            | "BIGNUM"
+            | "VARINT"
+            | "FLOAT"
+            | "FLOAT4"
+            | "FLOAT8"
+            | "DOUBLE"
+            | "REAL"
+            | "DECIMAL"
+            | "NUMERIC"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_numeric_type;
+
+    #[test]
+    fn numbers_are_numbers_and_nothing_else_is() {
+        for t in [
+            "INTEGER",
+            "BIGINT",
+            "DECIMAL(18,3)",
+            "double",
+            "UHUGEINT",
+            "FLOAT",
+        ] {
+            assert!(is_numeric_type(t), "{t}");
+        }
+        for t in [
+            "INTERVAL",
+            "INTEGER[]",
+            "DOUBLE[3]",
+            "STRUCT(a INTEGER)",
+            "MAP(INTEGER, INTEGER)",
+            "VARCHAR",
+            "POINT_INT",
+        ] {
+            assert!(!is_numeric_type(t), "{t}");
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! What happens in a session, as every front end sees it: the events on the bus, the calls in
+//! the log and the approvals a person is asked for.
+
+use super::data::DropReason;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    ServerState {
+        server: String,
+        state: String,
+        detail: Option<String>,
+    },
+    ServerStderr {
+        server: String,
+        line: String,
+    },
+    CallStarted(CallSummary),
+    CallFinished(CallSummary),
+    DatasetCreated {
+        dataset: String,
+        rows: u64,
+        server: String,
+        tool: String,
+    },
+    /// A dataset left the catalog: dropped on request or evicted for memory.
+    DatasetDropped {
+        dataset: String,
+        reason: DropReason,
+    },
+    BlobParked {
+        key: String,
+        bytes: u64,
+    },
+    MemoryChanged {
+        key: String,
+    },
+    ApprovalRequested(ApprovalRequest),
+    ApprovalSettled {
+        approval: u64,
+        decision: String,
+    },
+    ExportProgress {
+        table: String,
+        rows: u64,
+        total: u64,
+    },
+}
+
+/// An event with its position in the session's sequence.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Sequenced {
+    pub seq: u64,
+    pub event: Event,
+}
+
+/// One call as the Traffic pane lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CallSummary {
+    pub call: u64,
+    /// When the call started (ISO 8601, UTC).
+    pub at: String,
+    /// `model` for an MCP client, `human` for the workbench.
+    pub caller: String,
+    pub server: String,
+    /// The exposed tool name the caller used.
+    pub tool: String,
+    /// `running`, `passed`, `intercepted`, `parked`, `error`, `denied` or `cancelled`.
+    pub outcome: String,
+    /// The dataset ref or parked blob key the call produced.
+    pub reference: Option<String>,
+    pub millis: u64,
+    /// Size and estimated tokens of what the server answered …
+    pub bytes_in: u64,
+    pub tokens_in: u64,
+    /// … and of what the caller received.
+    pub bytes_out: u64,
+    pub tokens_out: u64,
+    /// The arguments, compact and redacted, cut to a line.
+    pub arguments: String,
+    /// Who let the call through or stopped it, when it needed approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+}
+
+/// One call with its full request and response text.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CallRecord {
+    pub summary: CallSummary,
+    pub request: String,
+    pub response: String,
+}
+
+/// A call waiting for a person.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ApprovalRequest {
+    pub approval: u64,
+    pub call: u64,
+    pub server: String,
+    /// The exposed name and the server's own name for it.
+    pub tool: String,
+    pub original: String,
+    pub annotations: Value,
+    pub arguments: Value,
+    pub timeout_secs: u64,
+}
+
+/// What a person decided.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    Once,
+    Session,
+    Deny { reason: Option<String> },
+}
