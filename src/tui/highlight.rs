@@ -365,163 +365,6 @@ fn merge(segments: ClassRanges) -> ClassRanges {
     out
 }
 
-/// DuckDB words the stock SQL grammar may leave unscoped. Sorted, upper case.
-const SQL_KEYWORDS: &[&str] = &[
-    "ALL",
-    "ALTER",
-    "ANALYZE",
-    "AND",
-    "ANTI",
-    "ANY",
-    "AS",
-    "ASC",
-    "ASOF",
-    "ATTACH",
-    "BETWEEN",
-    "BIGINT",
-    "BLOB",
-    "BOOLEAN",
-    "BY",
-    "CASE",
-    "CAST",
-    "COLLATE",
-    "COLUMNS",
-    "COPY",
-    "CREATE",
-    "CROSS",
-    "CUBE",
-    "CURRENT",
-    "DATE",
-    "DAY",
-    "DAYS",
-    "DECIMAL",
-    "DEFAULT",
-    "DELETE",
-    "DESC",
-    "DESCRIBE",
-    "DETACH",
-    "DISTINCT",
-    "DOUBLE",
-    "DROP",
-    "ELSE",
-    "END",
-    "ESCAPE",
-    "EXCEPT",
-    "EXCLUDE",
-    "EXISTS",
-    "EXPLAIN",
-    "FALSE",
-    "FETCH",
-    "FILTER",
-    "FIRST",
-    "FLOAT",
-    "FOLLOWING",
-    "FOR",
-    "FROM",
-    "FULL",
-    "GLOB",
-    "GROUP",
-    "GROUPING",
-    "HAVING",
-    "HOUR",
-    "HOURS",
-    "HUGEINT",
-    "ILIKE",
-    "IN",
-    "INNER",
-    "INSERT",
-    "INT",
-    "INTEGER",
-    "INTERSECT",
-    "INTERVAL",
-    "INTO",
-    "IS",
-    "ISNULL",
-    "JOIN",
-    "JSON",
-    "LAST",
-    "LATERAL",
-    "LEFT",
-    "LIKE",
-    "LIMIT",
-    "MINUTE",
-    "MINUTES",
-    "MONTH",
-    "MONTHS",
-    "NATURAL",
-    "NOT",
-    "NOTNULL",
-    "NULL",
-    "NULLS",
-    "OFFSET",
-    "ON",
-    "OR",
-    "ORDER",
-    "OUTER",
-    "OVER",
-    "PARTITION",
-    "PIVOT",
-    "PIVOT_LONGER",
-    "PIVOT_WIDER",
-    "POSITIONAL",
-    "PRAGMA",
-    "PRECEDING",
-    "QUALIFY",
-    "RANGE",
-    "RECURSIVE",
-    "RENAME",
-    "REPLACE",
-    "RETURNING",
-    "RIGHT",
-    "ROLLUP",
-    "ROW",
-    "ROWS",
-    "SAMPLE",
-    "SECOND",
-    "SECONDS",
-    "SELECT",
-    "SEMI",
-    "SET",
-    "SETS",
-    "SHOW",
-    "SIMILAR",
-    "SMALLINT",
-    "SOME",
-    "STRUCT",
-    "SUMMARIZE",
-    "TABLE",
-    "TABLESAMPLE",
-    "TEXT",
-    "THEN",
-    "TIME",
-    "TIMESTAMP",
-    "TIMESTAMPTZ",
-    "TINYINT",
-    "TO",
-    "TRUE",
-    "TRY_CAST",
-    "UBIGINT",
-    "UHUGEINT",
-    "UINTEGER",
-    "UNBOUNDED",
-    "UNION",
-    "UNPIVOT",
-    "USING",
-    "USMALLINT",
-    "UTINYINT",
-    "UUID",
-    "VALUES",
-    "VARCHAR",
-    "VIEW",
-    "WHEN",
-    "WHERE",
-    "WINDOW",
-    "WITH",
-    "WITHIN",
-    "YEAR",
-    "YEARS",
-];
-
 const SQL_OPERATOR_CHARS: &str = "+-*/%<>=!|&~^:@";
 const SQL_PUNCTUATION_CHARS: &str = "(),;.[]{}";
 
@@ -576,7 +419,7 @@ fn lex_gap(line: &str, gap: Range<usize>, out: &mut ClassRanges) {
             if before(start) == Some(b'.') {
                 // A column after `t.` is a name, whatever it is called.
                 Class::Plain
-            } else if is_sql_keyword(word) {
+            } else if super::sql::is_keyword(word) {
                 Class::Keyword
             } else if bytes.get(end) == Some(&b'(') {
                 Class::Function
@@ -599,13 +442,6 @@ fn lex_gap(line: &str, gap: Range<usize>, out: &mut ClassRanges) {
         };
         out.push((start..end, class));
     }
-}
-
-fn is_sql_keyword(word: &str) -> bool {
-    word.len() <= 16
-        && SQL_KEYWORDS
-            .binary_search(&word.to_ascii_uppercase().as_str())
-            .is_ok()
 }
 
 /// The bytes of `line` (row `row`) inside a selection given in character columns.
@@ -853,10 +689,5 @@ mod tests {
         assert_eq!(selected_bytes("héllo", 0, ((0, 1), (0, 3))), Some(1..4));
         assert_eq!(selected_bytes("héllo", 1, ((0, 1), (2, 0))), Some(0..6));
         assert_eq!(selected_bytes("héllo", 3, ((0, 1), (2, 0))), None);
-    }
-
-    #[test]
-    fn keyword_list_is_sorted_for_binary_search() {
-        assert!(SQL_KEYWORDS.windows(2).all(|w| w[0] < w[1]));
     }
 }

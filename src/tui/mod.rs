@@ -13,6 +13,7 @@ pub mod app;
 pub mod clipboard;
 pub mod highlight;
 pub mod keymap;
+pub mod sql;
 pub mod theme;
 pub mod ui;
 

@@ -1,0 +1,225 @@
+//! The detail pane: what is shown for a call, dataset, blob or memory, as highlighted lines.
+
+use super::*;
+
+impl App {
+    pub(super) fn set_detail(&mut self, d: Detail) {
+        let same_item = match (&self.detail, &d) {
+            (Detail::Call(a), Detail::Call(b)) => a.summary.call == b.summary.call,
+            (Detail::Dataset { dataset: a, .. }, Detail::Dataset { dataset: b, .. }) => a == b,
+            _ => false,
+        };
+        if !same_item {
+            self.detail_scroll = 0;
+        }
+        self.detail = d;
+        self.rebuild_detail_lines();
+    }
+
+    /// Highlighting is done once per change, not per frame.
+    pub(super) fn rebuild_detail_lines(&mut self) {
+        let th = &self.theme;
+        let h = &self.highlighter;
+        let heading = |t: String| Line::styled(t, th.title);
+        self.detail_lines = match &self.detail {
+            Detail::Empty => Vec::new(),
+            Detail::Call(r) => {
+                let s = &r.summary;
+                let mut lines = vec![heading(format!(
+                    "#{} {} → {}/{} · {} · {} ms",
+                    s.call, s.caller, s.server, s.tool, s.outcome, s.millis
+                ))];
+                if let Some(d) = &s.decision {
+                    lines.push(Line::styled(format!("approval: {d}"), th.warning));
+                }
+                if let Some(reference) = &s.reference {
+                    lines.push(Line::styled(
+                        format!("{} → {reference}   (o: go to it)", s.outcome),
+                        th.accent,
+                    ));
+                }
+                lines.push(Line::styled(
+                    format!(
+                        "in {} B ≈{} tok → out {} B ≈{} tok",
+                        s.bytes_in, s.tokens_in, s.bytes_out, s.tokens_out
+                    ),
+                    th.muted,
+                ));
+                lines.push(heading("request".into()));
+                lines.extend(h.json_lines(&pretty(&r.request), th));
+                lines.push(heading("response".into()));
+                lines.extend(response_lines(&r.response, h, th));
+                lines
+            }
+            Detail::Dataset { dataset, describe } => dataset_lines(dataset, describe, th),
+            Detail::Blob(b) => vec![
+                heading(format!("parked {}", b.key)),
+                Line::raw(b.summary.clone()),
+                Line::styled(
+                    format!(
+                        "{} chars, {} lines, kept until {}",
+                        b.chars, b.lines, b.expires
+                    ),
+                    th.muted,
+                ),
+                Line::raw(""),
+                Line::styled(
+                    "The model reads it with loom_fetch (offset/length or a pattern).".to_owned(),
+                    th.muted,
+                ),
+            ],
+            Detail::Memory(m) => {
+                let mut lines = vec![
+                    heading(format!("memory {} v{}", m.key, m.version)),
+                    Line::styled(
+                        format!(
+                            "by {} at {}{}{}",
+                            m.author,
+                            m.at,
+                            if m.pinned { " · pinned" } else { "" },
+                            if m.tags.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" · tags: {}", m.tags.join(", "))
+                            }
+                        ),
+                        th.muted,
+                    ),
+                ];
+                lines.extend(m.content.lines().map(|l| Line::raw(l.to_owned())));
+                lines
+            }
+        };
+    }
+}
+
+pub(super) fn pretty(text: &str) -> String {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| text.to_owned())
+}
+
+/// The response as a reader wants it: a text block that holds JSON is unfolded.
+/// A tool result as a reader wants it: each text block as its own lines (an envelope or a
+/// parked pointer reads as written), structured content and anything else as pretty JSON.
+pub(super) fn response_lines(response: &str, h: &Highlighter, th: &Theme) -> Vec<Line<'static>> {
+    let Ok(Value::Object(mut v)) = serde_json::from_str::<Value>(response) else {
+        return h.json_lines(&pretty(response), th);
+    };
+    let mut lines = Vec::new();
+    if let Some(Value::Array(blocks)) = v.remove("content") {
+        for b in blocks {
+            match b["text"].as_str() {
+                Some(text) if b["type"] == "text" => {
+                    lines.push(Line::styled("─ text".to_owned(), th.muted));
+                    if serde_json::from_str::<Value>(text).is_ok() {
+                        lines.extend(h.json_lines(&pretty(text), th));
+                    } else {
+                        lines.extend(text.lines().map(|l| Line::raw(l.to_owned())));
+                    }
+                }
+                _ => {
+                    lines.push(Line::styled(
+                        format!("─ {}", b["type"].as_str().unwrap_or("block")),
+                        th.muted,
+                    ));
+                    lines.extend(h.json_lines(&pretty(&b.to_string()), th));
+                }
+            }
+        }
+    }
+    if !v.is_empty() {
+        lines.push(Line::styled("─ result".to_owned(), th.muted));
+        lines.extend(h.json_lines(&pretty(&Value::Object(v).to_string()), th));
+    }
+    lines
+}
+
+pub(super) fn dataset_lines(dataset: &str, d: &Description, th: &Theme) -> Vec<Line<'static>> {
+    use ratatui::text::Span;
+    let mut lines = vec![Line::styled(
+        format!("{dataset} · {} rows", d.rows),
+        th.title,
+    )];
+    if let Some(p) = &d.provenance {
+        lines.push(Line::styled(
+            format!("from {}/{} at {} ({})", p.server, p.tool, p.at, p.rung),
+            th.muted,
+        ));
+        if let Some(a) = &p.arguments {
+            lines.push(Line::styled(format!("arguments {a}"), th.muted));
+        }
+    }
+    lines.push(Line::styled("columns".to_owned(), th.title));
+    for c in &d.columns {
+        let mut spans = vec![
+            Span::styled(format!("{:<22}", c.name), th.function),
+            Span::styled(format!("{:<12}", c.ty), th.keyword),
+        ];
+        let mut facts = Vec::new();
+        if c.null_fraction > 0.0 {
+            facts.push(format!("null {:.0}%", c.null_fraction * 100.0));
+        }
+        facts.push(format!("~{} distinct", c.distinct));
+        if let (Some(lo), Some(hi)) = (&c.min, &c.max) {
+            facts.push(format!("{} … {}", scalar(lo), scalar(hi)));
+        }
+        if !c.top.is_empty() {
+            facts.push(format!("top {}", top_text(&c.top, 3)));
+        }
+        spans.push(Span::styled(facts.join(" · "), th.muted));
+        lines.push(Line::from(spans));
+    }
+    if !d.join_hints.is_empty() {
+        lines.push(Line::styled("join hints".to_owned(), th.title));
+        for h in &d.join_hints {
+            lines.push(Line::raw(format!("  {}", hint_text(h))));
+        }
+    }
+    if !d.context.is_empty() {
+        lines.push(Line::styled("context".to_owned(), th.title));
+        for (k, v) in &d.context {
+            lines.push(Line::raw(format!("  {k}: {}", scalar(v))));
+        }
+    }
+    if !d.sample_rows.is_empty() {
+        lines.push(Line::styled("sample rows".to_owned(), th.title));
+        for r in d.sample_rows.iter().take(10) {
+            lines.push(Line::raw(format!("  {r}")));
+        }
+    }
+    lines.push(Line::styled(
+        "d: describe with charts · s: query it · x/X: export".to_owned(),
+        th.muted,
+    ));
+    lines
+}
+
+/// `value (count)` for the first `n` top values.
+pub(crate) fn top_text(top: &[(Value, u64)], n: usize) -> String {
+    top.iter()
+        .take(n)
+        .map(|(v, count)| format!("{} ({count})", scalar(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A join hint as a person reads it: the join, then how much of each side the other holds.
+pub(crate) fn hint_text(h: &crate::types::data::JoinHint) -> String {
+    format!(
+        "{} = {}.{}  ({:.0}% found there, {:.0}% of theirs here)",
+        h.column,
+        h.other,
+        h.other_column,
+        h.this_in_other * 100.0,
+        h.other_in_this * 100.0
+    )
+}
+
+pub(crate) fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,200 @@
+//! The results grid: a result table read a page at a time, column widths, copying cells, rows and
+//! selections.
+
+use super::*;
+
+/// A query result shown in the grid: rows arrive a page at a time, only around the view.
+pub struct Grid {
+    pub result: ResultTable,
+    pub pages: HashMap<u64, Page>,
+    pub(super) requested: HashSet<u64>,
+    pub row: u64,
+    pub col: usize,
+    pub top: u64,
+    pub left: usize,
+    pub widths: Vec<u16>,
+}
+
+/// Rows per page fetched for the grid.
+pub const PAGE_ROWS: u64 = 200;
+
+/// Most rows a whole result may have to be copied to the clipboard; beyond, export it.
+pub const COPY_ALL_MAX: u64 = 10_000;
+
+impl Grid {
+    pub(super) fn new(result: ResultTable) -> Grid {
+        let widths = result
+            .columns
+            .iter()
+            .map(|(n, t)| (n.chars().count().max(t.chars().count().min(16)) as u16).clamp(4, 40))
+            .collect();
+        Grid {
+            result,
+            pages: HashMap::new(),
+            requested: HashSet::new(),
+            row: 0,
+            col: 0,
+            top: 0,
+            left: 0,
+            widths,
+        }
+    }
+
+    pub fn cell(&self, row: u64, col: usize) -> Option<Option<&str>> {
+        let page = self.pages.get(&(row / PAGE_ROWS))?;
+        let r = page.get((row % PAGE_ROWS) as usize)?;
+        Some(r.get(col).and_then(|c| c.as_deref()))
+    }
+
+    pub fn row_cells(&self, row: u64) -> Option<&Vec<Option<String>>> {
+        self.pages
+            .get(&(row / PAGE_ROWS))?
+            .get((row % PAGE_ROWS) as usize)
+    }
+
+    /// Fits the column widths to a sample of values (the first page).
+    pub(super) fn fit(&mut self, page: &Page) {
+        for (i, w) in self.widths.iter_mut().enumerate() {
+            let widest = page
+                .iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.as_deref().map_or(4, |s| s.chars().count().min(60)))
+                .max()
+                .unwrap_or(0) as u16;
+            *w = (*w).max(widest).clamp(4, 40);
+        }
+    }
+}
+
+impl App {
+    /// Rows the grid can show at the current size.
+    pub fn grid_rows(&self) -> u64 {
+        crate::tui::ui::grid_rows(self.size, self.zoom.then_some(self.focus)) as u64
+    }
+
+    /// Keeps the selected row on screen and asks for the pages the view needs.
+    pub(super) fn ensure_pages(&mut self) {
+        let rows = self.grid_rows().max(1);
+        let Some(g) = &mut self.grid else { return };
+        if g.row < g.top {
+            g.top = g.row;
+        } else if g.row >= g.top + rows {
+            g.top = g.row + 1 - rows;
+        }
+        let first = g.top / PAGE_ROWS;
+        let last = (g.top + rows) / PAGE_ROWS;
+        // Only pages near the view stay cached.
+        g.pages.retain(|p, _| *p + 2 >= first && *p <= last + 2);
+        self.request_pages(first..=last);
+    }
+
+    /// Asks for the grid's pages in `pages` that it neither has nor awaits.
+    pub(super) fn request_pages(&mut self, pages: impl IntoIterator<Item = u64>) {
+        let Some(g) = &mut self.grid else { return };
+        let want: Vec<u64> = pages
+            .into_iter()
+            .filter(|p| {
+                p * PAGE_ROWS < g.result.rows && !g.pages.contains_key(p) && g.requested.insert(*p)
+            })
+            .collect();
+        let table = g.result.table.clone();
+        for p in want {
+            self.send(
+                Purpose::Rows(table.clone(), p),
+                Request::Rows {
+                    table: table.clone(),
+                    offset: p * PAGE_ROWS,
+                    limit: PAGE_ROWS,
+                },
+            );
+        }
+    }
+
+    pub(super) fn copy_grid(&mut self, a: Action) {
+        let Some(g) = &self.grid else {
+            self.set_status("no result to copy: run a query first", StatusKind::Error);
+            return;
+        };
+        match a {
+            Action::CopyCell => match g.cell(g.row, g.col) {
+                Some(v) => {
+                    let text = v.unwrap_or("").to_owned();
+                    self.copy(&text, "cell");
+                }
+                None => self.set_status("that row is still loading", StatusKind::Error),
+            },
+            Action::CopyRow => match g.row_cells(g.row) {
+                Some(cells) => {
+                    let text = tsv_row(cells);
+                    self.copy(&text, "row");
+                }
+                None => self.set_status("that row is still loading", StatusKind::Error),
+            },
+            _ => {
+                // The whole result: every row must be loaded; large results go to a file.
+                let total = g.result.rows;
+                let loaded: u64 = g.pages.values().map(|p| p.len() as u64).sum();
+                if total > COPY_ALL_MAX || loaded < total {
+                    if total > COPY_ALL_MAX {
+                        self.set_status(
+                            format!("{total} rows is too many for the clipboard: export with x (CSV) or X (JSON)"),
+                            StatusKind::Error,
+                        );
+                    } else {
+                        self.set_status("rows are still loading; try again", StatusKind::Error);
+                        let pages = total.div_ceil(PAGE_ROWS);
+                        self.request_pages(0..pages);
+                    }
+                    return;
+                }
+                let mut text = g
+                    .result
+                    .columns
+                    .iter()
+                    .map(|(n, _)| n.clone())
+                    .collect::<Vec<_>>()
+                    .join("\t");
+                for r in 0..total {
+                    if let Some(cells) = g.row_cells(r) {
+                        text.push('\n');
+                        text.push_str(&tsv_row(cells));
+                    }
+                }
+                self.copy(&text, &format!("result ({total} rows)"));
+            }
+        }
+    }
+
+    pub(super) fn copy(&mut self, text: &str, what: &str) {
+        let backend = self.clipboard.copy(text);
+        let msg = crate::tui::clipboard::status_message(what, text.len(), backend);
+        self.set_status(msg, StatusKind::Success);
+    }
+}
+
+pub(super) fn tsv_row(cells: &[Option<String>]) -> String {
+    cells
+        .iter()
+        .map(|c| c.as_deref().unwrap_or("").replace(['\t', '\n', '\r'], " "))
+        .collect::<Vec<_>>()
+        .join("\t")
+}
+
+/// The text between two (row, col) positions of the editor.
+pub(super) fn slice_range(lines: &[String], a: (usize, usize), b: (usize, usize)) -> String {
+    let mut out = String::new();
+    for (i, l) in lines.iter().enumerate().take(b.0 + 1).skip(a.0) {
+        let chars: Vec<char> = l.chars().collect();
+        let from = if i == a.0 { a.1.min(chars.len()) } else { 0 };
+        let to = if i == b.0 {
+            b.1.min(chars.len())
+        } else {
+            chars.len()
+        };
+        if i > a.0 {
+            out.push('\n');
+        }
+        out.extend(&chars[from..to.max(from)]);
+    }
+    out
+}

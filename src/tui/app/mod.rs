@@ -1,0 +1,753 @@
+//! The workbench's state and its one reducer. `App::update` takes a message (a key, a mouse
+//! event, an event from the session, a reply to an earlier request, a tick) and changes the
+//! state, returning the requests to send to the Engine API; it never draws and never waits.
+//! Tests drive it with messages and read the state or the drawn screen.
+
+mod approvals;
+mod catalog;
+mod detail;
+mod editor;
+mod grid;
+mod keys;
+mod mouse;
+mod navigation;
+mod palette;
+mod replies;
+mod traffic;
+
+pub use super::sql::{error_position, statement_at};
+pub(crate) use detail::{hint_text, scalar, top_text};
+pub use editor::{default_history_file, load_history};
+pub use palette::{prefill_arguments, validate_arguments};
+
+use detail::pretty;
+use grid::slice_range;
+pub use grid::{COPY_ALL_MAX, Grid, PAGE_ROWS};
+
+use super::highlight::Highlighter;
+use super::keymap::{Action, Context, KeySpec, Keymap};
+use super::theme::Theme;
+use crate::frontend::engine::{BlobView, DatasetView, Reply, Request, ServerView, SessionInfo};
+use crate::tui::clipboard::Clipboard;
+use crate::types::data::Description;
+use crate::types::data::MemoryView;
+use crate::types::data::{Bar, Page, ResultTable};
+use crate::types::events::{CallRecord, CallSummary};
+use crate::types::events::{Event, Sequenced};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::{Position, Rect};
+use ratatui::text::Line;
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::time::Instant;
+use tui_textarea::TextArea;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Servers,
+    Traffic,
+    Detail,
+    Catalog,
+    Editor,
+    Results,
+}
+
+impl Pane {
+    pub const ORDER: [Pane; 6] = [
+        Pane::Traffic,
+        Pane::Detail,
+        Pane::Servers,
+        Pane::Catalog,
+        Pane::Editor,
+        Pane::Results,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Servers => "Servers",
+            Pane::Traffic => "Traffic",
+            Pane::Detail => "Detail",
+            Pane::Catalog => "Catalog",
+            Pane::Editor => "SQL",
+            Pane::Results => "Results",
+        }
+    }
+
+    fn context(self) -> Context {
+        match self {
+            Pane::Servers => Context::Servers,
+            Pane::Traffic => Context::Traffic,
+            Pane::Detail => Context::Detail,
+            Pane::Catalog => Context::Catalog,
+            Pane::Editor => Context::Editor,
+            Pane::Results => Context::Results,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    Datasets,
+    Blobs,
+    Memories,
+}
+
+impl Section {
+    pub const ORDER: [Section; 3] = [Section::Datasets, Section::Blobs, Section::Memories];
+    fn index(self) -> usize {
+        Section::ORDER.iter().position(|s| *s == self).unwrap_or(0)
+    }
+}
+
+/// What the Detail pane shows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Detail {
+    Empty,
+    Call(Box<CallRecord>),
+    Dataset {
+        dataset: String,
+        describe: Box<Description>,
+    },
+    Blob(BlobView),
+    Memory(MemoryView),
+}
+
+/// Where a reply goes.
+#[derive(Debug, Clone, PartialEq)]
+enum Purpose {
+    Session,
+    Servers,
+    Calls,
+    CallDetail(u64),
+    Datasets,
+    Blobs,
+    Memories,
+    DatasetDetail(String),
+    Describe(String),
+    Chart(String, String),
+    Query,
+    Rows(String, u64),
+    Export,
+    Tools,
+    CallTool(String),
+    Cancel,
+    Approve,
+    Approvals,
+}
+
+pub struct Completion {
+    pub items: Vec<String>,
+    pub selected: usize,
+    /// Characters before the cursor that the chosen item replaces.
+    pub prefix_len: usize,
+}
+
+pub enum PaletteStage {
+    Pick,
+    Edit {
+        tool: Value,
+        args: Box<TextArea<'static>>,
+    },
+}
+
+pub struct Palette {
+    pub filter: String,
+    pub selected: usize,
+    pub stage: PaletteStage,
+    pub error: Option<String>,
+}
+
+pub struct Describe {
+    pub dataset: String,
+    pub describe: Option<Box<Description>>,
+    pub charts: HashMap<String, Vec<Bar>>,
+    requested: HashSet<String>,
+    pub selected: usize,
+}
+
+pub enum Overlay {
+    None,
+    Help { scroll: u16 },
+    Palette(Palette),
+    Describe(Box<Describe>),
+    Filter,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusKind {
+    Info,
+    Success,
+    Error,
+}
+
+pub struct Running {
+    pub ticket: u64,
+    pub started: Instant,
+}
+
+pub struct QueryError {
+    pub message: String,
+    /// Line and column in the editor (0-based) when the engine said where.
+    pub at: Option<(usize, usize)>,
+}
+
+pub struct ExportState {
+    pub table: String,
+    pub rows: u64,
+    pub total: u64,
+}
+
+/// Everything the workbench shows.
+pub struct App {
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub theme_name: String,
+    pub highlighter: Highlighter,
+    pub clipboard: Clipboard,
+    pub size: (u16, u16),
+    pub focus: Pane,
+    pub zoom: bool,
+    pub overlay: Overlay,
+    pub quit: bool,
+    /// Drawn as the title: `loom tui` or `loom attach <pid>`.
+    pub title: String,
+    pub session: Option<SessionInfo>,
+    pub servers: Vec<ServerView>,
+    pub server_sel: usize,
+    pub show_stderr: bool,
+    pub calls: Vec<CallSummary>,
+    pub traffic_sel: usize,
+    pub follow: bool,
+    pub filter: String,
+    pub detail: Detail,
+    pub detail_lines: Vec<Line<'static>>,
+    pub detail_scroll: usize,
+    pub section: Section,
+    pub datasets: Vec<DatasetView>,
+    pub blobs: Vec<BlobView>,
+    pub memories: Vec<MemoryView>,
+    /// Lines of the memory file the engine could not read; shown beside the memory count.
+    pub memory_skipped_lines: u64,
+    pub catalog_sel: [usize; 3],
+    pub editor: TextArea<'static>,
+    pub history: Vec<String>,
+    history_pos: Option<usize>,
+    pub history_file: Option<PathBuf>,
+    pub completion: Option<Completion>,
+    pub running: Option<Running>,
+    pub query_error: Option<QueryError>,
+    /// Where the running statement starts in the editor, to place the engine's error.
+    statement_origin: (usize, usize),
+    pub grid: Option<Grid>,
+    pub status: Option<(String, StatusKind)>,
+    pub export: Option<ExportState>,
+    pub spinner: usize,
+    pub tools: Vec<Value>,
+    /// Calls waiting for this person's decision, oldest first.
+    pub approvals: Vec<crate::types::events::ApprovalRequest>,
+    /// The reason being typed for a denial.
+    pub deny_reason: Option<String>,
+    /// The approval the screen last showed: a key decides that one, never one the person
+    /// has not seen yet.
+    pub drawn_approval: std::cell::Cell<Option<u64>>,
+    /// How far the approval prompt is scrolled, and for which approval (another one starts at
+    /// the top).
+    pub approval_scroll: (u64, usize),
+    /// The furthest the prompt can scroll, as last drawn (the draw knows the wrapped height).
+    pub approval_scroll_max: std::cell::Cell<usize>,
+    /// Minutes since the epoch, for the traffic sparkline (set by the runtime's clock).
+    pub now_minute: u64,
+    pending: HashMap<u64, Purpose>,
+    next_ticket: u64,
+    /// The newest request for the Detail pane: older replies are stale.
+    detail_ticket: u64,
+    /// The dataset listing last applied: a reply to an older request that arrives later is
+    /// stale (it may still show a dataset whose drop was already seen).
+    datasets_ticket: u64,
+    out: Vec<(u64, Request)>,
+    dirty_highlight: bool,
+}
+
+/// A message for the reducer.
+pub enum Msg {
+    Key(KeyEvent),
+    Mouse(MouseEvent),
+    Paste(String),
+    Resize(u16, u16),
+    Event(Sequenced),
+    Reply(u64, Result<Reply, String>),
+    Action(Action),
+    Tick,
+    /// The session's event feed closed (an attached session stopped).
+    SessionEnded,
+    /// A thread other than the UI's panicked; the message is what it said.
+    WorkerPanicked(String),
+}
+
+impl Msg {
+    /// A plain character key, as typed.
+    pub fn char(c: char) -> Msg {
+        Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+    }
+
+    /// A named key (`Enter`, `Esc`, arrows…) with no modifier.
+    pub fn code(code: KeyCode) -> Msg {
+        Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    /// `ctrl` plus a character.
+    pub fn ctrl(c: char) -> Msg {
+        Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+    }
+}
+
+impl App {
+    pub fn new(keymap: Keymap, theme: Theme, theme_name: &str, clipboard: Clipboard) -> App {
+        let mut editor = TextArea::default();
+        editor.set_placeholder_text("SELECT … — ctrl-e runs the statement under the cursor");
+        let mut app = App {
+            keymap,
+            theme,
+            theme_name: theme_name.to_owned(),
+            highlighter: Highlighter::new(),
+            clipboard,
+            size: (120, 40),
+            focus: Pane::Traffic,
+            zoom: false,
+            overlay: Overlay::None,
+            quit: false,
+            title: "loom tui".into(),
+            session: None,
+            servers: Vec::new(),
+            server_sel: 0,
+            show_stderr: false,
+            calls: Vec::new(),
+            traffic_sel: 0,
+            follow: true,
+            filter: String::new(),
+            detail: Detail::Empty,
+            detail_lines: Vec::new(),
+            detail_scroll: 0,
+            section: Section::Datasets,
+            datasets: Vec::new(),
+            blobs: Vec::new(),
+            memories: Vec::new(),
+            memory_skipped_lines: 0,
+            catalog_sel: [0; 3],
+            editor,
+            history: Vec::new(),
+            history_pos: None,
+            history_file: None,
+            completion: None,
+            running: None,
+            query_error: None,
+            statement_origin: (0, 0),
+            grid: None,
+            status: None,
+            export: None,
+            spinner: 0,
+            tools: Vec::new(),
+            approvals: Vec::new(),
+            deny_reason: None,
+            drawn_approval: std::cell::Cell::new(None),
+            approval_scroll: (0, 0),
+            approval_scroll_max: std::cell::Cell::new(0),
+            now_minute: 0,
+            pending: HashMap::new(),
+            next_ticket: 1,
+            detail_ticket: 0,
+            datasets_ticket: 0,
+            out: Vec::new(),
+            dirty_highlight: false,
+        };
+        app.style_editor();
+        app
+    }
+
+    /// The first requests: everything the panes show.
+    pub fn start(&mut self) -> Vec<(u64, Request)> {
+        self.send(Purpose::Session, Request::Session);
+        self.send(Purpose::Servers, Request::Servers);
+        self.send(Purpose::Calls, Request::Calls { limit: 5000 });
+        self.send(Purpose::Approvals, Request::Approvals);
+        self.refresh_catalog();
+        std::mem::take(&mut self.out)
+    }
+
+    fn refresh_catalog(&mut self) {
+        self.send(Purpose::Datasets, Request::Datasets);
+        self.send(Purpose::Blobs, Request::Blobs);
+        self.send(Purpose::Memories, Request::Memories);
+    }
+
+    fn send(&mut self, purpose: Purpose, req: Request) -> u64 {
+        let t = self.next_ticket;
+        self.next_ticket += 1;
+        if matches!(purpose, Purpose::CallDetail(_) | Purpose::DatasetDetail(_)) {
+            self.detail_ticket = t;
+        }
+        self.pending.insert(t, purpose);
+        self.out.push((t, req));
+        t
+    }
+
+    pub fn set_status(&mut self, text: impl Into<String>, kind: StatusKind) {
+        self.status = Some((text.into(), kind));
+    }
+
+    /// Applies one message; returns the requests to send.
+    pub fn update(&mut self, msg: Msg) -> Vec<(u64, Request)> {
+        match msg {
+            Msg::Key(k) => self.on_key(k),
+            Msg::Mouse(m) => self.on_mouse(m),
+            Msg::Paste(text) => self.on_paste(&text),
+            Msg::Resize(w, h) => {
+                self.size = (w, h);
+                self.ensure_pages();
+            }
+            Msg::Event(ev) => self.on_event(ev.event),
+            Msg::Reply(t, r) => self.on_reply(t, r),
+            Msg::Action(a) => self.apply(a),
+            Msg::Tick => self.spinner = self.spinner.wrapping_add(1),
+            Msg::SessionEnded => {
+                for s in &mut self.servers {
+                    s.state = "stopped".into();
+                }
+                self.set_status(
+                    "the session ended: what is on screen stays readable; q quits",
+                    StatusKind::Error,
+                );
+            }
+            Msg::WorkerPanicked(what) => self.set_status(
+                format!("internal error in loom (details in the log): {what}"),
+                StatusKind::Error,
+            ),
+        }
+        if self.dirty_highlight {
+            self.dirty_highlight = false;
+            self.highlighter.apply_sql(&mut self.editor, &self.theme);
+            if let Some(e) = &self.query_error
+                && let Some((l, c)) = e.at
+            {
+                self.editor
+                    .custom_highlight(((l, c), (l, c + 1)), self.theme.error, 255);
+            }
+        }
+        std::mem::take(&mut self.out)
+    }
+
+    // ----- keys -------------------------------------------------------------------------
+
+    /// Contexts a key is looked up in, most specific first.
+    pub fn contexts(&self) -> Vec<Context> {
+        if !self.approvals.is_empty() {
+            // A waiting call comes first; while a denial reason is typed, keys are text.
+            return if self.deny_reason.is_some() {
+                vec![Context::Filter]
+            } else {
+                vec![Context::Approval, Context::Global]
+            };
+        }
+        match &self.overlay {
+            Overlay::Help { .. } => vec![Context::Help, Context::Global],
+            Overlay::Palette(_) => vec![Context::Palette, Context::Global],
+            Overlay::Describe(_) => vec![Context::Describe, Context::Global],
+            Overlay::Filter => vec![Context::Filter],
+            Overlay::None => {
+                if self.focus == Pane::Editor {
+                    if self.completion.is_some() {
+                        vec![Context::Completion, Context::Editor, Context::Global]
+                    } else {
+                        vec![Context::Editor, Context::Global]
+                    }
+                } else {
+                    vec![self.focus.context(), Context::Navigation, Context::Global]
+                }
+            }
+        }
+    }
+
+    // ----- mouse ------------------------------------------------------------------------
+
+    // ----- actions ----------------------------------------------------------------------
+
+    pub fn apply(&mut self, a: Action) {
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Help => {
+                self.overlay = match self.overlay {
+                    Overlay::Help { .. } => Overlay::None,
+                    _ => Overlay::Help { scroll: 0 },
+                }
+            }
+            Action::Palette => self.open_palette(),
+            Action::Zoom => self.zoom = !self.zoom,
+            Action::ToggleTheme => {
+                let next = if self.theme_name == "dark" {
+                    "light"
+                } else {
+                    "dark"
+                };
+                if let Some(t) = Theme::builtin(next) {
+                    self.theme = t;
+                    self.theme_name = next.into();
+                    self.style_editor();
+                    self.dirty_highlight = true;
+                    self.rebuild_detail_lines();
+                    self.set_status(format!("theme: {next}"), StatusKind::Info);
+                }
+            }
+            Action::FocusNext | Action::FocusPrev if matches!(self.overlay, Overlay::None) => {
+                let i = Pane::ORDER
+                    .iter()
+                    .position(|p| *p == self.focus)
+                    .unwrap_or(0);
+                let n = Pane::ORDER.len();
+                let j = if a == Action::FocusNext {
+                    (i + 1) % n
+                } else {
+                    (i + n - 1) % n
+                };
+                self.focus_pane(Pane::ORDER[j]);
+            }
+            Action::FocusNext | Action::FocusPrev => {}
+            Action::FocusServers => self.focus_pane(Pane::Servers),
+            Action::FocusTraffic => self.focus_pane(Pane::Traffic),
+            Action::FocusDetail => self.focus_pane(Pane::Detail),
+            Action::FocusCatalog => self.focus_pane(Pane::Catalog),
+            Action::FocusEditor => self.focus_pane(Pane::Editor),
+            Action::FocusResults => self.focus_pane(Pane::Results),
+            Action::Close if self.deny_reason.is_some() => self.deny_reason = None,
+            Action::Confirm if self.deny_reason.is_some() => {
+                let reason = self.deny_reason.take().filter(|r| !r.trim().is_empty());
+                self.settle(crate::types::events::Decision::Deny { reason });
+            }
+            Action::Close => self.close_overlay(),
+            Action::Confirm => self.confirm(),
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom => self.move_selection(a),
+            Action::Left | Action::Right => self.move_sideways(a == Action::Right),
+            Action::Open => match self.focus {
+                Pane::Traffic => self.focus_pane(Pane::Detail),
+                Pane::Catalog => self.open_catalog_item(),
+                _ => {}
+            },
+            Action::ToggleStderr => self.show_stderr = !self.show_stderr,
+            Action::ToggleFollow => {
+                self.follow = !self.follow;
+                if self.follow {
+                    self.traffic_sel = 0;
+                    self.select_call();
+                }
+            }
+            Action::Filter => self.overlay = Overlay::Filter,
+            Action::ClearFilter => {
+                self.filter.clear();
+                self.traffic_sel = 0;
+            }
+            Action::JumpToDataset => self.jump_to_reference(),
+            Action::CopyDetail => {
+                let text = match &self.detail {
+                    Detail::Call(r) => format!("{}\n{}", pretty(&r.request), pretty(&r.response)),
+                    Detail::Dataset { describe, .. } => {
+                        serde_json::to_string_pretty(describe).unwrap_or_default()
+                    }
+                    Detail::Blob(b) => b.key.clone(),
+                    Detail::Memory(m) => m.content.clone(),
+                    Detail::Empty => String::new(),
+                };
+                if !text.is_empty() {
+                    self.copy(&text, "detail");
+                }
+            }
+            Action::NextSection | Action::PrevSection => {
+                let i = self.section.index();
+                let j = if a == Action::NextSection {
+                    (i + 1) % 3
+                } else {
+                    (i + 2) % 3
+                };
+                self.section = Section::ORDER[j];
+            }
+            Action::Describe => {
+                if let Some(d) = self.selected_dataset() {
+                    self.open_describe(d);
+                }
+            }
+            Action::QueryDataset => {
+                let target = match &self.overlay {
+                    Overlay::Describe(d) => Some(d.dataset.clone()),
+                    _ => self.selected_dataset(),
+                };
+                if let Some(d) = target {
+                    self.overlay = Overlay::None;
+                    let sql = format!("SELECT * FROM {d};");
+                    self.editor = TextArea::new(vec![sql.clone()]);
+                    self.style_editor();
+                    self.dirty_highlight = true;
+                    self.run_sql(sql, (0, 0));
+                    self.focus_pane(Pane::Results);
+                }
+            }
+            Action::RunQuery => self.run_statement_under_cursor(),
+            Action::CancelQuery => {
+                if self.running.is_some() {
+                    self.send(Purpose::Cancel, Request::CancelQuery);
+                    self.set_status("cancelling the query…", StatusKind::Info);
+                }
+            }
+            Action::HistoryPrev | Action::HistoryNext => {
+                self.walk_history(a == Action::HistoryPrev)
+            }
+            Action::Complete => self.open_completion(true),
+            Action::CopyCell | Action::CopyRow | Action::CopyAll => self.copy_grid(a),
+            Action::ExportCsv | Action::ExportJson => {
+                let format = if a == Action::ExportCsv {
+                    "csv"
+                } else {
+                    "json"
+                };
+                let table = match (&self.overlay, self.focus) {
+                    (Overlay::Describe(d), _) => Some(d.dataset.clone()),
+                    (_, Pane::Results) => self.grid.as_ref().map(|g| g.result.table.clone()),
+                    (_, Pane::Catalog) => self.selected_dataset(),
+                    _ => None,
+                };
+                match table {
+                    Some(table) => {
+                        self.export = Some(ExportState {
+                            table: table.clone(),
+                            rows: 0,
+                            total: 0,
+                        });
+                        self.send(
+                            Purpose::Export,
+                            Request::Export {
+                                table,
+                                format: format.into(),
+                            },
+                        );
+                        self.set_status(format!("exporting {format}…"), StatusKind::Info);
+                    }
+                    None => self.set_status(
+                        "nothing to export here: select a dataset or run a query",
+                        StatusKind::Error,
+                    ),
+                }
+            }
+            Action::ApproveOnce => self.settle(crate::types::events::Decision::Once),
+            Action::ApproveSession => self.settle(crate::types::events::Decision::Session),
+            Action::Deny if !self.approvals.is_empty() => self.deny_reason = Some(String::new()),
+            Action::Deny => {}
+        }
+    }
+
+    fn focus_pane(&mut self, p: Pane) {
+        self.focus = p;
+        self.completion = None;
+        if p == Pane::Traffic && matches!(self.detail, Detail::Empty) {
+            self.select_call();
+        }
+    }
+
+    fn close_overlay(&mut self) {
+        if matches!(self.overlay, Overlay::None) {
+            self.completion = None;
+        }
+        if let Overlay::Palette(Palette {
+            stage: PaletteStage::Edit { .. },
+            ..
+        }) = &self.overlay
+        {
+            // Esc in the argument editor goes back to the list first.
+            if let Overlay::Palette(p) = &mut self.overlay {
+                p.stage = PaletteStage::Pick;
+                p.error = None;
+            }
+            return;
+        }
+        self.overlay = Overlay::None;
+    }
+
+    fn confirm(&mut self) {
+        if self.completion.is_some() && matches!(self.overlay, Overlay::None) {
+            self.accept_completion();
+            return;
+        }
+        match std::mem::replace(&mut self.overlay, Overlay::None) {
+            Overlay::Filter => {
+                self.traffic_sel = 0;
+                self.select_call();
+            }
+            Overlay::Palette(mut p) => {
+                match &p.stage {
+                    PaletteStage::Pick => {
+                        if let Some(tool) = self.palette_matches(&p.filter).get(p.selected).cloned()
+                        {
+                            let prefill = prefill_arguments(&tool);
+                            let lines: Vec<String> = prefill.lines().map(str::to_owned).collect();
+                            // The cursor waits at the end of the first value, ready to edit it.
+                            let cursor = match lines.get(1) {
+                                Some(l) if lines.len() > 2 => {
+                                    let n = l.chars().count();
+                                    (1, if l.ends_with(',') { n - 1 } else { n })
+                                }
+                                _ => (0, lines.first().map_or(0, |l| l.chars().count())),
+                            };
+                            let mut args = TextArea::new(lines);
+                            args.move_cursor(tui_textarea::CursorMove::Jump(
+                                cursor.0 as u16,
+                                cursor.1 as u16,
+                            ));
+                            args.set_cursor_line_style(ratatui::style::Style::default());
+                            p.stage = PaletteStage::Edit {
+                                tool,
+                                args: Box::new(args),
+                            };
+                        }
+                    }
+                    PaletteStage::Edit { tool, args } => {
+                        let text = args.lines().join("\n");
+                        match validate_arguments(tool, &text) {
+                            Ok(arguments) => {
+                                let name = tool["name"].as_str().unwrap_or_default().to_owned();
+                                self.send(
+                                    Purpose::CallTool(name.clone()),
+                                    Request::CallTool {
+                                        name: name.clone(),
+                                        arguments,
+                                    },
+                                );
+                                self.set_status(format!("calling {name}…"), StatusKind::Info);
+                                self.focus_pane(Pane::Traffic);
+                                return;
+                            }
+                            Err(e) => p.error = Some(e),
+                        }
+                    }
+                }
+                self.overlay = Overlay::Palette(p);
+            }
+            other => self.overlay = other,
+        }
+    }
+
+    // ----- traffic ----------------------------------------------------------------------
+
+    // ----- catalog ----------------------------------------------------------------------
+
+    // ----- detail -----------------------------------------------------------------------
+
+    // ----- editor -----------------------------------------------------------------------
+
+    // ----- results ----------------------------------------------------------------------
+
+    // ----- palette ----------------------------------------------------------------------
+
+    // ----- the session's events and replies ---------------------------------------------
+}

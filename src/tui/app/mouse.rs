@@ -1,0 +1,84 @@
+//! The mouse: clicks focus and select in the pane under them, the wheel scrolls it.
+
+use super::*;
+
+impl App {
+    pub(super) fn on_mouse(&mut self, m: MouseEvent) {
+        if !matches!(self.overlay, Overlay::None) {
+            match m.kind {
+                MouseEventKind::ScrollDown => self.apply(Action::Down),
+                MouseEventKind::ScrollUp => self.apply(Action::Up),
+                _ => {}
+            }
+            return;
+        }
+        let layout = crate::tui::ui::layout(
+            Rect::new(0, 0, self.size.0, self.size.1),
+            self.zoom.then_some(self.focus),
+        );
+        let pos = Position::new(m.column, m.row);
+        let Some((pane, rect)) = layout.panes().into_iter().find(|(_, r)| r.contains(pos)) else {
+            return;
+        };
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                self.focus_pane(pane);
+                // The first inner row is 1 below the border; the grid has a header row too.
+                let inner_row = m.row.saturating_sub(rect.y + 1) as usize;
+                match pane {
+                    Pane::Servers => {
+                        self.server_sel = inner_row.min(self.servers.len().saturating_sub(1))
+                    }
+                    Pane::Traffic => {
+                        // Traffic lists calls below a header line and the sparkline.
+                        let first = crate::tui::ui::traffic::LIST_TOP;
+                        if inner_row >= first {
+                            let n = self.visible_calls().len();
+                            let idx = self.traffic_scroll() + inner_row - first;
+                            if idx < n {
+                                self.traffic_sel = idx;
+                                self.follow = idx == 0;
+                                self.select_call();
+                            }
+                        }
+                    }
+                    Pane::Catalog => {
+                        let first = 1; // the section tabs
+                        if inner_row >= first {
+                            let idx = inner_row - first;
+                            if idx < self.section_len() {
+                                self.catalog_sel[self.section.index()] = idx;
+                                self.open_catalog_item();
+                            }
+                        }
+                    }
+                    Pane::Results => {
+                        if let Some(g) = &mut self.grid
+                            && inner_row >= 1
+                        {
+                            let r = g.top + (inner_row - 1) as u64;
+                            if r < g.result.rows {
+                                g.row = r;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let prev = self.focus;
+                self.focus = pane;
+                let a = if m.kind == MouseEventKind::ScrollDown {
+                    Action::Down
+                } else {
+                    Action::Up
+                };
+                for _ in 0..3 {
+                    self.apply(a);
+                }
+                self.focus = prev;
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,340 @@
+//! SQL as the workbench reads it: the keywords completion offers and highlighting knows, the
+//! statement under the cursor, and where an engine error points in the text.
+
+/// What completion offers besides the catalog's names: clauses, operators and aggregates.
+pub const COMPLETIONS: &[&str] = &[
+    "SELECT",
+    "FROM",
+    "WHERE",
+    "GROUP BY",
+    "ORDER BY",
+    "HAVING",
+    "LIMIT",
+    "OFFSET",
+    "JOIN",
+    "LEFT JOIN",
+    "INNER JOIN",
+    "ON",
+    "USING",
+    "AS",
+    "AND",
+    "OR",
+    "NOT",
+    "IN",
+    "IS NULL",
+    "IS NOT NULL",
+    "DISTINCT",
+    "COUNT",
+    "SUM",
+    "AVG",
+    "MIN",
+    "MAX",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "WITH",
+    "UNION ALL",
+    "DESCRIBE",
+    "SUMMARIZE",
+    "EXPLAIN",
+    "LIKE",
+    "ILIKE",
+    "BETWEEN",
+    "CAST",
+    "DESC",
+    "ASC",
+    "QUALIFY",
+    "OVER",
+    "PARTITION BY",
+];
+
+/// DuckDB words the stock SQL grammar may leave unscoped. Sorted, upper case.
+pub const KEYWORDS: &[&str] = &[
+    "ALL",
+    "ALTER",
+    "ANALYZE",
+    "AND",
+    "ANTI",
+    "ANY",
+    "AS",
+    "ASC",
+    "ASOF",
+    "ATTACH",
+    "BETWEEN",
+    "BIGINT",
+    "BLOB",
+    "BOOLEAN",
+    "BY",
+    "CASE",
+    "CAST",
+    "COLLATE",
+    "COLUMNS",
+    "COPY",
+    "CREATE",
+    "CROSS",
+    "CUBE",
+    "CURRENT",
+    "DATE",
+    "DAY",
+    "DAYS",
+    "DECIMAL",
+    "DEFAULT",
+    "DELETE",
+    "DESC",
+    "DESCRIBE",
+    "DETACH",
+    "DISTINCT",
+    "DOUBLE",
+    "DROP",
+    "ELSE",
+    "END",
+    "ESCAPE",
+    "EXCEPT",
+    "EXCLUDE",
+    "EXISTS",
+    "EXPLAIN",
+    "FALSE",
+    "FETCH",
+    "FILTER",
+    "FIRST",
+    "FLOAT",
+    "FOLLOWING",
+    "FOR",
+    "FROM",
+    "FULL",
+    "GLOB",
+    "GROUP",
+    "GROUPING",
+    "HAVING",
+    "HOUR",
+    "HOURS",
+    "HUGEINT",
+    "ILIKE",
+    "IN",
+    "INNER",
+    "INSERT",
+    "INT",
+    "INTEGER",
+    "INTERSECT",
+    "INTERVAL",
+    "INTO",
+    "IS",
+    "ISNULL",
+    "JOIN",
+    "JSON",
+    "LAST",
+    "LATERAL",
+    "LEFT",
+    "LIKE",
+    "LIMIT",
+    "MINUTE",
+    "MINUTES",
+    "MONTH",
+    "MONTHS",
+    "NATURAL",
+    "NOT",
+    "NOTNULL",
+    "NULL",
+    "NULLS",
+    "OFFSET",
+    "ON",
+    "OR",
+    "ORDER",
+    "OUTER",
+    "OVER",
+    "PARTITION",
+    "PIVOT",
+    "PIVOT_LONGER",
+    "PIVOT_WIDER",
+    "POSITIONAL",
+    "PRAGMA",
+    "PRECEDING",
+    "QUALIFY",
+    "RANGE",
+    "RECURSIVE",
+    "RENAME",
+    "REPLACE",
+    "RETURNING",
+    "RIGHT",
+    "ROLLUP",
+    "ROW",
+    "ROWS",
+    "SAMPLE",
+    "SECOND",
+    "SECONDS",
+    "SELECT",
+    "SEMI",
+    "SET",
+    "SETS",
+    "SHOW",
+    "SIMILAR",
+    "SMALLINT",
+    "SOME",
+    "STRUCT",
+    "SUMMARIZE",
+    "TABLE",
+    "TABLESAMPLE",
+    "TEXT",
+    "THEN",
+    "TIME",
+    "TIMESTAMP",
+    "TIMESTAMPTZ",
+    "TINYINT",
+    "TO",
+    "TRUE",
+    "TRY_CAST",
+    "UBIGINT",
+    "UHUGEINT",
+    "UINTEGER",
+    "UNBOUNDED",
+    "UNION",
+    "UNPIVOT",
+    "USING",
+    "USMALLINT",
+    "UTINYINT",
+    "UUID",
+    "VALUES",
+    "VARCHAR",
+    "VIEW",
+    "WHEN",
+    "WHERE",
+    "WINDOW",
+    "WITH",
+    "WITHIN",
+    "YEAR",
+    "YEARS",
+];
+
+/// Whether `word` is one of [`KEYWORDS`], in any case.
+pub fn is_keyword(word: &str) -> bool {
+    word.len() <= 16
+        && KEYWORDS
+            .binary_search(&word.to_ascii_uppercase().as_str())
+            .is_ok()
+}
+
+/// The `;`-separated statement that holds the cursor, and where it starts in the editor.
+pub fn statement_at(text: &str, cursor: (usize, usize)) -> (String, (usize, usize)) {
+    // Statement boundaries, ignoring `;` inside quotes and comments.
+    let mut bounds = vec![0usize];
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'\'' | b'"' => quote = Some(c),
+                b'-' if b.get(i + 1) == Some(&b'-') => {
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                }
+                b'/' if b.get(i + 1) == Some(&b'*') => {
+                    i += 2;
+                    while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                b';' => bounds.push(i + 1),
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    bounds.push(text.len() + 1);
+    // The cursor as a byte offset.
+    let mut offset = 0;
+    for (n, line) in text.split('\n').enumerate() {
+        if n == cursor.0 {
+            offset += line
+                .char_indices()
+                .nth(cursor.1)
+                .map(|(o, _)| o)
+                .unwrap_or(line.len());
+            break;
+        }
+        offset += line.len() + 1;
+    }
+    let mut pick = (0, text.len());
+    for w in bounds.windows(2) {
+        let (s, e) = (w[0], (w[1] - 1).min(text.len()));
+        // A cursor right after a `;` belongs to the statement it ends.
+        if offset >= s && offset <= e {
+            pick = (s, e);
+            if !text[s..e].trim().is_empty() {
+                break;
+            }
+        }
+    }
+    // An empty pick (cursor on a blank line after the last `;`) takes the previous statement.
+    if text[pick.0..pick.1].trim().is_empty() {
+        for w in bounds.windows(2).rev() {
+            let (s, e) = (w[0], (w[1] - 1).min(text.len()));
+            if e <= offset && !text[s..e].trim().is_empty() {
+                pick = (s, e);
+                break;
+            }
+        }
+    }
+    let stmt = &text[pick.0..pick.1];
+    let lead = stmt.len() - stmt.trim_start().len();
+    let start = pick.0 + lead;
+    let row = text[..start].matches('\n').count();
+    let line_start = text[..start].rfind('\n').map_or(0, |p| p + 1);
+    let col = text[line_start..start].chars().count();
+    (
+        stmt.trim().trim_end_matches(';').trim().to_owned(),
+        (row, col),
+    )
+}
+
+/// `LINE n:` and the caret below it in a DuckDB error, as a 0-based line and column.
+pub fn error_position(message: &str) -> Option<(usize, usize)> {
+    let lines: Vec<&str> = message.lines().collect();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(rest) = l.trim_start().strip_prefix("LINE ") {
+            let (num, _) = rest.split_once(':')?;
+            let line: usize = num.trim().parse().ok()?;
+            let prefix_len = l.find(':')? + 2;
+            let caret = lines.get(i + 1)?.find('^')?;
+            let col = caret.saturating_sub(prefix_len);
+            // DuckDB shows a window of a long line with "..." in front; then the column is unknown.
+            if l.get(prefix_len..)
+                .is_some_and(|rest| rest.starts_with("..."))
+            {
+                return Some((line.saturating_sub(1), 0));
+            }
+            return Some((line.saturating_sub(1), col));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{COMPLETIONS, KEYWORDS, is_keyword};
+
+    #[test]
+    fn keyword_list_is_sorted_for_binary_search() {
+        assert!(KEYWORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn every_clause_completion_is_made_of_keywords() {
+        // Aggregates are functions, not keywords; every other completion highlights as one.
+        for c in COMPLETIONS {
+            if ["COUNT", "SUM", "AVG", "MIN", "MAX"].contains(c) {
+                continue;
+            }
+            for w in c.split(' ') {
+                assert!(is_keyword(w), "{w} of {c} is not highlighted as a keyword");
+            }
+        }
+    }
+}
