@@ -111,6 +111,31 @@ pub fn error_response_raw(id: &RawValue, error: &RawValue) -> String {
     s
 }
 
+/// A JSON-RPC error loom answers a request with: a transport or protocol fault (a tool's
+/// failure is a result with `isError`, never this).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<serde_json::Value>,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The same error with structured `data` for the client.
+    pub fn with_data(mut self, data: serde_json::Value) -> RpcError {
+        self.data = Some(data);
+        self
+    }
+}
+
 /// A JSON-RPC error response built by loom itself.
 pub fn error_response(
     id: &RawValue,

@@ -1,0 +1,242 @@
+//! Tool calls: loom's own tools or a server's, the approval a risky call waits for, and the call
+//! log entry every call gets.
+
+use super::*;
+
+impl ClientSession {
+    pub(super) async fn call_tool(
+        self: &Arc<Self>,
+        id: &RawValue,
+        params: Map<String, Value>,
+    ) -> Result<Option<String>, RpcError> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if let Some(spec) = tools::spec(&name) {
+            let args = params
+                .get("arguments")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let track = self.begin_call(LOOM_SERVER, &name, &params);
+            let result = match tools::validate(spec, &args) {
+                Err(msg) => tool_error(&msg),
+                Ok(()) if spec.name.starts_with("loom_memory_") => {
+                    let mem = self.session.memories.clone();
+                    let bus = self.session.bus.clone();
+                    let key = args.get("key").and_then(Value::as_str).map(str::to_owned);
+                    let out =
+                        run_blocking(spec.name, move || tools::run_memory(&mem, spec.name, &args))
+                            .await;
+                    if let Some(key) = key
+                        && matches!(spec.name, "loom_memory_set" | "loom_memory_delete")
+                    {
+                        bus.publish(Event::MemoryChanged { key });
+                    }
+                    out
+                }
+                Ok(()) => match self.session.store.get().await {
+                    Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
+                    Ok(store) => {
+                        let bus = self.session.bus.clone();
+                        run_blocking(spec.name, move || {
+                            tools::run(&store, &bus, spec.name, &args)
+                        })
+                        .await
+                    }
+                },
+            };
+            let result = if self.is_modern() {
+                with_result_type(result)
+            } else {
+                result
+            };
+            let outcome = if reports_error(&result) {
+                "error"
+            } else {
+                "passed"
+            };
+            let reference = serde_json::from_str::<Value>(result.get())
+                .ok()
+                .and_then(|v| v["structuredContent"]["ref"].as_str().map(str::to_owned));
+            self.end_call(track, outcome, reference, None, result.get());
+            return Ok(Some(jsonrpc::response(id, &result)));
+        }
+        let fleet = self.ready_fleet().await;
+        let route = fleet.route_tool(&name).ok_or_else(|| {
+            RpcError::new(code::INVALID_PARAMS, format!("unknown tool \"{name}\""))
+        })?;
+        let mut track = self.begin_call(route.server.name(), &name, &params);
+        // A call waiting for approval can be cancelled like one in flight.
+        let up_key = id_key(id);
+        let (cancel_tx, cancel_rx) = oneshot::channel();
+        lock(&self.in_flight).insert(
+            up_key.clone(),
+            InFlight {
+                cancel: cancel_tx,
+                server: route.server.name().to_owned(),
+            },
+        );
+        let verdict = tokio::select! {
+            v = self.approve(&route, &name, &params, &mut track) => Some(v),
+            _ = cancel_rx => None,
+        };
+        lock(&self.in_flight).remove(&up_key);
+        let Some(verdict) = verdict else {
+            self.end_call(track, "cancelled", None, None, "");
+            return Ok(None);
+        };
+        if let Err(why) = verdict {
+            let result = tool_error(&why);
+            let result = if self.is_modern() {
+                with_result_type(result)
+            } else {
+                result
+            };
+            self.end_call(track, "denied", None, None, result.get());
+            return Ok(Some(jsonrpc::response(id, &result)));
+        }
+        let mut params = params;
+        params.insert("name".into(), Value::String(route.original.clone()));
+        self.forward(id, &route.server, "tools/call", params, Some(track))
+            .await
+    }
+
+    /// Applies the server's approval policy to a call; the human's own calls from the workbench
+    /// are never asked about, but `deny` holds for them too. Records who decided; `Err` says
+    /// why the call may not run.
+    pub(super) async fn approve(
+        &self,
+        route: &crate::downstream::Route,
+        exposed: &str,
+        params: &Map<String, Value>,
+        track: &mut CallTrack,
+    ) -> Result<(), String> {
+        let annotations = route.server.tool_annotations(&route.original);
+        let policy = route
+            .server
+            .spec
+            .approve
+            .decide(&route.original, annotations.as_ref());
+        let spec = &route.server.spec.approve;
+        let verdict = match policy {
+            // The person at the workbench is the one who would approve; `deny` still holds.
+            crate::config::Approval::Ask if self.caller == "human" => return Ok(()),
+            crate::config::Approval::Allow => {
+                if spec
+                    .allow
+                    .iter()
+                    .any(|g| crate::config::glob_match(g, &route.original))
+                {
+                    track.summary.decision = Some("allowed by policy (approve.allow)".into());
+                }
+                return Ok(());
+            }
+            crate::config::Approval::Deny => Verdict::Denied(format!(
+                "denied by policy: `{}` of server `{}` is in approve.deny",
+                route.original,
+                route.server.name()
+            )),
+            crate::config::Approval::Ask => {
+                let req = ApprovalRequest {
+                    call: track.summary.call,
+                    server: route.server.name().to_owned(),
+                    tool: exposed.to_owned(),
+                    original: route.original.clone(),
+                    annotations: annotations.unwrap_or(Value::Null),
+                    arguments: params.get("arguments").cloned().unwrap_or(Value::Null),
+                    ..Default::default()
+                };
+                let config = &self.session.config;
+                self.session
+                    .approvals
+                    .ask(
+                        &self.session.bus,
+                        req,
+                        config.unattended_allow,
+                        config.approval_timeout,
+                    )
+                    .await
+            }
+        };
+        match verdict {
+            Verdict::Allowed(why) => {
+                track.summary.decision = Some(why);
+                Ok(())
+            }
+            Verdict::Denied(why) => {
+                track.summary.decision = Some(why.clone());
+                Err(why)
+            }
+        }
+    }
+
+    /// Logs the start of a tool call and announces it.
+    pub(super) fn begin_call(
+        &self,
+        server: &str,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> CallTrack {
+        let arguments = params
+            .get("arguments")
+            .map(|a| {
+                let text = crate::intercept::redact::redact(a).to_string();
+                crate::session::calls::cap_text(&text, 200)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned()
+            })
+            .unwrap_or_default();
+        let summary = CallSummary {
+            call: self.session.next_call_id(),
+            at: crate::store::now_iso(),
+            caller: self.caller.to_owned(),
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            outcome: "running".into(),
+            arguments,
+            ..Default::default()
+        };
+        let request = Value::Object(params.clone()).to_string();
+        self.session.calls.started(summary.clone(), request);
+        self.session
+            .bus
+            .publish(Event::CallStarted(summary.clone()));
+        CallTrack {
+            summary,
+            started: Instant::now(),
+        }
+    }
+
+    /// Logs how a tool call ended. `original` is the size and estimated tokens of what the
+    /// server answered when loom replaced it; `sent` is what the caller received.
+    pub(super) fn end_call(
+        &self,
+        track: CallTrack,
+        outcome: &str,
+        reference: Option<String>,
+        original: Option<(usize, usize)>,
+        sent: &str,
+    ) {
+        let tokens_out = crate::intercept::tokens::estimate(sent) as u64;
+        let (bytes_in, tokens_in) = original
+            .map(|(b, t)| (b as u64, t as u64))
+            .unwrap_or((sent.len() as u64, tokens_out));
+        let summary = CallSummary {
+            outcome: outcome.to_owned(),
+            reference,
+            millis: track.started.elapsed().as_millis() as u64,
+            bytes_in,
+            tokens_in,
+            bytes_out: sent.len() as u64,
+            tokens_out,
+            ..track.summary
+        };
+        self.session.calls.finished(summary.clone(), sent);
+        self.session.bus.publish(Event::CallFinished(summary));
+    }
+}

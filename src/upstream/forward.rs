@@ -1,0 +1,137 @@
+//! Forwarding one request to a server: its progress token and cancellation mapped both ways, the
+//! timeout, and the reply spliced back byte for byte.
+
+use super::*;
+
+impl ClientSession {
+    /// Sends a request to `server` and relays its answer, mapping progress and cancellation.
+    pub(super) async fn forward(
+        self: &Arc<Self>,
+        id: &RawValue,
+        server: &Arc<ServerHandle>,
+        method: &str,
+        mut params: Map<String, Value>,
+        track: Option<CallTrack>,
+    ) -> Result<Option<String>, RpcError> {
+        let is_call = method == "tools/call";
+        let tool = params
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let track = Mutex::new(track);
+        let finish = |outcome: &str,
+                      reference: Option<String>,
+                      original: Option<(usize, usize)>,
+                      sent: &str| {
+            if let Some(t) = lock(&track).take() {
+                self.end_call(t, outcome, reference, original, sent);
+            }
+        };
+        let lost = |why: String| -> Result<Option<String>, RpcError> {
+            if is_call {
+                Ok(Some(jsonrpc::response(id, &tool_error(&why))))
+            } else {
+                Err(RpcError::new(code::INTERNAL_ERROR, why))
+            }
+        };
+        let conn = match server.connection() {
+            Ok(c) => c,
+            Err(why) => {
+                finish("error", None, None, &why);
+                return lost(why);
+            }
+        };
+        let notify = Arc::new(Notify::new());
+        let mut token_key = None;
+        if let Some(Value::Object(meta)) = params.get_mut("_meta")
+            && let Some(up) = meta.get("progressToken").cloned()
+        {
+            let down = self.session.next_progress_token();
+            meta.insert("progressToken".into(), Value::String(down.clone()));
+            let key = Value::String(down).to_string();
+            lock(&self.progress).insert(
+                key.clone(),
+                ProgressRoute {
+                    upstream_token: up,
+                    notify: notify.clone(),
+                },
+            );
+            token_key = Some(key);
+        }
+        let call_args = params.get("arguments").cloned();
+        let up_key = id_key(id);
+        let (cancel_tx, mut cancel_rx) = oneshot::channel();
+        lock(&self.in_flight).insert(
+            up_key.clone(),
+            InFlight {
+                cancel: cancel_tx,
+                server: server.name().to_owned(),
+            },
+        );
+        let (down_id, mut rx) = conn.send_request(method, Some(params));
+        let timeout = server.spec.call_timeout;
+        let mut deadline = Instant::now() + timeout;
+        let outcome = loop {
+            tokio::select! {
+                reply = &mut rx => break Some(reply.unwrap_or(Reply::Lost("connection dropped".into()))),
+                _ = notify.notified() => deadline = Instant::now() + timeout,
+                _ = tokio::time::sleep_until(deadline) => {
+                    conn.cancel(down_id, "timed out in loom");
+                    break Some(Reply::Lost(format!("no answer within {:.0}s (call_timeout of server `{}`)", timeout.as_secs_f64(), server.name())));
+                }
+                reason = &mut cancel_rx => {
+                    conn.cancel(down_id, &reason.unwrap_or_else(|_| "cancelled".into()));
+                    break None;
+                }
+            }
+        };
+        lock(&self.in_flight).remove(&up_key);
+        if let Some(k) = token_key {
+            lock(&self.progress).remove(&k);
+        }
+        match outcome {
+            None => {
+                finish("cancelled", None, None, "");
+                Ok(None)
+            }
+            Some(Reply::Result(raw)) => {
+                let (raw, dataset) = if is_call && (server.spec.intercept || server.spec.park) {
+                    self.intercept(raw, server, &tool, call_args).await
+                } else {
+                    (raw, None)
+                };
+                let raw = if self.is_modern() {
+                    with_result_type(raw)
+                } else {
+                    raw
+                };
+                match dataset {
+                    Some((r, bytes, tokens)) => {
+                        let (outcome, reference) = r.split_once(':').unwrap_or((&r, ""));
+                        finish(
+                            outcome,
+                            Some(reference.to_owned()),
+                            Some((bytes, tokens)),
+                            raw.get(),
+                        )
+                    }
+                    None if is_call && reports_error(&raw) => {
+                        finish("error", None, None, raw.get())
+                    }
+                    None => finish("passed", None, None, raw.get()),
+                }
+                Ok(Some(jsonrpc::response(id, &raw)))
+            }
+            Some(Reply::Error(raw)) => {
+                finish("error", None, None, raw.get());
+                Ok(Some(jsonrpc::error_response_raw(id, &raw)))
+            }
+            Some(Reply::Lost(why)) => {
+                let why = format!("server `{}` failed during {method}: {why}", server.name());
+                finish("error", None, None, &why);
+                lost(why)
+            }
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! The handshake of either era and every request that is not a tool call: initialize, discovery,
+//! lists, prompts, resources, logging; results finished for the client's era.
+
+use super::*;
+
+impl ClientSession {
+    /// Checks the per-request `_meta` of a 2026-07-28 request.
+    pub(super) fn check_modern_meta(&self, params: &Map<String, Value>) -> Result<(), RpcError> {
+        let Some(meta) = params.get("_meta").and_then(Value::as_object) else {
+            return Ok(());
+        };
+        let Some(version) = meta.get(protocol::META_PROTOCOL_VERSION) else {
+            return Ok(());
+        };
+        let requested = version.as_str().unwrap_or_default();
+        if requested != protocol::V_2026_07_28 {
+            return Err(RpcError::new(
+                protocol::UNSUPPORTED_PROTOCOL_VERSION,
+                format!("unsupported protocol version \"{requested}\""),
+            )
+            .with_data(json!({ "supported": [protocol::V_2026_07_28], "requested": version })));
+        }
+        let mut era = lock(&self.era);
+        if era.is_none() {
+            *era = Some(Era::Modern);
+            *lock(&self.caps) =
+                ClientCapabilities::from_value(meta.get(protocol::META_CLIENT_CAPABILITIES));
+        }
+        if let Some(level) = meta.get(protocol::META_LOG_LEVEL).and_then(Value::as_str) {
+            *lock(&self.log_level) = Some(level.to_owned());
+        }
+        Ok(())
+    }
+
+    pub(super) fn is_modern(&self) -> bool {
+        *lock(&self.era) == Some(Era::Modern)
+    }
+
+    /// Adds what a 2026-07-28 client expects on results loom builds itself.
+    pub(super) fn finish_result(
+        &self,
+        mut result: Map<String, Value>,
+        cacheable: bool,
+    ) -> Box<RawValue> {
+        if self.is_modern() {
+            result.insert("resultType".into(), json!("complete"));
+            if cacheable {
+                result.insert("ttlMs".into(), json!(0));
+                result.insert("cacheScope".into(), json!("private"));
+            }
+        }
+        jsonrpc::to_raw(&result)
+    }
+
+    pub(super) fn our_capabilities() -> Value {
+        json!({
+            "tools": { "listChanged": true },
+            "prompts": { "listChanged": true },
+            "resources": { "subscribe": true, "listChanged": true },
+            "logging": {},
+            "completions": {},
+        })
+    }
+
+    /// Pinned memories and the datasets so far, within the primer's budget.
+    pub(super) fn primer(&self) -> String {
+        let pinned = self.session.memories.pinned();
+        let datasets: Vec<(String, u64)> = self
+            .session
+            .store
+            .try_get()
+            .map(|s| {
+                s.datasets()
+                    .into_iter()
+                    .map(|d| (d.dataset_ref, d.rows))
+                    .collect()
+            })
+            .unwrap_or_default();
+        crate::store::memories::primer(&pinned, &datasets, PRIMER_BUDGET)
+    }
+
+    pub(super) async fn dispatch(
+        self: &Arc<Self>,
+        id: &RawValue,
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Result<Option<String>, RpcError> {
+        let params = object(params).map_err(|e| RpcError::new(code::INVALID_PARAMS, e))?;
+        if method != "initialize" {
+            self.check_modern_meta(&params)?;
+        }
+        let ok = |result: Box<RawValue>| Ok(Some(jsonrpc::response(id, &result)));
+        match method {
+            "initialize" => {
+                let requested = params.get("protocolVersion").and_then(Value::as_str);
+                let version = protocol::negotiate_initialize(requested);
+                *lock(&self.era) = Some(Era::Legacy);
+                *lock(&self.caps) = ClientCapabilities::from_value(params.get("capabilities"));
+                let result = json!({
+                    "protocolVersion": version,
+                    "capabilities": Self::our_capabilities(),
+                    "serverInfo": crate::downstream::connection::client_info(),
+                    "instructions": self.primer(),
+                });
+                let line = jsonrpc::response(id, &jsonrpc::to_raw(&result));
+                // Answer first: starting the servers must never delay the handshake.
+                self.send(line);
+                self.ensure_fleet().await;
+                Ok(None)
+            }
+            "server/discover" => {
+                let mut result = Map::new();
+                result.insert(
+                    "supportedVersions".into(),
+                    json!(protocol::SUPPORTED_VERSIONS),
+                );
+                result.insert("capabilities".into(), Self::our_capabilities());
+                result.insert("instructions".into(), json!(self.primer()));
+                result.insert("_meta".into(), json!({ protocol::META_SERVER_INFO: crate::downstream::connection::client_info() }));
+                let line = jsonrpc::response(id, &self.finish_result(result, true));
+                self.send(line);
+                self.ensure_fleet().await;
+                Ok(None)
+            }
+            "ping" => ok(jsonrpc::to_raw(&json!({}))),
+            "logging/setLevel" => {
+                let level = params
+                    .get("level")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if protocol::log_level_rank(level).is_none() {
+                    return Err(RpcError::new(
+                        code::INVALID_PARAMS,
+                        format!(
+                            "unknown log level \"{level}\"; use one of {}",
+                            protocol::LOG_LEVELS.join(", ")
+                        ),
+                    ));
+                }
+                *lock(&self.log_level) = Some(level.to_owned());
+                self.ensure_fleet().await.set_log_level(level);
+                ok(jsonrpc::to_raw(&json!({})))
+            }
+            "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
+                if params.get("cursor").is_some() {
+                    return Err(RpcError::new(
+                        code::INVALID_PARAMS,
+                        "invalid cursor: loom returns the whole list in one page",
+                    ));
+                }
+                let fleet = self.ready_fleet().await;
+                let (key, items) = match method {
+                    "tools/list" => ("tools", {
+                        let mut all = fleet.tools();
+                        all.extend(tools::definitions());
+                        all
+                    }),
+                    "prompts/list" => ("prompts", {
+                        let mut all = fleet.prompts();
+                        all.push(json!({ "name": "loom", "title": "Loom primer", "description": "Pinned memories and this session's datasets: what to know before starting." }));
+                        all
+                    }),
+                    "resources/list" => ("resources", {
+                        let mut all = fleet.resources();
+                        all.push(json!({ "uri": PRIMER_URI, "name": "primer", "title": "Loom primer", "mimeType": "text/markdown" }));
+                        all
+                    }),
+                    _ => ("resourceTemplates", fleet.resource_templates()),
+                };
+                let mut result = Map::new();
+                result.insert(key.into(), Value::Array(items));
+                ok(self.finish_result(result, true))
+            }
+            "tools/call" => self.call_tool(id, params).await,
+            "prompts/get" if params.get("name").and_then(Value::as_str) == Some("loom") => {
+                let result = json!({
+                    "description": "Loom primer",
+                    "messages": [{ "role": "user", "content": { "type": "text", "text": self.primer() } }],
+                });
+                let Value::Object(result) = result else {
+                    unreachable!("json! object")
+                };
+                ok(self.finish_result(result, false))
+            }
+            "resources/read" if params.get("uri").and_then(Value::as_str) == Some(PRIMER_URI) => {
+                let result = json!({ "contents": [{ "uri": PRIMER_URI, "mimeType": "text/markdown", "text": self.primer() }] });
+                let Value::Object(result) = result else {
+                    unreachable!("json! object")
+                };
+                ok(self.finish_result(result, true))
+            }
+            "prompts/get" => {
+                let fleet = self.ready_fleet().await;
+                let name = params
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let route = fleet.route_prompt(&name).ok_or_else(|| {
+                    RpcError::new(code::INVALID_PARAMS, format!("unknown prompt \"{name}\""))
+                })?;
+                let mut params = params;
+                params.insert("name".into(), Value::String(route.original.clone()));
+                self.forward(id, &route.server, method, params, None).await
+            }
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                let fleet = self.ready_fleet().await;
+                let uri = params
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let Some(server) = fleet.route_resource(&uri) else {
+                    let code = if self.is_modern() {
+                        code::INVALID_PARAMS
+                    } else {
+                        -32002
+                    };
+                    return Err(RpcError::new(code, format!("resource not found: {uri}"))
+                        .with_data(json!({ "uri": uri })));
+                };
+                self.forward(id, &server, method, params, None).await
+            }
+            "completion/complete" => {
+                let fleet = self.ready_fleet().await;
+                let mut params = params;
+                let reference = params.get("ref").cloned().unwrap_or(Value::Null);
+                let server = match reference["type"].as_str() {
+                    Some("ref/prompt") => {
+                        let name = reference["name"].as_str().unwrap_or_default();
+                        let route = fleet.route_prompt(name).ok_or_else(|| {
+                            RpcError::new(
+                                code::INVALID_PARAMS,
+                                format!("unknown prompt \"{name}\""),
+                            )
+                        })?;
+                        params["ref"]["name"] = Value::String(route.original.clone());
+                        route.server
+                    }
+                    Some("ref/resource") => {
+                        let uri = reference["uri"].as_str().unwrap_or_default();
+                        fleet.route_resource(uri).ok_or_else(|| {
+                            RpcError::new(
+                                code::INVALID_PARAMS,
+                                format!("no server offers resource template {uri}"),
+                            )
+                        })?
+                    }
+                    _ => {
+                        return Err(RpcError::new(
+                            code::INVALID_PARAMS,
+                            "ref.type must be \"ref/prompt\" or \"ref/resource\"",
+                        ));
+                    }
+                };
+                self.forward(id, &server, method, params, None).await
+            }
+            _ => Err(RpcError::new(
+                code::METHOD_NOT_FOUND,
+                format!("method not found: {method}"),
+            )),
+        }
+    }
+}
+
+/// A 2026-07-28 client requires `resultType` on every result; older servers do not send it.
+/// It is spliced in front of the other members, which stay byte for byte as the server sent them.
+pub(super) fn with_result_type(raw: Box<RawValue>) -> Box<RawValue> {
+    let text = raw.get();
+    let keys: Result<HashMap<String, serde::de::IgnoredAny>, _> = serde_json::from_str(text);
+    match keys {
+        Ok(k) if !k.contains_key("resultType") => {
+            let body = text.trim_start();
+            let inner = &body[1..];
+            let sep = if inner.trim_start().starts_with('}') {
+                ""
+            } else {
+                ","
+            };
+            RawValue::from_string(format!("{{\"resultType\":\"complete\"{sep}{inner}"))
+                .unwrap_or(raw)
+        }
+        _ => raw,
+    }
+}

@@ -1,0 +1,148 @@
+//! The interception pipeline: a large tool result becomes a dataset envelope or a parked blob;
+//! anything that fails along the way passes the original through untouched.
+
+use super::*;
+
+impl ClientSession {
+    /// Turns a large tabular result into a dataset and answers with its envelope; anything
+    /// that fails or does not pay off forwards the original untouched.
+    pub(super) async fn intercept(
+        &self,
+        raw: Box<RawValue>,
+        server: &Arc<ServerHandle>,
+        tool: &str,
+        arguments: Option<Value>,
+    ) -> (Box<RawValue>, Option<(String, usize, usize)>) {
+        // Cheap check first: small results never wait for the store.
+        let threshold = self.session.config.token_threshold as usize;
+        if raw.get().len() < threshold {
+            return (raw, None);
+        }
+        let Ok(store) = self.session.store.get().await else {
+            return (raw, None);
+        };
+        let denied = server
+            .spec
+            .provenance_denylist
+            .iter()
+            .any(|g| crate::config::glob_match(g, tool));
+        let provenance_args = if denied {
+            None
+        } else {
+            arguments.map(|a| crate::intercept::redact::redact(&a))
+        };
+        let server_name = server.name().to_owned();
+        let intercept_tables = server.spec.intercept;
+        let park_text = server.spec.park
+            && !server
+                .spec
+                .park_never
+                .iter()
+                .any(|g| crate::config::glob_match(g, tool));
+        let tool_name = tool.to_owned();
+        let tool = tool.to_owned();
+        let original = raw.clone();
+        let original_len = raw.get().len();
+        let work =
+            tokio::task::spawn_blocking(move || -> Option<(Box<RawValue>, String, usize)> {
+                let (mut table, tokens) = match crate::intercept::decide(&raw, threshold) {
+                    crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
+                        (table, tokens)
+                    }
+                    crate::intercept::Decision::Text { text, tokens } if park_text => {
+                        let content_type = if serde_json::from_str::<Value>(&text).is_ok() {
+                            "application/json"
+                        } else {
+                            "text/plain"
+                        };
+                        let summary = format!(
+                            "{server_name}/{tool}: {}",
+                            crate::store::blobs::first_lines(&text)
+                        );
+                        let blob = store.blobs.park(
+                            text,
+                            summary,
+                            content_type.into(),
+                            crate::store::blobs::DEFAULT_TTL,
+                        );
+                        let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
+                        let pointer_tokens =
+                            crate::intercept::tokens::estimate(&pointer.to_string());
+                        return (pointer_tokens < tokens).then(|| {
+                            (
+                                jsonrpc::to_raw(&pointer),
+                                format!("parked:{}", blob.key),
+                                tokens,
+                            )
+                        });
+                    }
+                    _ => return None,
+                };
+                if let Value::Object(context) = crate::intercept::redact::redact(&Value::Object(
+                    std::mem::take(&mut table.context),
+                )) {
+                    table.context = context;
+                }
+                let provenance = crate::store::Provenance {
+                    server: server_name,
+                    tool,
+                    arguments: provenance_args,
+                    at: crate::store::now_iso(),
+                    rung: table.rung.to_owned(),
+                };
+                let meta = match store.ingest(&table, provenance) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        tracing::warn!("ingest failed, passing the result through: {e}");
+                        return None;
+                    }
+                };
+                let envelope = store.profile(&meta.dataset_ref, 5).map(|p| {
+                    crate::store::envelope::render(
+                        &meta,
+                        &p,
+                        store.config().envelope_budget,
+                        Some(tokens),
+                    )
+                });
+                match envelope {
+                    Ok((env, env_tokens)) if env_tokens < tokens => Some((
+                        jsonrpc::to_raw(&env),
+                        format!("intercepted:{}", meta.dataset_ref),
+                        tokens,
+                    )),
+                    other => {
+                        if let Err(e) = other {
+                            tracing::warn!("profiling failed, passing the result through: {e}");
+                        }
+                        let _ = store.drop_dataset(&meta.dataset_ref);
+                        None
+                    }
+                }
+            });
+        match work.await {
+            Ok(Some((env, r, tokens))) => {
+                if let Some(dataset) = r.strip_prefix("intercepted:") {
+                    let rows = serde_json::from_str::<Value>(env.get())
+                        .ok()
+                        .and_then(|v| v["structuredContent"]["rows"].as_u64())
+                        .unwrap_or(0);
+                    self.session.bus.publish(Event::DatasetCreated {
+                        dataset: dataset.to_owned(),
+                        rows,
+                        server: server.name().to_owned(),
+                        tool: tool_name,
+                    });
+                }
+                if let Some(key) = r.strip_prefix("parked:") {
+                    self.session.bus.publish(Event::BlobParked {
+                        key: key.to_owned(),
+                        bytes: original_len as u64,
+                    });
+                }
+                (env, Some((r, original_len, tokens)))
+            }
+            _ => (original, None),
+        }
+    }
+}

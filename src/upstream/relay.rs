@@ -1,0 +1,168 @@
+//! What flows from servers to the client and back: notifications, list changes, and server-to-
+//! client requests relayed to a client that can answer them.
+
+use super::*;
+
+impl ClientSession {
+    pub(super) async fn handle_notification(self: &Arc<Self>, msg: RawMessage) {
+        let method = msg.method.unwrap_or_default();
+        match method.as_str() {
+            "notifications/cancelled" => {
+                let Ok(p) = object(msg.params.as_deref()) else {
+                    return;
+                };
+                let Some(req) = p.get("requestId") else {
+                    return;
+                };
+                let reason = p
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("cancelled by the client")
+                    .to_owned();
+                if let Some(f) = lock(&self.in_flight).remove(&req.to_string()) {
+                    let _ = f.cancel.send(reason);
+                }
+            }
+            "notifications/roots/list_changed" => {
+                if let Some(fleet) = self.fleet() {
+                    for c in fleet.connections() {
+                        if c.era() == Era::Legacy {
+                            c.notify(&method, None);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn handle_response(&self, msg: RawMessage) {
+        let Some(id) = msg.id else { return };
+        let Some(relay) = lock(&self.relayed).remove(&id_key(&id)) else {
+            return;
+        };
+        match (msg.result, msg.error) {
+            (Some(r), _) => relay.conn.respond(&relay.downstream_id, Ok(&r)),
+            (None, Some(e)) => relay.conn.respond(&relay.downstream_id, Err(&e)),
+            _ => {}
+        }
+    }
+
+    /// Hands a server-to-client request to this client if it declared the capability.
+    pub(super) fn take_server_request(&self, request: ServerRequest) -> Result<(), ServerRequest> {
+        if self.is_closed() {
+            return Err(request);
+        }
+        let needed = protocol::capability_for_server_request(&request.method);
+        if !needed.is_some_and(|cap| lock(&self.caps).has(cap)) {
+            return Err(request);
+        }
+        let ours = jsonrpc::to_raw(&format!(
+            "loom-s-{}",
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        ));
+        lock(&self.relayed).insert(
+            id_key(&ours),
+            RelayedRequest {
+                conn: request.conn,
+                downstream_id: request.id,
+            },
+        );
+        self.send(jsonrpc::request(
+            &ours,
+            &request.method,
+            request.params.as_deref(),
+        ));
+        Ok(())
+    }
+
+    pub(super) fn relay_notification(&self, server: &str, method: &str, params: Option<&RawValue>) {
+        match method {
+            "notifications/progress" => {
+                let Ok(mut p) = object(params) else {
+                    return;
+                };
+                let Some(token) = p.get("progressToken").map(Value::to_string) else {
+                    return;
+                };
+                let routes = lock(&self.progress);
+                // Progress for an unknown, finished or cancelled request is dropped.
+                let Some(route) = routes.get(&token) else {
+                    return;
+                };
+                p.insert("progressToken".into(), route.upstream_token.clone());
+                route.notify.notify_one();
+                drop(routes);
+                self.send(jsonrpc::notification(method, Some(&jsonrpc::to_raw(&p))));
+            }
+            "notifications/message" => {
+                if self.is_modern() && lock(&self.log_level).is_none() {
+                    return;
+                }
+                let Ok(mut p) = object(params) else {
+                    return;
+                };
+                let logger = match p.get("logger").and_then(Value::as_str) {
+                    Some(l) => format!("{server}/{l}"),
+                    None => server.to_owned(),
+                };
+                p.insert("logger".into(), Value::String(logger));
+                self.send(jsonrpc::notification(method, Some(&jsonrpc::to_raw(&p))));
+            }
+            "notifications/cancelled" => {
+                // A server withdrew a request it relayed through us: withdraw ours too.
+                let Ok(p) = object(params) else {
+                    return;
+                };
+                let Some(req) = p.get("requestId") else {
+                    return;
+                };
+                let want = req.to_string();
+                let mut relayed = lock(&self.relayed);
+                let key = relayed
+                    .iter()
+                    .find(|(_, r)| r.conn.server == server && id_key(&r.downstream_id) == want)
+                    .map(|(k, _)| k.clone());
+                if let Some(k) = key {
+                    relayed.remove(&k);
+                    drop(relayed);
+                    let up: Value = serde_json::from_str(&k).unwrap_or(Value::Null);
+                    let mut p = p;
+                    p.insert("requestId".into(), up);
+                    self.send(jsonrpc::notification(method, Some(&jsonrpc::to_raw(&p))));
+                }
+            }
+            _ => self.send(jsonrpc::notification(method, params)),
+        }
+    }
+}
+
+impl FleetListener for ClientSession {
+    fn list_changed(&self, kind: ListKind) {
+        // Only a client that finished its handshake hears about list changes; a 2026-07-28
+        // client learns of them through subscriptions, not these notifications.
+        if lock(&self.era).is_none() || self.is_modern() || self.is_closed() {
+            return;
+        }
+        let method = match kind {
+            ListKind::Tools => "notifications/tools/list_changed",
+            ListKind::Prompts => "notifications/prompts/list_changed",
+            ListKind::Resources => "notifications/resources/list_changed",
+        };
+        self.send(jsonrpc::notification(method, None));
+    }
+
+    fn notification(&self, server: &str, method: &str, params: Option<&RawValue>) {
+        if !self.is_closed() {
+            self.relay_notification(server, method, params);
+        }
+    }
+
+    fn server_request(&self, request: ServerRequest) -> Result<(), ServerRequest> {
+        self.take_server_request(request)
+    }
+
+    fn has_call_on(&self, server: &str) -> bool {
+        lock(&self.in_flight).values().any(|f| f.server == server)
+    }
+}
