@@ -1,0 +1,233 @@
+use super::*;
+use serde_json::json;
+
+fn recs(v: Value) -> Vec<Map<String, Value>> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_object().unwrap().clone())
+        .collect()
+}
+
+fn types(t: &Table) -> Vec<(&str, &str)> {
+    t.columns
+        .iter()
+        .map(|c| (c.name.as_str(), c.ty.sql()))
+        .collect()
+}
+
+#[test]
+fn exact_types_from_json() {
+    let rows: Vec<Map<String, Value>> = recs(serde_json::from_str(r#"[
+        {"id": 7300000000000007919, "big": 18446744073709551615, "huge": 123456789012345678901234567890, "n": 1, "x": 1.5, "ok": true, "d": "2025-01-31", "t": "2025-01-31T10:00:00", "tz": "2025-01-31T10:00:00Z", "s": "a"},
+        {"id": 7300000000000015838, "big": 1, "huge": -1, "n": 2, "x": 2, "ok": false, "d": "2024-02-29", "t": "2025-01-31 10:00:00.123", "tz": "2025-01-31T10:00:00+02:00", "s": "2025-13-01"}
+    ]"#).unwrap());
+    let t = Table::from_records(rows, Tier::Json, Map::new(), "json").unwrap();
+    assert_eq!(
+        types(&t),
+        vec![
+            ("id", "BIGINT"),
+            ("big", "UBIGINT"),
+            ("huge", "HUGEINT"),
+            ("n", "BIGINT"),
+            ("x", "DOUBLE"),
+            ("ok", "BOOLEAN"),
+            ("d", "DATE"),
+            ("t", "TIMESTAMP"),
+            ("tz", "TIMESTAMP"),
+            ("s", "VARCHAR")
+        ]
+    );
+    assert_eq!(t.cell(0, 0), Cell::Int(7_300_000_000_000_007_919));
+    assert_eq!(t.cell(0, 1), Cell::UInt(u64::MAX));
+    assert_eq!(
+        t.cell(0, 2),
+        Cell::Huge(123_456_789_012_345_678_901_234_567_890)
+    );
+}
+
+#[test]
+fn offsets_become_exact_utc_and_are_noted() {
+    let t = Table::from_records(
+        recs(json!([
+            { "t": "2025-01-01T01:30:00+02:00", "z": "2025-03-01T10:00:00Z", "keep": "2025-01-01T10:00:00+02:00" },
+            { "t": "2024-12-31T22:15:07.123456789-05:30", "z": "2025-03-01T10:00Z", "keep": "2025-01-01T10:00:00" },
+            { "t": "2024-02-29T23:59:59+0000", "z": null, "keep": null },
+            { "t": "0001-01-01T00:30:00+01", "z": "2025-03-01T10:00:00z", "keep": null }
+        ])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    // Year 0 would come out of the last row's conversion: the engine prints that
+    // differently, so that column stays text rather than shift silently.
+    assert_eq!(
+        types(&t),
+        vec![("t", "VARCHAR"), ("z", "TIMESTAMP"), ("keep", "VARCHAR")]
+    );
+    assert_eq!(t.cell(1, 1), Cell::Text("2025-03-01 10:00:00".into()));
+    assert_eq!(
+        t.columns[1].note.as_deref(),
+        Some("UTC: converted exactly from ISO-8601 times with offset Z")
+    );
+    let t = Table::from_records(
+        recs(json!([
+            { "t": "2025-01-01T01:30:00+02:00" },
+            { "t": "2024-12-31T22:15:07.123456000-05:30" },
+            { "t": "2024-02-29T23:59:59+0000" },
+            { "t": "2024-03-01T00:10:00+00:30" },
+            { "t": "9999-12-31T23:59:00-00:00" }
+        ])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    assert_eq!(t.columns[0].ty, ColumnType::TimestampUtc);
+    let utc: Vec<_> = t.cells(0, 0..5).collect();
+    assert_eq!(
+        utc,
+        vec![
+            Cell::Text("2024-12-31 23:30:00".into()),
+            Cell::Text("2025-01-01 03:45:07.123456000".into()),
+            Cell::Text("2024-02-29 23:59:59".into()),
+            Cell::Text("2024-02-29 23:40:00".into()),
+            Cell::Text("9999-12-31 23:59:00".into()),
+        ]
+    );
+    assert_eq!(
+        t.columns[0].note.as_deref(),
+        Some("UTC: converted exactly from ISO-8601 times with offset -05:30, Z, +00:30, +02:00")
+    );
+}
+
+#[test]
+fn nanoseconds_the_engine_would_drop_keep_a_column_text() {
+    for (values, ty) in [
+        (
+            ["2025-01-01T10:00:00.123456789Z", "2025-01-01T10:00:00Z"],
+            ColumnType::Varchar,
+        ),
+        (
+            ["2025-01-01T10:00:00.1234567", "2025-01-01T10:00:00"],
+            ColumnType::Varchar,
+        ),
+        (
+            ["2025-01-01T10:00:00.123456000", "2025-01-01T10:00:00.1"],
+            ColumnType::Timestamp,
+        ),
+    ] {
+        let t = Table::from_records(
+            recs(json!([{ "t": values[0] }, { "t": values[1] }])),
+            Tier::Json,
+            Map::new(),
+            "json",
+        )
+        .unwrap();
+        assert_eq!(t.columns[0].ty, ty, "{values:?}");
+    }
+}
+
+#[test]
+fn non_ascii_text_is_typed_without_splitting_a_character() {
+    // Each of these once cut a character in half while looking for a timestamp.
+    for s in [
+        "東京都の天気予報です",
+        "2025-01-0é12:00:00",
+        "2025-01-01T12:00+é",
+        "2025-01-01T12:00+0é",
+        "2025-01-01T12:00:0é",
+        "2025-01-01Té2:00:00Z",
+        "مرحبا بالعالم، كيف حالك",
+        "😀😀😀😀😀",
+    ] {
+        let t = Table::from_records(
+            recs(json!([{ "s": s }, { "s": s }])),
+            Tier::Text,
+            Map::new(),
+            "csv",
+        )
+        .unwrap_or_else(|| panic!("{s}: no table"));
+        assert_eq!(t.columns[0].ty, ColumnType::Varchar, "{s}");
+        assert_eq!(t.cell(1, 0), Cell::Text(s.into()));
+    }
+}
+
+#[test]
+fn a_column_is_a_date_only_if_every_value_is() {
+    let t = Table::from_records(
+        recs(json!([{ "d": "2025-01-01" }, { "d": "soon" }, { "d": null }])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    assert_eq!(t.columns[0].ty, ColumnType::Varchar);
+}
+
+#[test]
+fn flattening_dedup_and_json_columns() {
+    let t = Table::from_records(
+        recs(json!([
+            { "id": 1, "profile": { "city": "Porto", "geo": { "lat": 41.1, "deep": { "x": 1 } } }, "tags": ["a"], "ID": 9, "名前": "x" },
+            { "id": 2, "profile": { "city": "Lyon" }, "tags": [], "ID": 8 }
+        ])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    let names: Vec<_> = t.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "id",
+            "profile.city",
+            "profile.geo.lat",
+            "profile.geo.deep",
+            "tags",
+            "ID_2",
+            "名前"
+        ]
+    );
+    assert_eq!(t.columns[3].ty, ColumnType::Json);
+    assert_eq!(t.columns[4].ty, ColumnType::Json);
+    assert_eq!(t.cell(1, 1), Cell::Text("Lyon".into()));
+    assert_eq!(t.cell(1, 2), Cell::Null);
+}
+
+#[test]
+fn text_tier_infers_numbers_but_keeps_leading_zeros() {
+    let t = Table::from_records(
+        recs(json!([{ "n": "12", "f": "1.5", "zip": "0123", "b": "true", "e": "" }, { "n": "-3", "f": "2", "zip": "4567", "b": "False", "e": "" }])),
+        Tier::Text,
+        Map::new(),
+        "csv",
+    )
+    .unwrap();
+    assert_eq!(
+        types(&t),
+        vec![
+            ("n", "BIGINT"),
+            ("f", "DOUBLE"),
+            ("zip", "VARCHAR"),
+            ("b", "BOOLEAN"),
+            ("e", "VARCHAR")
+        ]
+    );
+    assert_eq!(t.cell(1, 0), Cell::Int(-3));
+    assert_eq!(t.cell(0, 4), Cell::Null);
+}
+
+#[test]
+fn doubles_never_round_big_integers() {
+    let t = Table::from_records(
+        recs(json!([{ "v": 9007199254740993u64 }, { "v": 0.5 }])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    assert_eq!(t.columns[0].ty, ColumnType::Varchar);
+}
