@@ -152,7 +152,8 @@ async fn attached_workbench_queries_and_exports_through_the_socket() {
             sql: "INSTALL httpfs".into(),
         })
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("not allowed"), "{err}");
 
     // The one-shot commands against the same running session.
@@ -569,7 +570,8 @@ async fn a_call_cancelled_while_it_waits_for_approval_never_runs_and_its_prompt_
             decision: Decision::Once,
         })
         .await
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("no longer waiting"), "{err}");
     let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 10 }).await else {
         panic!("calls")

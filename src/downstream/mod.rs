@@ -128,31 +128,52 @@ impl ServerHandle {
     }
 
     /// The live connection, or why there is none, in words the model can act on.
-    pub fn connection(&self) -> Result<Arc<Connection>, String> {
+    pub fn connection(&self) -> Result<Arc<Connection>, Unavailable> {
         if let Some(c) = lock(&self.conn).clone()
             && c.closed_reason().is_none()
         {
             return Ok(c);
         }
         let st = self.status();
-        let why = st.last_error.map(|e| format!(": {e}")).unwrap_or_default();
-        Err(match st.state {
-            ServerState::Starting => format!("server `{}` is still starting{why}", self.name()),
-            ServerState::Restarting { attempt, max } => {
-                format!(
-                    "server `{}` is restarting (attempt {attempt} of {max}){why}; try again shortly",
-                    self.name()
-                )
-            }
-            ServerState::Delisted => format!(
-                "server `{}` was delisted after repeated failures{why}",
-                self.name()
-            ),
-            ServerState::Stopped => format!("server `{}` is stopped", self.name()),
-            ServerState::Up => format!("server `{}` lost its connection{why}", self.name()),
+        Err(Unavailable {
+            server: self.name().to_owned(),
+            state: st.state,
+            why: st.last_error.map(|e| format!(": {e}")).unwrap_or_default(),
         })
     }
 }
+
+/// Why a server has no live connection, in words the model can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    pub server: String,
+    pub state: ServerState,
+    /// `: <last error>`, or empty.
+    why: String,
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (server, why) = (&self.server, &self.why);
+        match &self.state {
+            ServerState::Starting => write!(f, "server `{server}` is still starting{why}"),
+            ServerState::Restarting { attempt, max } => write!(
+                f,
+                "server `{server}` is restarting (attempt {attempt} of {max}){why}; try again shortly"
+            ),
+            ServerState::Delisted => {
+                write!(
+                    f,
+                    "server `{server}` was delisted after repeated failures{why}"
+                )
+            }
+            ServerState::Stopped => write!(f, "server `{server}` is stopped"),
+            ServerState::Up => write!(f, "server `{server}` lost its connection{why}"),
+        }
+    }
+}
+
+impl std::error::Error for Unavailable {}
 
 /// Where an exposed tool or prompt name leads.
 pub struct Route {

@@ -11,7 +11,7 @@ use std::future::Future;
 use std::pin::Pin;
 use tokio::sync::mpsc;
 
-pub type EngineFuture = Pin<Box<dyn Future<Output = Result<Reply, String>> + Send>>;
+pub type EngineFuture = Pin<Box<dyn Future<Output = Result<Reply, EngineError>> + Send>>;
 
 /// Recent events and every later one, in order.
 pub struct EventFeed {

@@ -3,8 +3,8 @@
 //! calls (so it is logged, intercepted and shown the same way), marked as the human's.
 
 use super::engine::{
-    BlobView, DatasetView, Engine, EngineFuture, EventFeed, Reply, Request, ServerView,
-    SessionInfo, WORKBENCH_PROTOCOL,
+    BlobView, DatasetView, Engine, EngineError, EngineFuture, EventFeed, Reply, Request,
+    ServerView, SessionInfo, WORKBENCH_PROTOCOL,
 };
 use crate::downstream::connection::lock;
 use crate::protocol::ClientCapabilities;
@@ -19,6 +19,12 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+
+impl From<crate::session::StoreUnavailable> for EngineError {
+    fn from(e: crate::session::StoreUnavailable) -> Self {
+        EngineError::Failed(e.0)
+    }
+}
 
 pub struct LocalEngine {
     inner: Arc<Inner>,
@@ -71,7 +77,7 @@ impl LocalEngine {
 }
 
 impl Inner {
-    async fn call_tool(&self, name: String, arguments: Value) -> Result<Reply, String> {
+    async fn call_tool(&self, name: String, arguments: Value) -> Result<Reply, EngineError> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id, tx);
@@ -81,17 +87,17 @@ impl Inner {
         })
         .to_string();
         self.human.handle_line(line.as_bytes()).await;
-        let reply = rx
-            .await
-            .map_err(|_| "the session stopped before the call finished".to_owned())?;
+        let reply = rx.await.map_err(|_| {
+            EngineError::Disconnected("the session stopped before the call finished".into())
+        })?;
         match (reply.get("result"), reply.get("error")) {
             (Some(r), _) => Ok(Reply::ToolResult { result: r.clone() }),
-            (None, Some(e)) => Err(e["message"].as_str().unwrap_or("call failed").to_owned()),
+            (None, Some(e)) => Err(e["message"].as_str().unwrap_or("call failed").into()),
             _ => Err("malformed reply".into()),
         }
     }
 
-    async fn handle(self: Arc<Self>, request: Request) -> Result<Reply, String> {
+    async fn handle(self: Arc<Self>, request: Request) -> Result<Reply, EngineError> {
         let session = self.session.clone();
         match request {
             Request::Session => Ok(Reply::Session(Box::new(SessionInfo {
@@ -169,7 +175,8 @@ impl Inner {
                 } else {
                     Err(format!(
                         "approval {approval} is no longer waiting (decided or timed out)"
-                    ))
+                    )
+                    .into())
                 }
             }
             Request::CancelQuery => {
@@ -260,8 +267,8 @@ impl Inner {
 }
 
 async fn blocking(
-    f: impl FnOnce() -> Result<Reply, String> + Send + 'static,
-) -> Result<Reply, String> {
+    f: impl FnOnce() -> Result<Reply, EngineError> + Send + 'static,
+) -> Result<Reply, EngineError> {
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| format!("the request failed inside loom: {e}"))?

@@ -6,7 +6,9 @@
 //! notifications). Beside each socket a small JSON file says what the session is; a socket
 //! whose process is gone is stale and is removed by whoever finds it.
 
-use super::engine::{Engine, EngineFuture, EventFeed, Reply, Request, WORKBENCH_PROTOCOL};
+use super::engine::{
+    Engine, EngineError, EngineFuture, EventFeed, Reply, Request, WORKBENCH_PROTOCOL,
+};
 use crate::downstream::connection::lock;
 use crate::jsonrpc::{self, Line, LineReader, RawMessage, code};
 use crate::session::Session;
@@ -135,8 +137,13 @@ pub fn sessions() -> Vec<SessionEntry> {
     out
 }
 
+/// Why no one session could be chosen, with the sessions there are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NoSession(pub String);
+
 /// The one session `arg` names (a pid or a socket path), or the only one running.
-pub fn resolve(arg: Option<&str>) -> Result<SessionEntry, String> {
+pub fn resolve(arg: Option<&str>) -> Result<SessionEntry, NoSession> {
     let all = sessions();
     let listing = |all: &[SessionEntry]| {
         all.iter()
@@ -158,22 +165,22 @@ pub fn resolve(arg: Option<&str>) -> Result<SessionEntry, String> {
             .find(|s| s.pid.to_string() == a || s.socket == Path::new(a))
             .cloned()
             .ok_or_else(|| {
-                if all.is_empty() {
+                NoSession(if all.is_empty() {
                     format!("no session `{a}`: no loom session is running")
                 } else {
                     format!("no session `{a}`; running sessions:\n{}", listing(&all))
-                }
+                })
             }),
         None => match all.len() {
-            0 => {
-                Err("no loom session is running (start one with `loom tui` or `loom serve`)".into())
-            }
+            0 => Err(NoSession(
+                "no loom session is running (start one with `loom tui` or `loom serve`)".into(),
+            )),
             1 => Ok(all[0].clone()),
-            _ => Err(format!(
+            _ => Err(NoSession(format!(
                 "{} loom sessions are running; name one by its pid:\n{}",
                 all.len(),
                 listing(&all)
-            )),
+            ))),
         },
     }
 }
@@ -466,7 +473,9 @@ fn handle_workbench(
                 tokio::spawn(async move {
                     let line = match fut.await {
                         Ok(r) => jsonrpc::response(&id, &jsonrpc::to_raw(&r)),
-                        Err(e) => jsonrpc::error_response(&id, code::INTERNAL_ERROR, &e, None),
+                        Err(e) => {
+                            jsonrpc::error_response(&id, code::INTERNAL_ERROR, &e.to_string(), None)
+                        }
                     };
                     let _ = out.send(line);
                 });
@@ -558,7 +567,7 @@ pub async fn bridge(entry: &SessionEntry) -> anyhow::Result<()> {
     Ok(())
 }
 
-type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
+type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, EngineError>>>>>;
 
 /// The Engine API over a session socket (`loom attach`, `loom query`, `loom export`).
 pub struct RemoteEngine {
@@ -600,7 +609,7 @@ impl RemoteEngine {
                 let mut waiting = lock(&me.waiting);
                 me.closed.store(true, Ordering::SeqCst);
                 for (_, tx) in waiting.drain() {
-                    let _ = tx.send(Err("the session ended".into()));
+                    let _ = tx.send(Err(EngineError::Disconnected("the session ended".into())));
                 }
                 drop(waiting);
                 lock(&me.events).take();
@@ -656,7 +665,7 @@ impl RemoteEngine {
         };
         let r = match (v.get("result"), v.get("error")) {
             (Some(r), _) => Ok(r.clone()),
-            (_, Some(e)) => Err(e["message"].as_str().unwrap_or("failed").to_owned()),
+            (_, Some(e)) => Err(e["message"].as_str().unwrap_or("failed").into()),
             _ => Err("malformed reply from the session".into()),
         };
         let _ = tx.send(r);
@@ -666,7 +675,7 @@ impl RemoteEngine {
         &self,
         method: &str,
         params: Value,
-    ) -> impl std::future::Future<Output = Result<Value, String>> + Send + 'static {
+    ) -> impl std::future::Future<Output = Result<Value, EngineError>> + Send + 'static {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         let line =
@@ -682,10 +691,13 @@ impl RemoteEngine {
         };
         async move {
             if !sent {
-                return Err("the session ended".into());
+                return Err(EngineError::Disconnected("the session ended".into()));
             }
-            rx.await
-                .unwrap_or_else(|_| Err("the session connection is closed".into()))
+            rx.await.unwrap_or_else(|_| {
+                Err(EngineError::Disconnected(
+                    "the session connection is closed".into(),
+                ))
+            })
         }
     }
 }
@@ -696,7 +708,8 @@ impl Engine for RemoteEngine {
         let fut = self.call("loom/request", params);
         Box::pin(async move {
             let v = fut.await?;
-            serde_json::from_value::<Reply>(v).map_err(|e| format!("unexpected reply: {e}"))
+            serde_json::from_value::<Reply>(v)
+                .map_err(|e| EngineError::Failed(format!("unexpected reply: {e}")))
         })
     }
 

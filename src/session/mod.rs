@@ -80,7 +80,7 @@ impl EventBus {
 pub struct StoreSlot {
     config: StoreConfig,
     bus: EventBus,
-    cell: tokio::sync::OnceCell<Result<Arc<Store>, String>>,
+    cell: tokio::sync::OnceCell<Result<Arc<Store>, StoreUnavailable>>,
 }
 
 impl StoreSlot {
@@ -122,7 +122,7 @@ impl StoreSlot {
     }
 
     /// The open store, or why it could not be opened.
-    pub async fn get(&self) -> Result<Arc<Store>, String> {
+    pub async fn get(&self) -> Result<Arc<Store>, StoreUnavailable> {
         self.cell
             .get_or_init(|| async {
                 let config = self.config.clone();
@@ -136,14 +136,19 @@ impl StoreSlot {
                         }));
                         Ok(Arc::new(store))
                     }
-                    Ok(Err(e)) => Err(e.to_string()),
-                    Err(e) => Err(format!("opening the store panicked: {e}")),
+                    Ok(Err(e)) => Err(StoreUnavailable(e.to_string())),
+                    Err(e) => Err(StoreUnavailable(format!("opening the store panicked: {e}"))),
                 }
             })
             .await
             .clone()
     }
 }
+
+/// Why the store could not be opened (kept, so every later caller reads the same reason).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreUnavailable(pub String);
 
 /// What a connected MCP client does with what the servers send. The session fans each fleet
 /// event out to its clients in order; a server-to-client request goes to the first client that

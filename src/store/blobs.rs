@@ -265,7 +265,7 @@ impl Blobs {
         Some(loaded)
     }
 
-    pub fn fetch(&self, req: &FetchRequest<'_>) -> Result<Fetched, String> {
+    pub fn fetch(&self, req: &FetchRequest<'_>) -> Result<Fetched, BadPattern> {
         let Some(blob) = self.get(req.key) else {
             return Ok(Fetched {
                 found: false,
@@ -336,18 +336,23 @@ fn write_private(
 
 /// Matching lines as `lineno: text` with `lineno- text` context; `offset` skips matches and
 /// `limit` caps the characters returned. Returns (content, next match offset, total matches).
+/// A `pattern` the regex engine refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid pattern: {0}")]
+pub struct BadPattern(pub String);
+
 fn grep(
     text: &str,
     pattern: &str,
     offset: usize,
     limit: usize,
     context: usize,
-) -> Result<(String, i64, Option<usize>), String> {
+) -> Result<(String, i64, Option<usize>), BadPattern> {
     let re = regex::RegexBuilder::new(pattern)
         .case_insensitive(true)
         .size_limit(10 << 20)
         .build()
-        .map_err(|e| format!("invalid pattern: {e}"))?;
+        .map_err(|e| BadPattern(e.to_string()))?;
     let lines: Vec<&str> = text.lines().collect();
     let matches: Vec<usize> = lines
         .iter()

@@ -24,7 +24,7 @@ pub use profile::Profile;
 pub use query::QueryOutcome;
 
 use crate::intercept::table::Table;
-use sealed::SealedDb;
+use sealed::{SealError, SealedDb};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -192,9 +192,9 @@ pub fn seal_check() -> Result<()> {
 }
 
 /// Runs `loom __seal-check` and reports why the seal could not be proven, if it could not.
-pub async fn prove_seal_in_child() -> std::result::Result<(), String> {
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find loom's own executable: {e}"))?;
+pub async fn prove_seal_in_child() -> std::result::Result<(), SealError> {
+    let exe = std::env::current_exe()
+        .map_err(|e| SealError::Probe(format!("cannot find loom's own executable: {e}")))?;
     let out = tokio::process::Command::new(exe)
         .arg(SEAL_CHECK_ARG)
         .stdin(std::process::Stdio::null())
@@ -202,14 +202,14 @@ pub async fn prove_seal_in_child() -> std::result::Result<(), String> {
         .stderr(std::process::Stdio::piped())
         .output()
         .await
-        .map_err(|e| format!("cannot run the seal self-test: {e}"))?;
+        .map_err(|e| SealError::Probe(format!("cannot run the seal self-test: {e}")))?;
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!(
+        Err(SealError::Probe(format!(
             "the DuckDB seal self-test failed: {}",
             String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        )))
     }
 }
 

@@ -17,6 +17,9 @@ pub enum SealError {
     Open(String),
     #[error("the engine is not sealed: {0}; refusing to start")]
     NotSealed(String),
+    /// The self-test in a child process could not run or failed.
+    #[error("{0}")]
+    Probe(String),
 }
 
 /// What kind of statement a query is, as DuckDB's parser and binder see it.
@@ -171,7 +174,7 @@ impl SealedDb {
     }
 
     /// Parses and binds `sql` without running it: exactly one statement, and its kind.
-    pub fn classify(&self, sql: &str) -> Result<StatementKind, String> {
+    pub(super) fn classify(&self, sql: &str) -> Result<StatementKind, String> {
         let query =
             CString::new(sql).map_err(|_| "the statement contains a NUL byte".to_owned())?;
         let guard = self.guard_con.lock().unwrap_or_else(|e| e.into_inner());
@@ -224,7 +227,7 @@ impl SealedDb {
 
     /// DuckDB's parse of `sql` as JSON (`json_serialize_sql`): the statements' trees, or the
     /// parser's error. The text is bound as a parameter and only parsed, never run.
-    pub fn serialize_sql(&self, sql: &str) -> Result<String, String> {
+    pub(super) fn serialize_sql(&self, sql: &str) -> Result<String, String> {
         let query =
             c("SELECT json_serialize_sql($1::VARCHAR, skip_null := true, skip_empty := true)")
                 .map_err(|e| e.to_string())?;

@@ -8,6 +8,7 @@ use super::clipboard::Clipboard;
 use super::keymap::Keymap;
 use super::theme::Theme;
 use super::ui;
+use crate::frontend::engine::EngineError;
 use crate::frontend::engine::{DatasetView, Reply, Request, ServerView, SessionInfo};
 use crate::types::data::ResultTable;
 use crate::types::events::{CallRecord, CallSummary};
@@ -106,7 +107,7 @@ fn feed(app: &mut App, msgs: Vec<Msg>) {
     for m in msgs {
         let mut queue = app.update(m);
         while let Some((t, req)) = queue.pop() {
-            let more = app.update(Msg::Reply(t, hostile(&req)));
+            let more = app.update(Msg::Reply(t, hostile(&req).map_err(EngineError::from)));
             queue.extend(more);
         }
     }
@@ -144,7 +145,7 @@ fn hostile_text_in_every_pane_is_drawn_without_control_characters() {
     let start = app.start();
     let mut queue = start;
     while let Some((t, req)) = queue.pop() {
-        let more = app.update(Msg::Reply(t, hostile(&req)));
+        let more = app.update(Msg::Reply(t, hostile(&req).map_err(EngineError::from)));
         queue.extend(more);
     }
     feed(

@@ -6,6 +6,7 @@ use super::clipboard::Clipboard;
 use super::keymap::Keymap;
 use super::theme::Theme;
 use super::ui;
+use crate::frontend::engine::EngineError;
 use crate::frontend::engine::{DatasetView, Reply, Request, ServerView, SessionInfo};
 use crate::types::data::ResultTable;
 use crate::types::data::{ColumnStats, DatasetKind, Description, DropReason, JoinHint, Provenance};
@@ -33,7 +34,7 @@ fn answer(app: &mut App, reqs: Vec<(u64, Request)>) {
     let mut queue = reqs;
     while let Some((t, req)) = queue.pop() {
         let reply = fixture(&req);
-        let more = app.update(Msg::Reply(t, reply));
+        let more = app.update(Msg::Reply(t, reply.map_err(EngineError::from)));
         queue.extend(more);
     }
 }
@@ -628,7 +629,7 @@ fn skipped_memory_lines_are_counted_beside_the_memories() {
             }),
             other => fixture(&other),
         };
-        a.update(Msg::Reply(t, reply));
+        a.update(Msg::Reply(t, reply.map_err(EngineError::from)));
     }
     let s = screen(&a);
     assert!(s.contains("mem 0 !2"), "{s}");
@@ -756,7 +757,7 @@ fn a_dropped_or_evicted_dataset_leaves_the_catalog_and_every_view_of_it() {
         "{fresh:?}"
     );
     // The newer listing arrives first; the older one, which predates the drop, changes nothing.
-    let listing = |names: &[&str]| -> Result<Reply, String> {
+    let listing = |names: &[&str]| -> Result<Reply, EngineError> {
         Ok(Reply::Datasets {
             datasets: names
                 .iter()

@@ -6,6 +6,30 @@ use super::events::{ApprovalRequest, CallRecord, CallSummary, Decision};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Why the Engine API could not answer a request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The session refused or failed the request; the message says why (a query error, an
+    /// unknown dataset, a call that failed).
+    #[error("{0}")]
+    Failed(String),
+    /// The session could not be reached, or went away before it answered.
+    #[error("{0}")]
+    Disconnected(String),
+}
+
+impl From<String> for EngineError {
+    fn from(message: String) -> Self {
+        EngineError::Failed(message)
+    }
+}
+
+impl From<&str> for EngineError {
+    fn from(message: &str) -> Self {
+        EngineError::Failed(message.to_owned())
+    }
+}
+
 /// The workbench protocol version spoken on the session socket; it moves whenever a type
 /// below (or an event) changes shape. 2: typed describe payload, drop reasons.
 pub const WORKBENCH_PROTOCOL: u32 = 2;

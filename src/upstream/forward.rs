@@ -38,6 +38,7 @@ impl ClientSession {
         let conn = match server.connection() {
             Ok(c) => c,
             Err(why) => {
+                let why = why.to_string();
                 finish("error", None, None, &why);
                 return lost(why);
             }

@@ -27,7 +27,9 @@ pub use grid::{COPY_ALL_MAX, Grid, PAGE_ROWS};
 use super::highlight::Highlighter;
 use super::keymap::{Action, Context, KeySpec, Keymap};
 use super::theme::Theme;
-use crate::frontend::engine::{BlobView, DatasetView, Reply, Request, ServerView, SessionInfo};
+use crate::frontend::engine::{
+    BlobView, DatasetView, EngineError, Reply, Request, ServerView, SessionInfo,
+};
 use crate::tui::clipboard::Clipboard;
 use crate::types::data::Description;
 use crate::types::data::MemoryView;
@@ -276,7 +278,7 @@ pub enum Msg {
     Paste(String),
     Resize(u16, u16),
     Event(Sequenced),
-    Reply(u64, Result<Reply, String>),
+    Reply(u64, Result<Reply, EngineError>),
     Action(Action),
     Tick,
     /// The session's event feed closed (an attached session stopped).

@@ -79,7 +79,7 @@ impl App {
         }
     }
 
-    pub(super) fn on_reply(&mut self, ticket: u64, r: Result<Reply, String>) {
+    pub(super) fn on_reply(&mut self, ticket: u64, r: Result<Reply, EngineError>) {
         let Some(purpose) = self.pending.remove(&ticket) else {
             return;
         };
@@ -91,7 +91,7 @@ impl App {
         let reply = match r {
             Ok(reply) => reply,
             Err(e) => {
-                self.on_failure(purpose, ticket, e);
+                self.on_failure(purpose, ticket, e.to_string());
                 return;
             }
         };
