@@ -15,7 +15,7 @@ use crate::downstream::connection::{Connection, lock};
 use crate::downstream::{EventSink, Fleet, FleetEvent, ListKind};
 use crate::protocol::ClientCapabilities;
 use crate::store::memories::Memories;
-use crate::store::{CatalogChange, Store, StoreConfig};
+use crate::store::{CatalogChange, DatasetKind, Store, StoreConfig};
 use serde_json::value::RawValue;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -129,10 +129,8 @@ impl StoreSlot {
                 match tokio::task::spawn_blocking(move || Store::open(config)).await {
                     Ok(Ok(store)) => {
                         let bus = self.bus.clone();
-                        store.report_changes(Arc::new(move |change| match change {
-                            CatalogChange::Dropped { dataset, reason } => {
-                                bus.publish(Event::DatasetDropped { dataset, reason })
-                            }
+                        store.report_changes(Arc::new(move |change| {
+                            bus.publish(catalog_event(change))
                         }));
                         Ok(Arc::new(store))
                     }
@@ -142,6 +140,39 @@ impl StoreSlot {
             })
             .await
             .clone()
+    }
+}
+
+/// The event a store change is shown as. A dataset loom made itself is shown under the `loom`
+/// server and the tool that makes that kind.
+fn catalog_event(change: CatalogChange) -> Event {
+    match change {
+        CatalogChange::Created {
+            dataset,
+            rows,
+            kind,
+            provenance,
+        } => {
+            let (server, tool) = match provenance {
+                Some(p) => (p.server, p.tool),
+                None => (
+                    "loom".to_owned(),
+                    match kind {
+                        DatasetKind::Materialized => "loom_materialize",
+                        DatasetKind::Query | DatasetKind::Ingest => "loom_query",
+                    }
+                    .to_owned(),
+                ),
+            };
+            Event::DatasetCreated {
+                dataset,
+                rows,
+                server,
+                tool,
+            }
+        }
+        CatalogChange::Dropped { dataset, reason } => Event::DatasetDropped { dataset, reason },
+        CatalogChange::Parked { key, bytes } => Event::BlobParked { key, bytes },
     }
 }
 

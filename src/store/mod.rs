@@ -58,11 +58,28 @@ impl From<duckdb::Error> for StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
-/// A catalog change the store makes on its own (a drop or an eviction can happen inside any
-/// call that adds data), reported to whoever holds the store; the store never imports them.
+/// Every change the store makes to what it holds, reported to whoever holds the store (the
+/// session republishes it to every front end); the store never imports them. A dataset that an
+/// eviction takes at once is reported created and then dropped, in that order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CatalogChange {
-    Dropped { dataset: String, reason: DropReason },
+    /// A dataset entered the catalog: a tool result ingested, a query result too large to
+    /// return inline, or a materialized query.
+    Created {
+        dataset: String,
+        rows: u64,
+        kind: DatasetKind,
+        provenance: Option<Provenance>,
+    },
+    Dropped {
+        dataset: String,
+        reason: DropReason,
+    },
+    /// Text was parked for paged or pattern fetch.
+    Parked {
+        key: String,
+        bytes: u64,
+    },
 }
 
 pub type ChangeSink = std::sync::Arc<dyn Fn(CatalogChange) + Send + Sync>;
@@ -327,8 +344,41 @@ impl Store {
             created: now_iso(),
         };
         Self::lock(&self.catalog).insert(r, meta.clone());
+        self.report_created(&meta);
         self.evict();
         Ok(meta)
+    }
+
+    fn report(&self, change: CatalogChange) {
+        if let Some(sink) = self.changes.get() {
+            sink(change);
+        }
+    }
+
+    fn report_created(&self, meta: &DatasetMeta) {
+        self.report(CatalogChange::Created {
+            dataset: meta.dataset_ref.clone(),
+            rows: meta.rows,
+            kind: meta.kind,
+            provenance: meta.provenance.clone(),
+        });
+    }
+
+    /// Parks text for paged or pattern fetch (see `blobs.rs`) and reports it.
+    pub fn park(
+        &self,
+        content: String,
+        summary: String,
+        content_type: String,
+        ttl: Duration,
+    ) -> std::sync::Arc<blobs::ParkedBlob> {
+        let bytes = content.len() as u64;
+        let blob = self.blobs.park(content, summary, content_type, ttl);
+        self.report(CatalogChange::Parked {
+            key: blob.key.clone(),
+            bytes,
+        });
+        blob
     }
 
     /// Registers a table that a statement created inside the engine.
@@ -348,6 +398,7 @@ impl Store {
             created: now_iso(),
         };
         Self::lock(&self.catalog).insert(r.to_owned(), meta.clone());
+        self.report_created(&meta);
         self.evict();
         Ok(meta)
     }
@@ -367,12 +418,10 @@ impl Store {
             .ok_or_else(|| StoreError::UnknownDataset(r.to_owned()))?;
         // Reported once it has left the catalog, whatever the engine says next: a listing
         // taken after this event never shows it again.
-        if let Some(sink) = self.changes.get() {
-            sink(CatalogChange::Dropped {
-                dataset: r.to_owned(),
-                reason,
-            });
-        }
+        self.report(CatalogChange::Dropped {
+            dataset: r.to_owned(),
+            reason,
+        });
         Self::lock(&self.writer)
             .execute_batch(&format!("DROP TABLE IF EXISTS {}", quote_ident(r)))?;
         Ok(meta)

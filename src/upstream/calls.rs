@@ -40,11 +40,7 @@ impl ClientSession {
                 Ok(()) => match self.session.store.get().await {
                     Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
                     Ok(store) => {
-                        let bus = self.session.bus.clone();
-                        run_blocking(spec.name, move || {
-                            tools::run(&store, &bus, spec.name, &args)
-                        })
-                        .await
+                        run_blocking(spec.name, move || tools::run(&store, spec.name, &args)).await
                     }
                 },
             };

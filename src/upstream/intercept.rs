@@ -39,7 +39,6 @@ impl ClientSession {
                 .park_never
                 .iter()
                 .any(|g| crate::config::glob_match(g, tool));
-        let tool_name = tool.to_owned();
         let tool = tool.to_owned();
         let original = raw.clone();
         let original_len = raw.get().len();
@@ -59,7 +58,7 @@ impl ClientSession {
                             "{server_name}/{tool}: {}",
                             crate::store::blobs::first_lines(&text)
                         );
-                        let blob = store.blobs.park(
+                        let blob = store.park(
                             text,
                             summary,
                             content_type.into(),
@@ -121,27 +120,7 @@ impl ClientSession {
                 }
             });
         match work.await {
-            Ok(Some((env, r, tokens))) => {
-                if let Some(dataset) = r.strip_prefix("intercepted:") {
-                    let rows = serde_json::from_str::<Value>(env.get())
-                        .ok()
-                        .and_then(|v| v["structuredContent"]["rows"].as_u64())
-                        .unwrap_or(0);
-                    self.session.bus.publish(Event::DatasetCreated {
-                        dataset: dataset.to_owned(),
-                        rows,
-                        server: server.name().to_owned(),
-                        tool: tool_name,
-                    });
-                }
-                if let Some(key) = r.strip_prefix("parked:") {
-                    self.session.bus.publish(Event::BlobParked {
-                        key: key.to_owned(),
-                        bytes: original_len as u64,
-                    });
-                }
-                (env, Some((r, original_len, tokens)))
-            }
+            Ok(Some((env, r, tokens))) => (env, Some((r, original_len, tokens))),
             _ => (original, None),
         }
     }

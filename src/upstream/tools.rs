@@ -1,10 +1,12 @@
 //! loom's own tools, listed after the downstream ones: query, list, describe, materialize,
 //! drop and export datasets. Arguments are checked against each tool's fields; a wrong call
 //! gets every field error, a did-you-mean for unknown keys, the required and optional
-//! arguments, and one corrected example call. A tool that adds to the catalog (a query result
-//! kept as a dataset, a materialized one, parked text) says so on the session's bus; drops and
-//! evictions are reported by the store itself, wherever they happen.
+//! arguments, and one corrected example call. What a tool adds to or drops from the catalog
+//! (a query result kept as a dataset, a materialized one, parked text, a drop, an eviction) the
+//! store reports itself, wherever it happens.
 
+use crate::store::memories::{Memories, Memory};
+use crate::store::{ExportFormat, QueryOutcome, Store, blobs, envelope};
 use serde_json::{Map, Value, json};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -361,27 +363,6 @@ pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String
     ))
 }
 
-use crate::session::{Event, EventBus};
-use crate::store::{DatasetMeta, ExportFormat, QueryOutcome, Store, blobs, envelope};
-
-/// The server name loom's own tools run under, in events and the call log.
-const LOOM: &str = "loom";
-
-/// Announces a dataset a tool made, unless making it already pushed it out again (the
-/// eviction that follows every addition may take a query result at once; its drop was
-/// reported then, and a later "created" would leave a ghost in every catalog).
-fn created(store: &Store, bus: &EventBus, meta: &DatasetMeta, tool: &str) {
-    if store.dataset(&meta.dataset_ref).is_err() {
-        return;
-    }
-    bus.publish(Event::DatasetCreated {
-        dataset: meta.dataset_ref.clone(),
-        rows: meta.rows,
-        server: LOOM.to_owned(),
-        tool: tool.to_owned(),
-    });
-}
-
 const PAGE: usize = 50;
 
 fn text_and_structured(text: String, structured: Value) -> Value {
@@ -393,14 +374,9 @@ fn arg<'a>(args: &'a Map<String, Value>, k: &str) -> &'a str {
 }
 
 /// Runs one of loom's tools (arguments already validated); `Err` is an `isError` message.
-/// What it adds to the catalog is published on `bus` as soon as it exists, so a failure
-/// after that (say, profiling) never leaves a dataset the workbench does not know of.
-pub fn run(
-    store: &Store,
-    bus: &EventBus,
-    name: &str,
-    args: &Map<String, Value>,
-) -> Result<Value, String> {
+/// What it adds to the catalog the store reports as soon as it exists, so a failure after
+/// that (say, profiling) never leaves a dataset the workbench does not know of.
+pub fn run(store: &Store, name: &str, args: &Map<String, Value>) -> Result<Value, String> {
     let e = |e: crate::store::StoreError| e.to_string();
     match name {
         "loom_query" => match store.query(arg(args, "sql")).map_err(e)? {
@@ -426,7 +402,6 @@ pub fn run(
                 Ok(text_and_structured(text, structured))
             }
             QueryOutcome::Dataset(meta) => {
-                created(store, bus, &meta, name);
                 let p = store.profile(&meta.dataset_ref, 5).map_err(e)?;
                 Ok(envelope::render(&meta, &p, store.config().envelope_budget, None).0)
             }
@@ -495,7 +470,6 @@ pub fn run(
             let meta = store
                 .materialize(arg(args, "sql"), arg(args, "name"))
                 .map_err(e)?;
-            created(store, bus, &meta, name);
             let p = store.profile(&meta.dataset_ref, 5).map_err(e)?;
             Ok(envelope::render(&meta, &p, store.config().envelope_budget, None).0)
         }
@@ -583,24 +557,17 @@ pub fn run(
                 .and_then(Value::as_str)
                 .unwrap_or("text/plain")
                 .to_owned();
-            let bytes = content.len() as u64;
-            let blob = store.blobs.park(
+            let blob = store.park(
                 content,
                 summary,
                 content_type,
                 std::time::Duration::from_secs(ttl as u64),
             );
-            bus.publish(Event::BlobParked {
-                key: blob.key.clone(),
-                bytes,
-            });
             Ok(blobs::pointer(&blob, None))
         }
         other => Err(format!("unknown loom tool {other}")),
     }
 }
-
-use crate::store::memories::{Memories, Memory};
 
 fn memory_json(m: &Memory) -> Value {
     serde_json::to_value(m).unwrap_or(Value::Null)
