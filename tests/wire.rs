@@ -1,0 +1,382 @@
+//! The workbench protocol pinned: one value of every request, reply and event as it travels on
+//! the session socket, compared with `tests/fixtures/wire-v<N>.json` for the protocol version
+//! `WORKBENCH_PROTOCOL` names. A change to a wire type's JSON fails here until the version moves
+//! and a file for the new version is written (`LOOM_BLESS=1 cargo test --test wire` writes it;
+//! the old version's file stays, so the same version can never mean two shapes). The matches
+//! below have no wildcard: a new variant does not compile until it has a sample here.
+
+use loom::frontend::engine::{
+    BlobView, DatasetView, Reply, Request, ServerView, SessionInfo, WORKBENCH_PROTOCOL,
+};
+use loom::types::data::{
+    Bar, ColumnStats, DatasetKind, Description, DropReason, JoinHint, MemoryView, Provenance,
+    ResultTable,
+};
+use loom::types::events::{ApprovalRequest, CallRecord, CallSummary, Decision, Event, Sequenced};
+use serde_json::{Value, json};
+
+fn summary() -> CallSummary {
+    CallSummary {
+        call: 7,
+        at: "2026-12-01T00:00:00Z".into(),
+        caller: "model".into(),
+        server: "sample".into(),
+        tool: "sample_list_orders".into(),
+        outcome: "intercepted".into(),
+        reference: Some("sample_list_orders_1".into()),
+        millis: 12,
+        bytes_in: 80_000,
+        tokens_in: 20_000,
+        bytes_out: 2_000,
+        tokens_out: 500,
+        arguments: "{\"limit\":1000}".into(),
+        decision: Some("approved once".into()),
+    }
+}
+
+fn approval() -> ApprovalRequest {
+    ApprovalRequest {
+        approval: 3,
+        call: 7,
+        server: "fs".into(),
+        tool: "fs_delete".into(),
+        original: "delete".into(),
+        annotations: json!({ "destructiveHint": true }),
+        arguments: json!({ "path": "/tmp/x" }),
+        timeout_secs: 120,
+    }
+}
+
+fn description() -> Description {
+    Description {
+        dataset: "sample_list_orders_1".into(),
+        kind: DatasetKind::Ingest,
+        rows: 1000,
+        pinned: false,
+        created: "2026-12-01T00:00:00Z".into(),
+        columns: vec![ColumnStats {
+            name: "amount".into(),
+            ty: "DOUBLE".into(),
+            null_fraction: 0.0,
+            distinct: 300,
+            min: Some(json!(0.5)),
+            max: Some(json!(299.5)),
+            top: vec![(json!(1.5), 4)],
+            note: Some("converted".into()),
+        }],
+        sample_rows: vec![json!({ "amount": 1.5 })],
+        join_hints: vec![JoinHint {
+            column: "customer_id".into(),
+            other: "sample_list_customers_2".into(),
+            other_column: "id".into(),
+            this_in_other: 1.0,
+            other_in_this: 0.5,
+        }],
+        provenance: Some(Provenance {
+            server: "sample".into(),
+            tool: "list_orders".into(),
+            arguments: Some(json!({ "limit": 1000 })),
+            at: "2026-12-01T00:00:00Z".into(),
+            rung: "json".into(),
+        }),
+        context: serde_json::Map::new(),
+    }
+}
+
+fn requests() -> Vec<Request> {
+    let all = vec![
+        Request::Session,
+        Request::Servers,
+        Request::Calls { limit: 50 },
+        Request::CallDetail { call: 7 },
+        Request::Datasets,
+        Request::Describe {
+            dataset: "d".into(),
+        },
+        Request::Chart {
+            table: "d".into(),
+            column: "c".into(),
+            bins: 20,
+        },
+        Request::Query {
+            sql: "SELECT 1".into(),
+        },
+        Request::CancelQuery,
+        Request::Rows {
+            table: "t".into(),
+            offset: 0,
+            limit: 200,
+        },
+        Request::Export {
+            table: "t".into(),
+            format: "csv".into(),
+        },
+        Request::Blobs,
+        Request::Memories,
+        Request::Tools,
+        Request::CallTool {
+            name: "sample_echo".into(),
+            arguments: json!({ "text": "hi" }),
+        },
+        Request::Approve {
+            approval: 3,
+            decision: Decision::Deny {
+                reason: Some("no".into()),
+            },
+        },
+        Request::Approve {
+            approval: 3,
+            decision: Decision::Once,
+        },
+        Request::Approve {
+            approval: 3,
+            decision: Decision::Session,
+        },
+        Request::Approvals,
+    ];
+    for r in &all {
+        match r {
+            Request::Session
+            | Request::Servers
+            | Request::Calls { .. }
+            | Request::CallDetail { .. }
+            | Request::Datasets
+            | Request::Describe { .. }
+            | Request::Chart { .. }
+            | Request::Query { .. }
+            | Request::CancelQuery
+            | Request::Rows { .. }
+            | Request::Export { .. }
+            | Request::Blobs
+            | Request::Memories
+            | Request::Tools
+            | Request::CallTool { .. }
+            | Request::Approve { .. }
+            | Request::Approvals => {}
+        }
+    }
+    all
+}
+
+fn replies() -> Vec<Reply> {
+    let all = vec![
+        Reply::Session(Box::new(SessionInfo {
+            pid: 42,
+            config: "loom.toml".into(),
+            started_at: "2026-12-01T00:00:00Z".into(),
+            servers: vec!["sample".into()],
+            protocol: WORKBENCH_PROTOCOL,
+        })),
+        Reply::Servers {
+            servers: vec![ServerView {
+                name: "sample".into(),
+                state: "up".into(),
+                era: Some("2025-11-25".into()),
+                version: Some("1.0".into()),
+                tools: 4,
+                last_error: None,
+                stderr: vec!["ready".into()],
+            }],
+        },
+        Reply::Calls {
+            calls: vec![summary()],
+        },
+        Reply::CallDetail {
+            record: Some(Box::new(CallRecord {
+                summary: summary(),
+                request: "{}".into(),
+                response: "{}".into(),
+            })),
+        },
+        Reply::Datasets {
+            datasets: vec![DatasetView {
+                dataset: "d".into(),
+                rows: 3,
+                columns: vec![("a".into(), "INTEGER".into())],
+                source: "sample/list_orders".into(),
+                pinned: true,
+                created: "2026-12-01T00:00:00Z".into(),
+            }],
+        },
+        Reply::Describe {
+            describe: Box::new(description()),
+        },
+        Reply::Chart {
+            bars: vec![Bar {
+                label: "paid".into(),
+                count: 10,
+            }],
+        },
+        Reply::Query {
+            result: ResultTable {
+                table: "_loom_result_1".into(),
+                columns: vec![("n".into(), "BIGINT".into())],
+                rows: 1,
+                millis: 3,
+            },
+        },
+        Reply::Rows {
+            rows: vec![vec![Some("1".into()), None]],
+        },
+        Reply::Exported {
+            path: "/tmp/x.csv".into(),
+            rows: 3,
+        },
+        Reply::Blobs {
+            blobs: vec![BlobView {
+                key: "b1".into(),
+                summary: "log".into(),
+                chars: 10,
+                lines: 2,
+                expires: "2026-12-01T01:00:00Z".into(),
+            }],
+        },
+        Reply::Memories {
+            memories: vec![MemoryView {
+                key: "db".into(),
+                version: 2,
+                content: "never touch prod".into(),
+                tags: vec!["rules".into()],
+                pinned: true,
+                author: "human".into(),
+                at: "2026-12-01T00:00:00Z".into(),
+            }],
+            skipped_lines: 1,
+        },
+        Reply::Tools {
+            tools: vec![json!({ "name": "sample_echo" })],
+        },
+        Reply::ToolResult {
+            result: json!({ "content": [] }),
+        },
+        Reply::Approvals {
+            approvals: vec![approval()],
+        },
+        Reply::Done,
+    ];
+    for r in &all {
+        match r {
+            Reply::Session(_)
+            | Reply::Servers { .. }
+            | Reply::Calls { .. }
+            | Reply::CallDetail { .. }
+            | Reply::Datasets { .. }
+            | Reply::Describe { .. }
+            | Reply::Chart { .. }
+            | Reply::Query { .. }
+            | Reply::Rows { .. }
+            | Reply::Exported { .. }
+            | Reply::Blobs { .. }
+            | Reply::Memories { .. }
+            | Reply::Tools { .. }
+            | Reply::ToolResult { .. }
+            | Reply::Approvals { .. }
+            | Reply::Done => {}
+        }
+    }
+    all
+}
+
+fn events() -> Vec<Sequenced> {
+    let all = vec![
+        Event::ServerState {
+            server: "sample".into(),
+            state: "up".into(),
+            detail: None,
+        },
+        Event::ServerStderr {
+            server: "sample".into(),
+            line: "ready".into(),
+        },
+        Event::CallStarted(summary()),
+        Event::CallFinished(summary()),
+        Event::DatasetCreated {
+            dataset: "d".into(),
+            rows: 3,
+            server: "loom".into(),
+            tool: "loom_query".into(),
+        },
+        Event::DatasetDropped {
+            dataset: "d".into(),
+            reason: DropReason::Evicted,
+        },
+        Event::BlobParked {
+            key: "b1".into(),
+            bytes: 100,
+        },
+        Event::MemoryChanged { key: "db".into() },
+        Event::ApprovalRequested(approval()),
+        Event::ApprovalSettled {
+            approval: 3,
+            decision: "approved once".into(),
+        },
+        Event::ExportProgress {
+            table: "t".into(),
+            rows: 10,
+            total: 100,
+        },
+    ];
+    for e in &all {
+        match e {
+            Event::ServerState { .. }
+            | Event::ServerStderr { .. }
+            | Event::CallStarted(_)
+            | Event::CallFinished(_)
+            | Event::DatasetCreated { .. }
+            | Event::DatasetDropped { .. }
+            | Event::BlobParked { .. }
+            | Event::MemoryChanged { .. }
+            | Event::ApprovalRequested(_)
+            | Event::ApprovalSettled { .. }
+            | Event::ExportProgress { .. } => {}
+        }
+    }
+    all.into_iter()
+        .enumerate()
+        .map(|(i, event)| Sequenced {
+            seq: i as u64 + 1,
+            event,
+        })
+        .collect()
+}
+
+#[test]
+fn the_wire_types_json_is_pinned_to_the_protocol_version() {
+    let now = json!({
+        "protocol": WORKBENCH_PROTOCOL,
+        "requests": requests(),
+        "replies": replies(),
+        "events": events(),
+    });
+    // Every sample reads back as itself: nothing is lost on the way.
+    for r in requests() {
+        let back: Request = serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+    }
+    for r in replies() {
+        let back: Reply = serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+    }
+    for e in events() {
+        let back: Sequenced = serde_json::from_value(serde_json::to_value(&e).unwrap()).unwrap();
+        assert_eq!(back, e);
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(format!("wire-v{WORKBENCH_PROTOCOL}.json"));
+    let text = serde_json::to_string_pretty(&now).unwrap() + "\n";
+    if std::env::var_os("LOOM_BLESS").is_some() && !path.exists() {
+        std::fs::write(&path, &text).expect("write the pinned wire file");
+    }
+    let pinned = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "{} is missing: run `LOOM_BLESS=1 cargo test --test wire` to pin protocol {WORKBENCH_PROTOCOL}",
+            path.display()
+        )
+    });
+    let pinned: Value = serde_json::from_str(&pinned).expect("pinned file is JSON");
+    assert_eq!(
+        pinned, now,
+        "the workbench wire JSON changed but WORKBENCH_PROTOCOL is still {WORKBENCH_PROTOCOL}: move the version (in src/types/engine.rs) and pin the new shape with LOOM_BLESS=1"
+    );
+}
