@@ -408,7 +408,7 @@ async fn approvals_approve_once_for_the_session_and_deny_with_a_reason() {
     let decisions: Vec<(String, Option<String>)> = calls
         .iter()
         .filter(|c| c.tool == "sample_cancel_order")
-        .map(|c| (c.outcome.clone(), c.decision.clone()))
+        .map(|c| (c.outcome.to_string(), c.decision.clone()))
         .collect();
     assert_eq!(decisions.len(), 4, "{decisions:?}");
     assert_eq!(decisions[0].1.as_deref(), Some("approved once by a human"));

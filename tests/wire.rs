@@ -12,17 +12,19 @@ use loom::types::data::{
     Bar, ColumnStats, DatasetKind, Description, DropReason, JoinHint, MemoryView, Provenance,
     ResultTable,
 };
-use loom::types::events::{ApprovalRequest, CallRecord, CallSummary, Decision, Event, Sequenced};
+use loom::types::events::{
+    ApprovalRequest, CallRecord, CallSummary, Caller, Decision, Event, Outcome, Sequenced,
+};
 use serde_json::{Value, json};
 
 fn summary() -> CallSummary {
     CallSummary {
         call: 7,
         at: "2026-12-01T00:00:00Z".into(),
-        caller: "model".into(),
+        caller: Caller::Model,
         server: "sample".into(),
         tool: "sample_list_orders".into(),
-        outcome: "intercepted".into(),
+        outcome: Outcome::Intercepted,
         reference: Some("sample_list_orders_1".into()),
         millis: 12,
         bytes_in: 80_000,

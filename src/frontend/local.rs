@@ -10,6 +10,7 @@ use crate::downstream::connection::lock;
 use crate::protocol::ClientCapabilities;
 use crate::session::Session;
 use crate::types::data::MemoryView;
+use crate::types::events::Caller;
 use crate::upstream::ClientSession;
 use crate::upstream::tools;
 use serde_json::{Value, json};
@@ -56,7 +57,7 @@ impl LocalEngine {
                 }
             }
         });
-        let human = ClientSession::new(session.clone(), tx, "human");
+        let human = ClientSession::new(session.clone(), tx, Caller::Human);
         Arc::new(LocalEngine {
             inner: Arc::new(Inner {
                 session,

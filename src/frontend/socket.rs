@@ -12,6 +12,7 @@ use super::engine::{
 use crate::downstream::connection::lock;
 use crate::jsonrpc::{self, Line, LineReader, RawMessage, code};
 use crate::session::Session;
+use crate::types::events::Caller;
 use crate::upstream::ClientSession;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -332,7 +333,7 @@ async fn serve_connection(session: Arc<Session>, engine: Arc<dyn Engine>, stream
     let (read, write) = stream.into_split();
     let (events_tx, events_rx) = mpsc::channel::<String>(EVENT_QUEUE);
     let (out_tx, writer) = line_writer(write, Some(events_rx));
-    let client = ClientSession::new(session.clone(), out_tx.clone(), "model");
+    let client = ClientSession::new(session.clone(), out_tx.clone(), Caller::Model);
     let mut lines = LineReader::new(
         BufReader::with_capacity(64 * 1024, read),
         session.config.max_message_bytes,

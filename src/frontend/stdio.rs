@@ -43,7 +43,7 @@ pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
         }
     });
     let shared = Session::new(config.clone());
-    let session = ClientSession::new(shared.clone(), out_tx, "model");
+    let session = ClientSession::new(shared.clone(), out_tx, crate::types::events::Caller::Model);
     // The session socket lets a developer attach a workbench (or a second client) to this
     // session; without it loom still serves its client.
     let engine: Arc<dyn crate::frontend::engine::Engine> =

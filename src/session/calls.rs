@@ -7,6 +7,8 @@
 pub use crate::types::events::{CallRecord, CallSummary};
 
 use crate::downstream::connection::lock;
+#[cfg(test)]
+use crate::types::events::Outcome;
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
@@ -170,13 +172,13 @@ mod tests {
         let log = CallLog::default();
         let s = CallSummary {
             call: 7,
-            outcome: "running".into(),
+            outcome: Outcome::Running,
             ..Default::default()
         };
         log.started(s.clone(), "{\"a\":1}".into());
         log.finished(
             CallSummary {
-                outcome: "passed".into(),
+                outcome: Outcome::Passed,
                 ..s
             },
             "{\"content\":[]}",

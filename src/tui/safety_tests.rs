@@ -30,10 +30,10 @@ fn summary(n: u64) -> CallSummary {
     CallSummary {
         call: n,
         at: "2026-11-30T10:00:00Z".into(),
-        caller: "model".into(),
+        caller: crate::types::events::Caller::Model,
         server: evil("srv"),
         tool: evil("tool"),
-        outcome: "intercepted".into(),
+        outcome: crate::types::events::Outcome::Intercepted,
         reference: Some(evil("ref")),
         arguments: evil("{\"a\":\""),
         ..CallSummary::default()

@@ -43,10 +43,10 @@ fn call(n: u64, tool: &str, outcome: &str, reference: Option<&str>, caller: &str
     CallSummary {
         call: n,
         at: format!("2026-11-30T10:{:02}:{:02}Z", n / 60, n % 60),
-        caller: caller.into(),
+        caller: caller.parse().expect("caller"),
         server: "sample".into(),
         tool: tool.into(),
-        outcome: outcome.into(),
+        outcome: outcome.parse().expect("outcome"),
         reference: reference.map(str::to_owned),
         millis: 12 * n,
         bytes_in: 48_000 * n,

@@ -62,13 +62,11 @@ pub struct CallSummary {
     pub call: u64,
     /// When the call started (ISO 8601, UTC).
     pub at: String,
-    /// `model` for an MCP client, `human` for the workbench.
-    pub caller: String,
+    pub caller: Caller,
     pub server: String,
     /// The exposed tool name the caller used.
     pub tool: String,
-    /// `running`, `passed`, `intercepted`, `parked`, `error`, `denied` or `cancelled`.
-    pub outcome: String,
+    pub outcome: Outcome,
     /// The dataset ref or parked blob key the call produced.
     pub reference: Option<String>,
     pub millis: u64,
@@ -115,3 +113,77 @@ pub enum Decision {
     Session,
     Deny { reason: Option<String> },
 }
+
+/// Who made a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Caller {
+    /// An MCP client (the model).
+    #[default]
+    Model,
+    /// A person, from the workbench.
+    Human,
+}
+
+/// How a call ended (or that it has not yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    #[default]
+    Running,
+    /// The server's result reached the caller as it was.
+    Passed,
+    /// The result became a dataset and the caller got its envelope.
+    Intercepted,
+    /// The result was parked and the caller got a pointer.
+    Parked,
+    Error,
+    Denied,
+    Cancelled,
+}
+
+/// Text forms of the small enums above, as they travel and as a person filters by them.
+macro_rules! words {
+    ($t:ty { $($v:ident = $w:literal),* $(,)? }) => {
+        impl $t {
+            pub fn as_str(self) -> &'static str {
+                match self { $(<$t>::$v => $w),* }
+            }
+        }
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl std::str::FromStr for $t {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($w => Ok(<$t>::$v),)*
+                    other => Err(format!("unknown {}: {other}", stringify!($t))),
+                }
+            }
+        }
+        impl PartialEq<str> for $t {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+        impl PartialEq<&str> for $t {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+    };
+}
+
+words!(Caller { Model = "model", Human = "human" });
+words!(Outcome {
+    Running = "running",
+    Passed = "passed",
+    Intercepted = "intercepted",
+    Parked = "parked",
+    Error = "error",
+    Denied = "denied",
+    Cancelled = "cancelled",
+});

@@ -50,9 +50,9 @@ impl ClientSession {
                 result
             };
             let outcome = if reports_error(&result) {
-                "error"
+                Outcome::Error
             } else {
-                "passed"
+                Outcome::Passed
             };
             let reference = serde_json::from_str::<Value>(result.get())
                 .ok()
@@ -81,7 +81,7 @@ impl ClientSession {
         };
         lock(&self.in_flight).remove(&up_key);
         let Some(verdict) = verdict else {
-            self.end_call(track, "cancelled", None, None, "");
+            self.end_call(track, Outcome::Cancelled, None, None, "");
             return Ok(None);
         };
         if let Err(why) = verdict {
@@ -91,7 +91,7 @@ impl ClientSession {
             } else {
                 result
             };
-            self.end_call(track, "denied", None, None, result.get());
+            self.end_call(track, Outcome::Denied, None, None, result.get());
             return Ok(Some(jsonrpc::response(id, &result)));
         }
         let mut params = params;
@@ -119,7 +119,7 @@ impl ClientSession {
         let spec = &route.server.spec.approve;
         let verdict = match policy {
             // The person at the workbench is the one who would approve; `deny` still holds.
-            crate::config::Approval::Ask if self.caller == "human" => return Ok(()),
+            crate::config::Approval::Ask if self.caller == Caller::Human => return Ok(()),
             crate::config::Approval::Allow => {
                 if spec
                     .allow
@@ -190,10 +190,10 @@ impl ClientSession {
         let summary = CallSummary {
             call: self.session.next_call_id(),
             at: crate::store::now_iso(),
-            caller: self.caller.to_owned(),
+            caller: self.caller,
             server: server.to_owned(),
             tool: tool.to_owned(),
-            outcome: "running".into(),
+            outcome: Outcome::Running,
             arguments,
             ..Default::default()
         };
@@ -213,7 +213,7 @@ impl ClientSession {
     pub(super) fn end_call(
         &self,
         track: CallTrack,
-        outcome: &str,
+        outcome: Outcome,
         reference: Option<String>,
         original: Option<(usize, usize)>,
         sent: &str,
@@ -223,7 +223,7 @@ impl ClientSession {
             .map(|(b, t)| (b as u64, t as u64))
             .unwrap_or((sent.len() as u64, tokens_out));
         let summary = CallSummary {
-            outcome: outcome.to_owned(),
+            outcome,
             reference,
             millis: track.started.elapsed().as_millis() as u64,
             bytes_in,

@@ -20,7 +20,7 @@ impl ClientSession {
             .unwrap_or_default()
             .to_owned();
         let track = Mutex::new(track);
-        let finish = |outcome: &str,
+        let finish = |outcome: Outcome,
                       reference: Option<String>,
                       original: Option<(usize, usize)>,
                       sent: &str| {
@@ -39,7 +39,7 @@ impl ClientSession {
             Ok(c) => c,
             Err(why) => {
                 let why = why.to_string();
-                finish("error", None, None, &why);
+                finish(Outcome::Error, None, None, &why);
                 return lost(why);
             }
         };
@@ -93,7 +93,7 @@ impl ClientSession {
         }
         match outcome {
             None => {
-                finish("cancelled", None, None, "");
+                finish(Outcome::Cancelled, None, None, "");
                 Ok(None)
             }
             Some(Reply::Result(raw)) => {
@@ -108,29 +108,23 @@ impl ClientSession {
                     raw
                 };
                 match dataset {
-                    Some((r, bytes, tokens)) => {
-                        let (outcome, reference) = r.split_once(':').unwrap_or((&r, ""));
-                        finish(
-                            outcome,
-                            Some(reference.to_owned()),
-                            Some((bytes, tokens)),
-                            raw.get(),
-                        )
+                    Some(((outcome, reference), bytes, tokens)) => {
+                        finish(outcome, Some(reference), Some((bytes, tokens)), raw.get())
                     }
                     None if is_call && reports_error(&raw) => {
-                        finish("error", None, None, raw.get())
+                        finish(Outcome::Error, None, None, raw.get())
                     }
-                    None => finish("passed", None, None, raw.get()),
+                    None => finish(Outcome::Passed, None, None, raw.get()),
                 }
                 Ok(Some(jsonrpc::response(id, &raw)))
             }
             Some(Reply::Error(raw)) => {
-                finish("error", None, None, raw.get());
+                finish(Outcome::Error, None, None, raw.get());
                 Ok(Some(jsonrpc::error_response_raw(id, &raw)))
             }
             Some(Reply::Lost(why)) => {
                 let why = format!("server `{}` failed during {method}: {why}", server.name());
-                finish("error", None, None, &why);
+                finish(Outcome::Error, None, None, &why);
                 lost(why)
             }
         }

@@ -12,7 +12,7 @@ impl ClientSession {
         server: &Arc<ServerHandle>,
         tool: &str,
         arguments: Option<Value>,
-    ) -> (Box<RawValue>, Option<(String, usize, usize)>) {
+    ) -> (Box<RawValue>, Option<((Outcome, String), usize, usize)>) {
         // Cheap check first: small results never wait for the store.
         let threshold = self.session.config.token_threshold as usize;
         if raw.get().len() < threshold {
@@ -42,8 +42,8 @@ impl ClientSession {
         let tool = tool.to_owned();
         let original = raw.clone();
         let original_len = raw.get().len();
-        let work =
-            tokio::task::spawn_blocking(move || -> Option<(Box<RawValue>, String, usize)> {
+        let work = tokio::task::spawn_blocking(
+            move || -> Option<(Box<RawValue>, (Outcome, String), usize)> {
                 let (mut table, tokens) = match crate::intercept::decide(&raw, threshold) {
                     crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
                         (table, tokens)
@@ -70,7 +70,7 @@ impl ClientSession {
                         return (pointer_tokens < tokens).then(|| {
                             (
                                 jsonrpc::to_raw(&pointer),
-                                format!("parked:{}", blob.key),
+                                (Outcome::Parked, blob.key.clone()),
                                 tokens,
                             )
                         });
@@ -107,7 +107,7 @@ impl ClientSession {
                 match envelope {
                     Ok((env, env_tokens)) if env_tokens < tokens => Some((
                         jsonrpc::to_raw(&env),
-                        format!("intercepted:{}", meta.dataset_ref),
+                        (Outcome::Intercepted, meta.dataset_ref.clone()),
                         tokens,
                     )),
                     other => {
@@ -118,7 +118,8 @@ impl ClientSession {
                         None
                     }
                 }
-            });
+            },
+        );
         match work.await {
             Ok(Some((env, r, tokens))) => (env, Some((r, original_len, tokens))),
             _ => (original, None),

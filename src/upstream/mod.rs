@@ -19,6 +19,7 @@ use crate::protocol::{self, ClientCapabilities, Era};
 use crate::session::approvals::{ApprovalRequest, Verdict};
 use crate::session::calls::CallSummary;
 use crate::session::{Event, FleetListener, ServerRequest, Session};
+use crate::types::events::{Caller, Outcome};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
@@ -47,7 +48,7 @@ struct RelayedRequest {
 pub struct ClientSession {
     session: Arc<Session>,
     /// Who this client is in the call log: `model` or `human`.
-    caller: &'static str,
+    caller: Caller,
     out: mpsc::UnboundedSender<String>,
     caps: Mutex<ClientCapabilities>,
     era: Mutex<Option<Era>>,
@@ -124,7 +125,7 @@ impl ClientSession {
     pub fn new(
         session: Arc<Session>,
         out: mpsc::UnboundedSender<String>,
-        caller: &'static str,
+        caller: Caller,
     ) -> Arc<ClientSession> {
         let client = Arc::new(ClientSession {
             session,

@@ -19,7 +19,7 @@ impl App {
             }
             Event::CallStarted(c) | Event::CallFinished(c) => {
                 let call = c.call;
-                let finished = c.outcome != "running";
+                let finished = c.outcome != crate::types::events::Outcome::Running;
                 match self.calls.iter_mut().rev().find(|x| x.call == call) {
                     Some(x) => *x = c,
                     None => {

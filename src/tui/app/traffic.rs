@@ -2,6 +2,7 @@
 //! produced.
 
 use super::*;
+use crate::types::events::Outcome;
 
 impl App {
     /// Calls that pass the filter, newest first.
@@ -12,9 +13,15 @@ impl App {
             .rev()
             .filter(|c| {
                 f.is_empty()
-                    || [&c.server, &c.tool, &c.outcome, &c.caller, &c.arguments]
-                        .iter()
-                        .any(|s| s.to_lowercase().contains(&f))
+                    || [
+                        c.server.as_str(),
+                        &c.tool,
+                        c.outcome.as_str(),
+                        c.caller.as_str(),
+                        &c.arguments,
+                    ]
+                    .iter()
+                    .any(|s| s.to_lowercase().contains(&f))
                     || c.reference
                         .as_deref()
                         .is_some_and(|r| r.to_lowercase().contains(&f))
@@ -31,7 +38,7 @@ impl App {
     pub(super) fn select_call(&mut self) {
         let call = self.visible_calls().get(self.traffic_sel).map(|c| c.call);
         if let Some(call) = call {
-            if matches!(&self.detail, Detail::Call(r) if r.summary.call == call && r.summary.outcome != "running")
+            if matches!(&self.detail, Detail::Call(r) if r.summary.call == call && r.summary.outcome != Outcome::Running)
             {
                 return;
             }
@@ -41,17 +48,13 @@ impl App {
 
     pub(super) fn jump_to_reference(&mut self) {
         let reference = match &self.detail {
-            Detail::Call(r) => r
-                .summary
-                .reference
-                .clone()
-                .map(|x| (r.summary.outcome.clone(), x)),
+            Detail::Call(r) => r.summary.reference.clone().map(|x| (r.summary.outcome, x)),
             _ => None,
         }
         .or_else(|| {
             self.visible_calls()
                 .get(self.traffic_sel)
-                .and_then(|c| c.reference.clone().map(|r| (c.outcome.clone(), r)))
+                .and_then(|c| c.reference.clone().map(|r| (c.outcome, r)))
         });
         let Some((outcome, reference)) = reference else {
             self.set_status(
@@ -60,7 +63,7 @@ impl App {
             );
             return;
         };
-        if outcome == "parked" {
+        if outcome == Outcome::Parked {
             self.section = Section::Blobs;
             if let Some(i) = self.blobs.iter().position(|b| b.key == reference) {
                 self.catalog_sel[1] = i;
@@ -72,8 +75,8 @@ impl App {
             }
         }
         self.focus = Pane::Catalog;
-        match outcome.as_str() {
-            "parked" => self.open_catalog_item(),
+        match outcome {
+            Outcome::Parked => self.open_catalog_item(),
             _ => self.show_dataset(reference),
         }
     }

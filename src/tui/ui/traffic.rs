@@ -4,7 +4,7 @@
 
 use super::super::app::{App, Pane};
 use super::{empty_state, fit, human, pane_block};
-use crate::types::events::CallSummary;
+use crate::types::events::{CallSummary, Caller, Outcome};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -141,25 +141,28 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let scroll = app.traffic_scroll();
     for (i, c) in visible.iter().enumerate().skip(scroll).take(rows) {
         let time = c.at.get(11..19).unwrap_or("");
-        let who = if c.caller == "human" { "H" } else { "M" };
-        let outcome = match (&c.reference, c.outcome.as_str()) {
-            (Some(r), "intercepted") => format!("→ {r}"),
-            (Some(r), "parked") => format!("⇢ {r}"),
-            (_, o) => o.to_owned(),
+        let who = match c.caller {
+            Caller::Human => "H",
+            Caller::Model => "M",
         };
-        let outcome_style = match c.outcome.as_str() {
-            "intercepted" | "parked" => th.accent,
-            "error" | "denied" => th.error,
-            "running" => th.warning,
-            "cancelled" => th.muted,
-            _ => th.success,
+        let outcome = match (&c.reference, c.outcome) {
+            (Some(r), Outcome::Intercepted) => format!("→ {r}"),
+            (Some(r), Outcome::Parked) => format!("⇢ {r}"),
+            (_, o) => o.to_string(),
         };
-        let tokens = if c.outcome == "running" {
+        let outcome_style = match c.outcome {
+            Outcome::Intercepted | Outcome::Parked => th.accent,
+            Outcome::Error | Outcome::Denied => th.error,
+            Outcome::Running => th.warning,
+            Outcome::Cancelled => th.muted,
+            Outcome::Passed => th.success,
+        };
+        let tokens = if c.outcome == Outcome::Running {
             String::new()
         } else {
             format!("{}→{}", human(c.tokens_in), human(c.tokens_out))
         };
-        let millis = if c.outcome == "running" {
+        let millis = if c.outcome == Outcome::Running {
             "…".to_owned()
         } else {
             c.millis.to_string()
@@ -180,7 +183,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             ),
             Span::styled(format!("{millis:>7}"), th.number),
             Span::styled(
-                if size_w > 0 && c.outcome != "running" {
+                if size_w > 0 && c.outcome != Outcome::Running {
                     format!(
                         "{:>size_w$}",
                         format!("{}→{}", human(c.bytes_in), human(c.bytes_out))
