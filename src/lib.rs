@@ -6,7 +6,7 @@
 //! `tests/layering.rs` reads `src/` and fails when an import breaks this.
 //!
 //! 1. `types` (shared serde types: events, views, Engine API requests and replies, dates),
-//!    `terminal_text`, `jsonrpc`, `protocol`, `config`
+//!    `folders` (where loom keeps things), `terminal_text`, `jsonrpc`, `protocol`, `config`
 //! 2. `intercept`: finding and typing rows in tool results
 //! 3. `downstream` (supervise, name and forward to servers), `store` (the sealed DuckDB)
 //! 4. `session`: the shared core state (event bus, call log, approvals, store handle, fleet)
@@ -21,6 +21,7 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod downstream;
+pub mod folders;
 pub mod frontend;
 pub mod intercept;
 pub mod jsonrpc;

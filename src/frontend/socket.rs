@@ -37,17 +37,11 @@ pub struct SessionEntry {
     pub kind: String,
 }
 
-fn uid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
+use crate::folders::uid;
 
 /// The per-user folder holding session sockets, created 0700 and checked to be ours.
 pub fn runtime_dir() -> std::io::Result<PathBuf> {
-    let dir = match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        Some(d) => PathBuf::from(d).join("loom"),
-        None => PathBuf::from(format!("/tmp/loom-{}", uid())),
-    };
+    let dir = crate::folders::runtime_dir();
     // Created 0700 by mkdir itself: no moment at which another user can enter it.
     use std::os::unix::fs::DirBuilderExt;
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {

@@ -131,23 +131,39 @@ pub fn restore_terminal() {
     );
 }
 
+/// The terminal in the workbench's modes (raw, alternate screen, mouse, bracketed paste) for
+/// as long as this lives; dropping it gives the terminal back on every way out, an early error
+/// or an unwinding panic included.
+struct TerminalGuard;
+
+impl TerminalGuard {
+    fn enter() -> std::io::Result<TerminalGuard> {
+        enable_raw_mode()?;
+        // From here on, whatever fails is undone by the guard's drop.
+        let guard = TerminalGuard;
+        execute!(
+            std::io::stdout(),
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            EnableBracketedPaste
+        )?;
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
 /// Runs the workbench on `engine` until the user quits.
 pub async fn run(engine: Arc<dyn Engine>, opts: TuiOptions) -> anyhow::Result<()> {
     let mut app = build_app(&opts, clipboard::Clipboard::new())?;
     // Syntect builds a grammar's patterns on first use; do it before the first keystroke.
     let highlighter = app.highlighter;
     std::thread::spawn(move || highlighter.warm_up());
-    enable_raw_mode()?;
-    let mut stdout = std::io::stdout();
-    if let Err(e) = execute!(
-        stdout,
-        EnterAlternateScreen,
-        EnableMouseCapture,
-        EnableBracketedPaste
-    ) {
-        restore_terminal();
-        return Err(e.into());
-    }
+    let terminal = TerminalGuard::enter()?;
     let (tx, rx) = mpsc::unbounded_channel::<Msg>();
     let previous: Arc<PanicHook> = Arc::new(std::panic::take_hook());
     let reports = tx.clone();
@@ -160,7 +176,7 @@ pub async fn run(engine: Arc<dyn Engine>, opts: TuiOptions) -> anyhow::Result<()
         previous.clone(),
     ));
     let result = event_loop(&mut app, engine, tx, rx).await;
-    restore_terminal();
+    drop(terminal);
     // Later panics print as they did before the workbench started.
     std::panic::set_hook(Box::new(move |info| previous(info)));
     result

@@ -99,16 +99,10 @@ pub struct Memories {
 /// folder>/memories.jsonl`, else under `~/.local/share`.
 pub fn default_path(config_dir: &Path) -> PathBuf {
     use sha2::{Digest, Sha256};
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(std::env::temp_dir);
+    let base = crate::folders::data_dir().unwrap_or_else(|| std::env::temp_dir().join("loom"));
     let digest = Sha256::digest(config_dir.display().to_string().as_bytes());
     let id: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    base.join("loom")
-        .join("projects")
-        .join(id)
-        .join("memories.jsonl")
+    base.join("projects").join(id).join("memories.jsonl")
 }
 
 struct Locked {

@@ -173,11 +173,7 @@ impl App {
 
 /// Where the SQL history lives when no other place is given.
 pub fn default_history_file() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-    Some(base.join("loom").join("sql-history.jsonl"))
+    Some(crate::folders::data_dir()?.join("sql-history.jsonl"))
 }
 
 pub fn load_history(path: &std::path::Path) -> Vec<String> {
