@@ -3,12 +3,11 @@
 //! (responses to their waiters; notifications and server-to-client requests to the fleet).
 //! It never interprets a result: replies are handed on as raw JSON.
 
+use crate::jsonrpc::pending::Pending;
 use crate::jsonrpc::{self, Kind, RawMessage};
 use crate::protocol::{self, ClientCapabilities, Era};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -65,8 +64,7 @@ pub struct Handshake {
 pub struct Connection {
     pub server: String,
     outbound: Outbound,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>>>,
-    next_id: AtomicU64,
+    pending: Pending<Reply>,
     inbound: InboundSink,
     closed: watch::Sender<Option<String>>,
     era: Mutex<Era>,
@@ -84,8 +82,7 @@ impl Connection {
         let conn = Connection {
             server: server.to_owned(),
             outbound,
-            pending: Mutex::new(HashMap::new()),
-            next_id: AtomicU64::new(1),
+            pending: Pending::default(),
             inbound,
             closed: watch::channel(None).0,
             era: Mutex::new(Era::Legacy),
@@ -193,9 +190,7 @@ impl Connection {
     }
 
     fn resolve(&self, id: u64, reply: Reply) {
-        if let Some(tx) = lock(&self.pending).remove(&id) {
-            let _ = tx.send(reply);
-        }
+        self.pending.resolve(id, reply);
     }
 
     /// Marks the connection dead and fails every waiting request with `reason`.
@@ -204,10 +199,7 @@ impl Connection {
             return;
         }
         self.closed.send_replace(Some(reason.to_owned()));
-        let waiters: Vec<_> = lock(&self.pending).drain().collect();
-        for (_, tx) in waiters {
-            let _ = tx.send(Reply::Lost(reason.to_owned()));
-        }
+        self.pending.close(|| Reply::Lost(reason.to_owned()));
     }
 
     pub fn closed_reason(&self) -> Option<String> {
@@ -261,13 +253,15 @@ impl Connection {
         method: &str,
         params: Option<Map<String, Value>>,
     ) -> (u64, oneshot::Receiver<Reply>) {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        if let Some(reason) = self.closed_reason() {
-            let _ = tx.send(Reply::Lost(reason));
+        let (id, rx) = self.pending.register(|| {
+            Reply::Lost(
+                self.closed_reason()
+                    .unwrap_or_else(|| "connection closed".into()),
+            )
+        });
+        if self.pending.is_closed() {
             return (id, rx);
         }
-        lock(&self.pending).insert(id, tx);
         let mut params = params.unwrap_or_default();
         self.stamp(&mut params);
         let params = jsonrpc::to_raw(&params);
@@ -300,7 +294,7 @@ impl Connection {
 
     /// Stops waiting for `id` and tells the server to stop working on it.
     pub fn cancel(self: &Arc<Self>, id: u64, reason: &str) {
-        if lock(&self.pending).remove(&id).is_some() {
+        if self.pending.forget(id) {
             let params = json!({ "requestId": id, "reason": reason });
             self.notify("notifications/cancelled", Some(params));
         }
@@ -308,7 +302,7 @@ impl Connection {
 
     /// Drops the waiter for `id` without telling the server.
     pub fn forget(&self, id: u64) {
-        lock(&self.pending).remove(&id);
+        self.pending.forget(id);
     }
 
     pub fn notify(self: &Arc<Self>, method: &str, params: Option<Value>) {

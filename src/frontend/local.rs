@@ -6,7 +6,6 @@ use super::engine::{
     BlobView, DatasetView, Engine, EngineError, EngineFuture, EventFeed, Reply, Request,
     ServerView, SessionInfo, WORKBENCH_PROTOCOL,
 };
-use crate::downstream::connection::lock;
 use crate::protocol::ClientCapabilities;
 use crate::session::Session;
 use crate::types::data::MemoryView;
@@ -14,12 +13,10 @@ use crate::types::events::Caller;
 use crate::upstream::ClientSession;
 use crate::upstream::tools;
 use serde_json::{Value, json};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, oneshot};
+use std::sync::Arc;
+use tokio::sync::mpsc;
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Value>>>>;
+type Pending = Arc<crate::jsonrpc::pending::Pending<Value>>;
 
 impl From<crate::session::StoreUnavailable> for EngineError {
     fn from(e: crate::session::StoreUnavailable) -> Self {
@@ -35,7 +32,6 @@ struct Inner {
     session: Arc<Session>,
     human: Arc<ClientSession>,
     pending: Pending,
-    next: AtomicU64,
 }
 
 impl LocalEngine {
@@ -50,10 +46,8 @@ impl LocalEngine {
                 let Ok(v) = serde_json::from_str::<Value>(&line) else {
                     continue;
                 };
-                if let Some(id) = v.get("id").and_then(Value::as_u64)
-                    && let Some(tx) = lock(&waiting).remove(&id)
-                {
-                    let _ = tx.send(v);
+                if let Some(id) = v.get("id").and_then(Value::as_u64) {
+                    waiting.resolve(id, v);
                 }
             }
         });
@@ -63,7 +57,6 @@ impl LocalEngine {
                 session,
                 human,
                 pending,
-                next: AtomicU64::new(1),
             }),
         })
     }
@@ -79,9 +72,8 @@ impl LocalEngine {
 
 impl Inner {
     async fn call_tool(&self, name: String, arguments: Value) -> Result<Reply, EngineError> {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id, tx);
+        // Never closed: the session answers every call it is handed.
+        let (id, rx) = self.pending.register(|| Value::Null);
         let line = json!({
             "jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": { "name": name, "arguments": arguments },

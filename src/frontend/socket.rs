@@ -16,14 +16,12 @@ use crate::types::events::Caller;
 use crate::upstream::ClientSession;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 /// What `loom sessions` shows of a running session.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -562,16 +560,13 @@ pub async fn bridge(entry: &SessionEntry) -> anyhow::Result<()> {
     Ok(())
 }
 
-type Waiting = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, EngineError>>>>>;
+type Waiting = crate::jsonrpc::pending::Pending<Result<Value, EngineError>>;
 
 /// The Engine API over a session socket (`loom attach`, `loom query`, `loom export`).
 pub struct RemoteEngine {
     out: mpsc::UnboundedSender<String>,
     waiting: Waiting,
     events: Mutex<Option<Subscription>>,
-    next: AtomicU64,
-    /// Set (under the `waiting` lock) when the session's side closed.
-    closed: std::sync::atomic::AtomicBool,
 }
 
 /// The workbench's event subscription: its request id, and where events go.
@@ -588,10 +583,8 @@ impl RemoteEngine {
         let (out, _writer) = line_writer(write, None);
         let engine = Arc::new(RemoteEngine {
             out,
-            waiting: Arc::default(),
+            waiting: Waiting::default(),
             events: Mutex::new(None),
-            next: AtomicU64::new(1),
-            closed: std::sync::atomic::AtomicBool::new(false),
         });
         let me = Arc::downgrade(&engine);
         tokio::spawn(async move {
@@ -601,12 +594,8 @@ impl RemoteEngine {
                 me.on_line(&bytes);
             }
             if let Some(me) = me.upgrade() {
-                let mut waiting = lock(&me.waiting);
-                me.closed.store(true, Ordering::SeqCst);
-                for (_, tx) in waiting.drain() {
-                    let _ = tx.send(Err(EngineError::Disconnected("the session ended".into())));
-                }
-                drop(waiting);
+                me.waiting
+                    .close(|| Err(EngineError::Disconnected("the session ended".into())));
                 lock(&me.events).take();
             }
         });
@@ -655,15 +644,12 @@ impl RemoteEngine {
             }
             return;
         }
-        let Some(tx) = lock(&self.waiting).remove(&id) else {
-            return;
-        };
         let r = match (v.get("result"), v.get("error")) {
             (Some(r), _) => Ok(r.clone()),
             (_, Some(e)) => Err(e["message"].as_str().unwrap_or("failed").into()),
             _ => Err("malformed reply from the session".into()),
         };
-        let _ = tx.send(r);
+        self.waiting.resolve(id, r);
     }
 
     fn call(
@@ -671,23 +657,15 @@ impl RemoteEngine {
         method: &str,
         params: Value,
     ) -> impl std::future::Future<Output = Result<Value, EngineError>> + Send + 'static {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
+        let ended = || Err(EngineError::Disconnected("the session ended".into()));
+        // Registered before it is sent: the reader's close answers it if the session goes.
+        let (id, rx) = self.waiting.register(ended);
         let line =
             json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string();
-        let sent = {
-            // Checked under the lock the reader takes to drain: no request waits forever.
-            let mut waiting = lock(&self.waiting);
-            let ok = !self.closed.load(Ordering::SeqCst) && self.out.send(line).is_ok();
-            if ok {
-                waiting.insert(id, tx);
-            }
-            ok
-        };
+        if self.out.send(line).is_err() {
+            self.waiting.resolve(id, ended());
+        }
         async move {
-            if !sent {
-                return Err(EngineError::Disconnected("the session ended".into()));
-            }
             rx.await.unwrap_or_else(|_| {
                 Err(EngineError::Disconnected(
                     "the session connection is closed".into(),
@@ -710,7 +688,7 @@ impl Engine for RemoteEngine {
 
     fn events(&self, human: bool) -> EventFeed {
         let (tx, live) = mpsc::unbounded_channel();
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let id = self.waiting.next_id();
         *lock(&self.events) = Some(Subscription { id, tx });
         let line = json!({ "jsonrpc": "2.0", "id": id, "method": "loom/subscribe", "params": { "human": human } })
             .to_string();

@@ -5,6 +5,7 @@
 //! byte. This module must never re-serialize a payload it only passes along.
 
 mod framing;
+pub mod pending;
 
 pub use framing::{Line, LineReader};
 
