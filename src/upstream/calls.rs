@@ -2,6 +2,7 @@
 //! log entry every call gets.
 
 use super::*;
+use tools::LoomTool;
 
 impl ClientSession {
     pub(super) async fn call_tool(
@@ -23,15 +24,16 @@ impl ClientSession {
             let track = self.begin_call(LOOM_SERVER, &name, &params);
             let result = match tools::validate(spec, &args) {
                 Err(msg) => tool_error(&msg),
-                Ok(()) if spec.name.starts_with("loom_memory_") => {
+                Ok(()) if spec.tool.is_memory() => {
                     let mem = self.session.memories.clone();
                     let bus = self.session.bus.clone();
                     let key = args.get("key").and_then(Value::as_str).map(str::to_owned);
-                    let out =
-                        run_blocking(spec.name, move || tools::run_memory(&mem, spec.name, &args))
-                            .await;
+                    let out = run_blocking(spec.name(), move || {
+                        tools::run_memory(&mem, spec.tool, &args)
+                    })
+                    .await;
                     if let Some(key) = key
-                        && matches!(spec.name, "loom_memory_set" | "loom_memory_delete")
+                        && matches!(spec.tool, LoomTool::MemorySet | LoomTool::MemoryDelete)
                     {
                         bus.publish(Event::MemoryChanged { key });
                     }
@@ -40,7 +42,8 @@ impl ClientSession {
                 Ok(()) => match self.session.store.get().await {
                     Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
                     Ok(store) => {
-                        run_blocking(spec.name, move || tools::run(&store, spec.name, &args)).await
+                        run_blocking(spec.name(), move || tools::run(&store, spec.tool, &args))
+                            .await
                     }
                 },
             };

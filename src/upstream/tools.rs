@@ -24,8 +24,76 @@ pub struct Field {
     pub about: &'static str,
 }
 
+/// loom's own tools. Every tool has one spec in [`TOOLS`] and one arm where it runs; a tool
+/// added here without either does not compile (or fails `every_tool_has_one_spec`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoomTool {
+    Query,
+    ListDatasets,
+    Describe,
+    Materialize,
+    Drop,
+    Export,
+    Fetch,
+    Park,
+    MemorySet,
+    MemoryGet,
+    MemorySearch,
+    MemoryDelete,
+    MemoryHistory,
+}
+
+impl LoomTool {
+    pub const ALL: [LoomTool; 13] = [
+        LoomTool::Query,
+        LoomTool::ListDatasets,
+        LoomTool::Describe,
+        LoomTool::Materialize,
+        LoomTool::Drop,
+        LoomTool::Export,
+        LoomTool::Fetch,
+        LoomTool::Park,
+        LoomTool::MemorySet,
+        LoomTool::MemoryGet,
+        LoomTool::MemorySearch,
+        LoomTool::MemoryDelete,
+        LoomTool::MemoryHistory,
+    ];
+
+    /// The name the client calls it by.
+    pub const fn name(self) -> &'static str {
+        match self {
+            LoomTool::Query => "loom_query",
+            LoomTool::ListDatasets => "loom_list_datasets",
+            LoomTool::Describe => "loom_describe",
+            LoomTool::Materialize => "loom_materialize",
+            LoomTool::Drop => "loom_drop",
+            LoomTool::Export => "loom_export",
+            LoomTool::Fetch => "loom_fetch",
+            LoomTool::Park => "loom_park",
+            LoomTool::MemorySet => "loom_memory_set",
+            LoomTool::MemoryGet => "loom_memory_get",
+            LoomTool::MemorySearch => "loom_memory_search",
+            LoomTool::MemoryDelete => "loom_memory_delete",
+            LoomTool::MemoryHistory => "loom_memory_history",
+        }
+    }
+
+    /// Whether it works on the memory file rather than the dataset store.
+    pub const fn is_memory(self) -> bool {
+        matches!(
+            self,
+            LoomTool::MemorySet
+                | LoomTool::MemoryGet
+                | LoomTool::MemorySearch
+                | LoomTool::MemoryDelete
+                | LoomTool::MemoryHistory
+        )
+    }
+}
+
 pub struct ToolSpec {
-    pub name: &'static str,
+    pub tool: LoomTool,
     pub title: &'static str,
     pub description: &'static str,
     pub fields: &'static [Field],
@@ -53,7 +121,7 @@ const fn opt(name: &'static str, kind: Kind, about: &'static str) -> Field {
 
 pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
-        name: "loom_query",
+        tool: LoomTool::Query,
         title: "Query datasets with SQL",
         description: "Run one read-only DuckDB SQL statement (SELECT, WITH, FROM-first, VALUES, DESCRIBE, SUMMARIZE, PIVOT … IN (…), plain EXPLAIN) over the datasets loom made from large tool results; joins across servers work. Use it instead of re-calling a tool to look at its data again. Small results come back inline with exact values; large ones become a new dataset with an envelope.",
         fields: &[req(
@@ -65,7 +133,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: true,
     },
     ToolSpec {
-        name: "loom_list_datasets",
+        tool: LoomTool::ListDatasets,
         title: "List datasets",
         description: "List the datasets of this session (ref, rows, columns, source, pinned), newest last. Use it to find a ref to query.",
         fields: &[opt(
@@ -77,7 +145,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: true,
     },
     ToolSpec {
-        name: "loom_describe",
+        tool: LoomTool::Describe,
         title: "Describe a dataset",
         description: "Full schema and column statistics of a dataset, 10 sample rows, fresh join hints against the other datasets, provenance and context.",
         fields: &[req("ref", Kind::Str, "the dataset's ref")],
@@ -85,7 +153,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: true,
     },
     ToolSpec {
-        name: "loom_materialize",
+        tool: LoomTool::Materialize,
         title: "Save a query as a dataset",
         description: "Run a read-only query and keep its result as a new pinned dataset under a name you choose (types kept), for reuse in later queries.",
         fields: &[
@@ -100,7 +168,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: false,
     },
     ToolSpec {
-        name: "loom_drop",
+        tool: LoomTool::Drop,
         title: "Drop a dataset",
         description: "Drop a dataset to free memory (pinned ones too).",
         fields: &[req("ref", Kind::Str, "the dataset's ref")],
@@ -108,7 +176,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: false,
     },
     ToolSpec {
-        name: "loom_export",
+        tool: LoomTool::Export,
         title: "Export a dataset to a file",
         description: "Write a dataset to a CSV, JSON or JSON Lines file under loom's export folder (never overwriting an existing file). Returns the absolute path and the row count.",
         fields: &[
@@ -124,7 +192,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: false,
     },
     ToolSpec {
-        name: "loom_fetch",
+        tool: LoomTool::Fetch,
         title: "Read a parked result",
         description: "Read a large text result that loom parked (a log, a page, a diff): a slice of characters from `offset` (default 4000, at most 64000), or with `pattern` the matching lines (case-insensitive regular expression, RE2 syntax) as `lineno: text`, with `context_lines` (0–10) around each as `lineno- text`; `offset` then skips matches. Page on with `next_offset` until it is -1.",
         fields: &[
@@ -154,7 +222,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: true,
     },
     ToolSpec {
-        name: "loom_park",
+        tool: LoomTool::Park,
         title: "Park text",
         description: "Move text out of your context: loom keeps it and returns a short pointer you can read back with loom_fetch.",
         fields: &[
@@ -175,7 +243,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: false,
     },
     ToolSpec {
-        name: "loom_memory_set",
+        tool: LoomTool::MemorySet,
         title: "Keep a memory",
         description: "Save a keyed note that persists across sessions and that the human sees too (decisions, conventions, facts learned). Every version is kept. Pinned memories are shown at the start of every session. Pass if_version (the version you read) to avoid overwriting someone else's change.",
         fields: &[
@@ -197,7 +265,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: false,
     },
     ToolSpec {
-        name: "loom_memory_get",
+        tool: LoomTool::MemoryGet,
         title: "Read a memory",
         description: "Read a memory by key (the current version, or an older one).",
         fields: &[
@@ -208,7 +276,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: true,
     },
     ToolSpec {
-        name: "loom_memory_search",
+        tool: LoomTool::MemorySearch,
         title: "Search memories",
         description: "Find memories: an exact key first, then by how well the words match keys, tags and content.",
         fields: &[
@@ -220,7 +288,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: true,
     },
     ToolSpec {
-        name: "loom_memory_delete",
+        tool: LoomTool::MemoryDelete,
         title: "Delete a memory",
         description: "Delete a memory (its history is kept).",
         fields: &[req("key", Kind::Str, "the memory's key")],
@@ -228,7 +296,7 @@ pub const TOOLS: &[ToolSpec] = &[
         read_only: false,
     },
     ToolSpec {
-        name: "loom_memory_history",
+        tool: LoomTool::MemoryHistory,
         title: "A memory's history",
         description: "Every version of a memory, oldest first, with who wrote it and when.",
         fields: &[req("key", Kind::Str, "the memory's key")],
@@ -237,8 +305,14 @@ pub const TOOLS: &[ToolSpec] = &[
     },
 ];
 
+impl ToolSpec {
+    pub const fn name(&self) -> &'static str {
+        self.tool.name()
+    }
+}
+
 pub fn spec(name: &str) -> Option<&'static ToolSpec> {
-    TOOLS.iter().find(|t| t.name == name)
+    TOOLS.iter().find(|t| t.name() == name)
 }
 
 /// Tool definitions for `tools/list`.
@@ -258,7 +332,7 @@ pub fn definitions() -> Vec<Value> {
             }
             let required: Vec<&str> = t.fields.iter().filter(|f| f.required).map(|f| f.name).collect();
             json!({
-                "name": t.name,
+                "name": t.name(),
                 "title": t.title,
                 "description": t.description,
                 "inputSchema": { "type": "object", "properties": props, "required": required, "additionalProperties": false },
@@ -346,7 +420,7 @@ pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String
         .collect();
     Err(format!(
         "{} was called with wrong arguments:\n- {}\nrequired: {}; optional: {}\nexample: {} {}",
-        spec.name,
+        spec.name(),
         problems.join("\n- "),
         if required.is_empty() {
             "none".into()
@@ -358,7 +432,7 @@ pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String
         } else {
             optional.join(", ")
         },
-        spec.name,
+        spec.name(),
         spec.example
     ))
 }
@@ -376,10 +450,10 @@ fn arg<'a>(args: &'a Map<String, Value>, k: &str) -> &'a str {
 /// Runs one of loom's tools (arguments already validated); `Err` is an `isError` message.
 /// What it adds to the catalog the store reports as soon as it exists, so a failure after
 /// that (say, profiling) never leaves a dataset the workbench does not know of.
-pub fn run(store: &Store, name: &str, args: &Map<String, Value>) -> Result<Value, String> {
+pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<Value, String> {
     let e = |e: crate::store::StoreError| e.to_string();
-    match name {
-        "loom_query" => match store.query(arg(args, "sql")).map_err(e)? {
+    match tool {
+        LoomTool::Query => match store.query(arg(args, "sql")).map_err(e)? {
             QueryOutcome::Inline { columns, rows } => {
                 let cols: Vec<Value> = columns
                     .iter()
@@ -406,7 +480,7 @@ pub fn run(store: &Store, name: &str, args: &Map<String, Value>) -> Result<Value
                 Ok(envelope::render(&meta, &p, store.config().envelope_budget, None).0)
             }
         },
-        "loom_list_datasets" => {
+        LoomTool::ListDatasets => {
             let all = store.datasets();
             let start: usize = match args.get("cursor").and_then(Value::as_str) {
                 None | Some("") => 0,
@@ -460,27 +534,27 @@ pub fn run(store: &Store, name: &str, args: &Map<String, Value>) -> Result<Value
                 json!({ "datasets": page, "next_cursor": next, "total": all.len() }),
             ))
         }
-        "loom_describe" => {
+        LoomTool::Describe => {
             let r = arg(args, "ref");
             let meta = store.dataset(r).map_err(e)?;
             let p = store.profile(r, 10).map_err(e)?;
             Ok(envelope::render(&meta, &p, usize::MAX, None).0)
         }
-        "loom_materialize" => {
+        LoomTool::Materialize => {
             let meta = store
                 .materialize(arg(args, "sql"), arg(args, "name"))
                 .map_err(e)?;
             let p = store.profile(&meta.dataset_ref, 5).map_err(e)?;
             Ok(envelope::render(&meta, &p, store.config().envelope_budget, None).0)
         }
-        "loom_drop" => {
+        LoomTool::Drop => {
             let meta = store.drop_dataset(arg(args, "ref")).map_err(e)?;
             Ok(text_and_structured(
                 format!("dropped `{}` ({} rows)", meta.dataset_ref, meta.rows),
                 json!({ "dropped": meta.dataset_ref, "rows": meta.rows }),
             ))
         }
-        "loom_export" => {
+        LoomTool::Export => {
             let f = arg(args, "format");
             let format = ExportFormat::parse(f)
                 .ok_or_else(|| format!("unknown format `{f}`; use csv, json or jsonl"))?;
@@ -494,7 +568,7 @@ pub fn run(store: &Store, name: &str, args: &Map<String, Value>) -> Result<Value
                 json!({ "path": path, "rows": rows, "format": format.extension() }),
             ))
         }
-        "loom_fetch" => {
+        LoomTool::Fetch => {
             let int = |k: &str| args.get(k).and_then(Value::as_i64);
             let offset = int("offset").unwrap_or(0);
             let limit = int("limit").unwrap_or(blobs::DEFAULT_LIMIT as i64);
@@ -534,7 +608,7 @@ pub fn run(store: &Store, name: &str, args: &Map<String, Value>) -> Result<Value
             let structured = serde_json::to_value(&f).unwrap_or(Value::Null);
             Ok(text_and_structured(f.content, structured))
         }
-        "loom_park" => {
+        LoomTool::Park => {
             let ttl = args
                 .get("ttl_seconds")
                 .and_then(Value::as_i64)
@@ -565,7 +639,13 @@ pub fn run(store: &Store, name: &str, args: &Map<String, Value>) -> Result<Value
             );
             Ok(blobs::pointer(&blob, None))
         }
-        other => Err(format!("unknown loom tool {other}")),
+        LoomTool::MemorySet
+        | LoomTool::MemoryGet
+        | LoomTool::MemorySearch
+        | LoomTool::MemoryDelete
+        | LoomTool::MemoryHistory => {
+            Err(format!("{} works on memories, not datasets", tool.name()))
+        }
     }
 }
 
@@ -594,8 +674,12 @@ fn memory_text(m: &Memory) -> String {
 /// Runs a memory tool (arguments already validated) as the model. Lines of the memory file
 /// that could not be read are named in every answer (text, `skipped_lines` in the structured
 /// content, and the error message), never hidden.
-pub fn run_memory(mem: &Memories, name: &str, args: &Map<String, Value>) -> Result<Value, String> {
-    let out = run_memory_tool(mem, name, args);
+pub fn run_memory(
+    mem: &Memories,
+    tool: LoomTool,
+    args: &Map<String, Value>,
+) -> Result<Value, String> {
+    let out = run_memory_tool(mem, tool, args);
     let Some(notice) = mem.skipped_notice() else {
         return out;
     };
@@ -613,7 +697,11 @@ pub fn run_memory(mem: &Memories, name: &str, args: &Map<String, Value>) -> Resu
     }
 }
 
-fn run_memory_tool(mem: &Memories, name: &str, args: &Map<String, Value>) -> Result<Value, String> {
+fn run_memory_tool(
+    mem: &Memories,
+    tool: LoomTool,
+    args: &Map<String, Value>,
+) -> Result<Value, String> {
     let e = |e: crate::store::memories::MemoryError| e.to_string();
     let strings = |k: &str| -> Vec<String> {
         args.get(k)
@@ -626,8 +714,8 @@ fn run_memory_tool(mem: &Memories, name: &str, args: &Map<String, Value>) -> Res
             .unwrap_or_default()
     };
     let uint = |k: &str| args.get(k).and_then(Value::as_i64).map(|v| v.max(0) as u64);
-    match name {
-        "loom_memory_set" => {
+    match tool {
+        LoomTool::MemorySet => {
             let m = mem
                 .set(
                     arg(args, "key"),
@@ -643,11 +731,11 @@ fn run_memory_tool(mem: &Memories, name: &str, args: &Map<String, Value>) -> Res
                 memory_json(&m),
             ))
         }
-        "loom_memory_get" => {
+        LoomTool::MemoryGet => {
             let m = mem.get(arg(args, "key"), uint("version")).map_err(e)?;
             Ok(text_and_structured(memory_text(&m), memory_json(&m)))
         }
-        "loom_memory_search" => {
+        LoomTool::MemorySearch => {
             let limit = uint("limit").unwrap_or(10) as usize;
             let hits = mem
                 .search(arg(args, "query"), &strings("tags"), limit.min(100))
@@ -666,14 +754,14 @@ fn run_memory_tool(mem: &Memories, name: &str, args: &Map<String, Value>) -> Res
                 .collect();
             Ok(text_and_structured(text, json!({ "results": results })))
         }
-        "loom_memory_delete" => {
+        LoomTool::MemoryDelete => {
             let m = mem.delete(arg(args, "key"), "model").map_err(e)?;
             Ok(text_and_structured(
                 format!("deleted {} (history kept)", m.key),
                 memory_json(&m),
             ))
         }
-        "loom_memory_history" => {
+        LoomTool::MemoryHistory => {
             let versions = mem.history(arg(args, "key")).map_err(e)?;
             let text = versions
                 .iter()
@@ -691,7 +779,14 @@ fn run_memory_tool(mem: &Memories, name: &str, args: &Map<String, Value>) -> Res
                 json!({ "versions": versions.iter().map(memory_json).collect::<Vec<_>>() }),
             ))
         }
-        other => Err(format!("unknown loom tool {other}")),
+        LoomTool::Query
+        | LoomTool::ListDatasets
+        | LoomTool::Describe
+        | LoomTool::Materialize
+        | LoomTool::Drop
+        | LoomTool::Export
+        | LoomTool::Fetch
+        | LoomTool::Park => Err(format!("{} works on datasets, not memories", tool.name())),
     }
 }
 
@@ -719,5 +814,15 @@ mod tests {
         let ok: Map<String, Value> =
             serde_json::from_str(r#"{"ref": "x", "format": "csv"}"#).unwrap();
         assert!(validate(s, &ok).is_ok());
+    }
+
+    #[test]
+    fn every_tool_has_one_spec() {
+        assert_eq!(TOOLS.len(), LoomTool::ALL.len());
+        for tool in LoomTool::ALL {
+            let specs: Vec<_> = TOOLS.iter().filter(|s| s.tool == tool).collect();
+            assert_eq!(specs.len(), 1, "{} has {} specs", tool.name(), specs.len());
+            assert_eq!(spec(tool.name()).map(|s| s.tool), Some(tool));
+        }
     }
 }
