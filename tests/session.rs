@@ -155,6 +155,30 @@ async fn attached_workbench_queries_and_exports_through_the_socket() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("not allowed"), "{err}");
+    // Errors keep their kind across the socket: a result that is gone is told apart from a
+    // refusal without reading its words.
+    let gone = eng
+        .request(Request::Rows {
+            table: "_loom_result_999999".into(),
+            offset: 0,
+            limit: 10,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(gone, loom::frontend::engine::EngineError::Unknown(_)),
+        "{gone:?}"
+    );
+    let refused = eng
+        .request(Request::Query {
+            sql: "INSTALL httpfs".into(),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, loom::frontend::engine::EngineError::Failed(_)),
+        "{refused:?}"
+    );
 
     // The one-shot commands against the same running session.
     let dir = cfg.dir.path().display().to_string();

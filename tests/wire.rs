@@ -6,7 +6,7 @@
 //! below have no wildcard: a new variant does not compile until it has a sample here.
 
 use loom::frontend::engine::{
-    BlobView, DatasetView, Reply, Request, ServerView, SessionInfo, WORKBENCH_PROTOCOL,
+    BlobView, DatasetView, EngineError, Reply, Request, ServerView, SessionInfo, WORKBENCH_PROTOCOL,
 };
 use loom::types::data::{
     Bar, ColumnStats, DatasetKind, Description, DropReason, JoinHint, MemoryView, Provenance,
@@ -342,6 +342,20 @@ fn events() -> Vec<Sequenced> {
         .collect()
 }
 
+fn errors() -> Vec<EngineError> {
+    let all = vec![
+        EngineError::Unknown("no dataset named `x`".into()),
+        EngineError::Failed("the query was not accepted".into()),
+        EngineError::Disconnected("the session ended".into()),
+    ];
+    for e in &all {
+        match e {
+            EngineError::Unknown(_) | EngineError::Failed(_) | EngineError::Disconnected(_) => {}
+        }
+    }
+    all
+}
+
 #[test]
 fn the_wire_types_json_is_pinned_to_the_protocol_version() {
     let now = json!({
@@ -349,6 +363,7 @@ fn the_wire_types_json_is_pinned_to_the_protocol_version() {
         "requests": requests(),
         "replies": replies(),
         "events": events(),
+        "errors": errors(),
     });
     // Every sample reads back as itself: nothing is lost on the way.
     for r in requests() {
@@ -358,6 +373,10 @@ fn the_wire_types_json_is_pinned_to_the_protocol_version() {
     for r in replies() {
         let back: Reply = serde_json::from_value(serde_json::to_value(&r).unwrap()).unwrap();
         assert_eq!(back, r);
+    }
+    for e in errors() {
+        let back: EngineError = serde_json::from_value(serde_json::to_value(&e).unwrap()).unwrap();
+        assert_eq!(back, e);
     }
     for e in events() {
         let back: Sequenced = serde_json::from_value(serde_json::to_value(&e).unwrap()).unwrap();

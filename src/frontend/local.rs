@@ -18,6 +18,15 @@ use tokio::sync::mpsc;
 
 type Pending = Arc<crate::jsonrpc::pending::Pending<Value>>;
 
+impl From<crate::store::StoreError> for EngineError {
+    fn from(e: crate::store::StoreError) -> Self {
+        match e {
+            crate::store::StoreError::UnknownDataset(_) => EngineError::Unknown(e.to_string()),
+            e => EngineError::Failed(e.to_string()),
+        }
+    }
+}
+
 impl From<crate::session::StoreUnavailable> for EngineError {
     fn from(e: crate::session::StoreUnavailable) -> Self {
         EngineError::Failed(e.0)
@@ -181,7 +190,7 @@ impl Inner {
             Request::Describe { dataset } => {
                 let store = session.store.get().await?;
                 blocking(move || {
-                    let describe = store.describe(&dataset).map_err(|e| e.to_string())?;
+                    let describe = store.describe(&dataset)?;
                     Ok(Reply::Describe {
                         describe: Box::new(describe),
                     })
@@ -198,7 +207,7 @@ impl Inner {
                     Ok(Reply::Chart {
                         bars: store
                             .chart(&table, &column, bins)
-                            .map_err(|e| e.to_string())?,
+                            ?,
                     })
                 })
                 .await
@@ -206,7 +215,7 @@ impl Inner {
             Request::Query { sql } => {
                 let store = session.store.get().await?;
                 blocking(move || {
-                    let result = store.run_result(&sql).map_err(|e| e.to_string())?;
+                    let result = store.run_result(&sql)?;
                     Ok(Reply::Query { result })
                 })
                 .await
@@ -221,7 +230,7 @@ impl Inner {
                     Ok(Reply::Rows {
                         rows: store
                             .page(&table, offset, limit.min(10_000))
-                            .map_err(|e| e.to_string())?,
+                            ?,
                     })
                 })
                 .await
@@ -247,7 +256,7 @@ impl Inner {
                                 total,
                             })
                         })
-                        .map_err(|e| e.to_string())?;
+                        ?;
                     Ok(Reply::Exported {
                         path: path.display().to_string(),
                         rows,

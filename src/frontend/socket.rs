@@ -466,9 +466,12 @@ fn handle_workbench(
                 tokio::spawn(async move {
                     let line = match fut.await {
                         Ok(r) => jsonrpc::response(&id, &jsonrpc::to_raw(&r)),
-                        Err(e) => {
-                            jsonrpc::error_response(&id, code::INTERNAL_ERROR, &e.to_string(), None)
-                        }
+                        Err(e) => jsonrpc::error_response(
+                            &id,
+                            code::INTERNAL_ERROR,
+                            &e.to_string(),
+                            serde_json::to_value(&e).ok(),
+                        ),
                     };
                     let _ = out.send(line);
                 });
@@ -646,7 +649,10 @@ impl RemoteEngine {
         }
         let r = match (v.get("result"), v.get("error")) {
             (Some(r), _) => Ok(r.clone()),
-            (_, Some(e)) => Err(e["message"].as_str().unwrap_or("failed").into()),
+            (_, Some(e)) => Err(e
+                .get("data")
+                .and_then(|d| serde_json::from_value::<EngineError>(d.clone()).ok())
+                .unwrap_or_else(|| e["message"].as_str().unwrap_or("failed").into())),
             _ => Err("malformed reply from the session".into()),
         };
         self.waiting.resolve(id, r);

@@ -816,3 +816,38 @@ fn the_describe_view_shows_join_hints_and_top_values() {
         "{s}"
     );
 }
+
+/// A result the session no longer keeps is known by the error's kind, not its words: the grid
+/// closes and says so. A failure of another kind that happens to use the same words does not.
+#[test]
+fn a_dropped_result_is_known_by_its_kind() {
+    for (error, closes) in [
+        (EngineError::Unknown("gone".into()), true),
+        (
+            EngineError::Failed("no dataset named `_loom_result_9`".into()),
+            false,
+        ),
+    ] {
+        let mut a = started();
+        a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+        a.focus = Pane::Editor;
+        let mut queue = a.update(Msg::ctrl('e'));
+        let (t, q) = queue.pop().expect("the query is sent");
+        assert!(matches!(q, Request::Query { .. }));
+        let reply = fixture(&q).map_err(EngineError::from);
+        let rows = a.update(Msg::Reply(t, reply));
+        let (t, r) = rows
+            .into_iter()
+            .find(|(_, r)| matches!(r, Request::Rows { .. }))
+            .expect("a page is asked for");
+        assert!(matches!(r, Request::Rows { .. }));
+        a.update(Msg::Reply(t, Err(error.clone())));
+        assert_eq!(a.grid.is_none(), closes, "{error:?}");
+        assert_eq!(
+            a.status.as_ref().map(|s| s.0.contains("was dropped")),
+            Some(closes),
+            "{error:?}: {:?}",
+            a.status
+        );
+    }
+}

@@ -6,9 +6,14 @@ use super::events::{ApprovalRequest, CallRecord, CallSummary, Decision};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Why the Engine API could not answer a request.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why the Engine API could not answer a request. Over the session socket it travels in the
+/// JSON-RPC error's `data`, so an attached workbench tells the kinds apart as a local one does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[serde(tag = "kind", content = "message", rename_all = "snake_case")]
 pub enum EngineError {
+    /// No dataset or kept result has that name (dropped, evicted, or never made).
+    #[error("{0}")]
+    Unknown(String),
     /// The session refused or failed the request; the message says why (a query error, an
     /// unknown dataset, a call that failed).
     #[error("{0}")]
@@ -31,8 +36,9 @@ impl From<&str> for EngineError {
 }
 
 /// The workbench protocol version spoken on the session socket; it moves whenever a type
-/// below (or an event) changes shape. 2: typed describe payload, drop reasons.
-pub const WORKBENCH_PROTOCOL: u32 = 2;
+/// below (or an event) changes shape. 2: typed describe payload, drop reasons. 3: typed
+/// errors (`EngineError`) in the JSON-RPC error's `data`.
+pub const WORKBENCH_PROTOCOL: u32 = 3;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]

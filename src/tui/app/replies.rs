@@ -91,7 +91,7 @@ impl App {
         let reply = match r {
             Ok(reply) => reply,
             Err(e) => {
-                self.on_failure(purpose, ticket, e.to_string());
+                self.on_failure(purpose, ticket, e);
                 return;
             }
         };
@@ -239,7 +239,9 @@ impl App {
         }
     }
 
-    pub(super) fn on_failure(&mut self, purpose: Purpose, ticket: u64, e: String) {
+    pub(super) fn on_failure(&mut self, purpose: Purpose, ticket: u64, error: EngineError) {
+        let gone = matches!(error, EngineError::Unknown(_));
+        let e = error.to_string();
         match purpose {
             Purpose::Query => {
                 if self.running.as_ref().is_some_and(|r| r.ticket == ticket) {
@@ -260,7 +262,7 @@ impl App {
             }
             Purpose::Rows(table, page) => {
                 let current = self.grid.as_ref().is_some_and(|g| g.result.table == table);
-                if current && e.contains("no dataset named") {
+                if current && gone {
                     // The session keeps only the newest results; this one is gone.
                     self.grid = None;
                     self.set_status(
