@@ -18,6 +18,8 @@ pub mod theme;
 pub mod ui;
 
 #[cfg(test)]
+mod editor_tests;
+#[cfg(test)]
 mod tests;
 
 #[cfg(test)]

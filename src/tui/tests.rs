@@ -1,7 +1,7 @@
 //! Reducer tests and screen snapshots. The app is fed fixture replies and events exactly as
 //! the runtime would feed the Engine API's answers, then drawn into a `TestBackend`.
 
-use super::app::{App, Msg, Pane, Section, error_position, statement_at, validate_arguments};
+use super::app::{App, Msg, Pane, Section};
 use super::clipboard::Clipboard;
 use super::keymap::Keymap;
 use super::theme::Theme;
@@ -12,12 +12,12 @@ use crate::types::data::ResultTable;
 use crate::types::data::{ColumnStats, DatasetKind, Description, DropReason, JoinHint, Provenance};
 use crate::types::events::{CallRecord, CallSummary};
 use crate::types::events::{Event, Sequenced};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::{Value, json};
 
-fn app() -> App {
+pub(super) fn app() -> App {
     let mut a = App::new(
         Keymap::default_map(),
         Theme::builtin("dark").expect("dark theme"),
@@ -30,7 +30,7 @@ fn app() -> App {
 }
 
 /// Answers every request with fixture data, as an engine would.
-fn answer(app: &mut App, reqs: Vec<(u64, Request)>) {
+pub(super) fn answer(app: &mut App, reqs: Vec<(u64, Request)>) {
     let mut queue = reqs;
     while let Some((t, req)) = queue.pop() {
         let reply = fixture(&req);
@@ -39,7 +39,13 @@ fn answer(app: &mut App, reqs: Vec<(u64, Request)>) {
     }
 }
 
-fn call(n: u64, tool: &str, outcome: &str, reference: Option<&str>, caller: &str) -> CallSummary {
+pub(super) fn call(
+    n: u64,
+    tool: &str,
+    outcome: &str,
+    reference: Option<&str>,
+    caller: &str,
+) -> CallSummary {
     CallSummary {
         call: n,
         at: format!("2026-11-30T10:{:02}:{:02}Z", n / 60, n % 60),
@@ -58,7 +64,7 @@ fn call(n: u64, tool: &str, outcome: &str, reference: Option<&str>, caller: &str
     }
 }
 
-fn orders_describe() -> Box<Description> {
+pub(super) fn orders_describe() -> Box<Description> {
     let column =
         |name: &str, ty: &str, nulls: f64, distinct: u64, range: Option<(Value, Value)>| {
             ColumnStats {
@@ -131,7 +137,7 @@ fn orders_describe() -> Box<Description> {
     })
 }
 
-fn fixture(req: &Request) -> Result<Reply, String> {
+pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
     Ok(match req {
         Request::Session => Reply::Session(Box::new(SessionInfo {
             pid: 4242,
@@ -237,21 +243,21 @@ fn fixture(req: &Request) -> Result<Reply, String> {
     })
 }
 
-fn started() -> App {
+pub(super) fn started() -> App {
     let mut a = app();
     let reqs = a.start();
     answer(&mut a, reqs);
     a
 }
 
-fn press(a: &mut App, msgs: Vec<Msg>) {
+pub(super) fn press(a: &mut App, msgs: Vec<Msg>) {
     for m in msgs {
         let reqs = a.update(m);
         answer(a, reqs);
     }
 }
 
-fn screen(a: &App) -> String {
+pub(super) fn screen(a: &App) -> String {
     let mut t = Terminal::new(TestBackend::new(a.size.0, a.size.1)).expect("terminal");
     t.draw(|f| ui::draw(f, a)).expect("draw");
     let buf = t.backend().buffer();
@@ -268,7 +274,7 @@ fn screen(a: &App) -> String {
 }
 
 /// Only the lines of one pane, to snapshot it on its own.
-fn pane_text(a: &App, pane: Pane) -> String {
+pub(super) fn pane_text(a: &App, pane: Pane) -> String {
     let r = ui::layout(ratatui::layout::Rect::new(0, 0, a.size.0, a.size.1), None).rect(pane);
     let full = screen(a);
     full.lines()
@@ -519,85 +525,6 @@ fn jump_from_an_intercepted_call_to_its_dataset() {
 }
 
 #[test]
-fn completion_offers_datasets_columns_and_keywords() {
-    let mut a = started();
-    press(&mut a, vec![Msg::char('5')]);
-    for c in "SELECT * FROM sample_list_o".chars() {
-        press(&mut a, vec![Msg::char(c)]);
-    }
-    press(&mut a, vec![Msg::ctrl(' ')]);
-    assert_eq!(a.editor.lines()[0], "SELECT * FROM sample_list_orders_1");
-    for c in " WHERE cust".chars() {
-        press(&mut a, vec![Msg::char(c)]);
-    }
-    press(&mut a, vec![Msg::ctrl(' ')]);
-    assert!(
-        a.editor.lines()[0].ends_with("WHERE customer_id"),
-        "{}",
-        a.editor.lines()[0]
-    );
-}
-
-#[test]
-fn history_walks_back_and_forth() {
-    let mut a = started();
-    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
-    press(&mut a, vec![Msg::char('5'), Msg::ctrl('e')]);
-    a.editor = tui_textarea::TextArea::new(vec!["SELECT 2".into()]);
-    press(&mut a, vec![Msg::ctrl('e')]);
-    let up = Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
-    press(&mut a, vec![up]);
-    assert_eq!(a.editor.lines()[0], "SELECT 2");
-    let up = Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
-    press(&mut a, vec![up]);
-    assert_eq!(a.editor.lines()[0], "SELECT 1");
-}
-
-#[test]
-fn statement_under_the_cursor() {
-    let text = "SELECT 1;\nSELECT ';' AS x; -- a ; comment\n\nFROM t";
-    assert_eq!(statement_at(text, (0, 3)).0, "SELECT 1");
-    assert_eq!(
-        statement_at(text, (1, 4)),
-        ("SELECT ';' AS x".into(), (1, 0))
-    );
-    assert_eq!(statement_at(text, (3, 2)).0, "-- a ; comment\n\nFROM t");
-    assert_eq!(statement_at("SELECT 1;\n", (1, 0)).0, "SELECT 1");
-}
-
-#[test]
-fn error_positions_from_duckdb_messages() {
-    let m = "Parser Error: syntax error at or near \"FORM\"\n\nLINE 1: SELECT * FORM x\n                 ^";
-    assert_eq!(error_position(m), Some((0, 9)));
-    assert_eq!(error_position("no position here"), None);
-}
-
-#[test]
-fn arguments_are_checked_against_the_schema() {
-    let tool = json!({ "inputSchema": { "type": "object", "properties": { "n": { "type": "integer" }, "mode": { "type": "string", "enum": ["a", "b"] } }, "required": ["n"] } });
-    assert!(validate_arguments(&tool, "{\"n\": 1}").is_ok());
-    assert_eq!(
-        validate_arguments(&tool, "{}").unwrap_err(),
-        "missing required argument `n`"
-    );
-    assert!(
-        validate_arguments(&tool, "{\"n\": 1, \"mode\": \"c\"}")
-            .unwrap_err()
-            .contains("one of")
-    );
-    assert!(
-        validate_arguments(&tool, "[1]")
-            .unwrap_err()
-            .contains("object")
-    );
-    assert!(
-        validate_arguments(&tool, "{n:1}")
-            .unwrap_err()
-            .starts_with("not valid JSON")
-    );
-}
-
-#[test]
 fn mouse_click_focuses_and_selects() {
     let mut a = started();
     let l = ui::layout(ratatui::layout::Rect::new(0, 0, 120, 40), None);
@@ -815,39 +742,4 @@ fn the_describe_view_shows_join_hints_and_top_values() {
         s.contains("top shipped (600), open (300), paid (90)"),
         "{s}"
     );
-}
-
-/// A result the session no longer keeps is known by the error's kind, not its words: the grid
-/// closes and says so. A failure of another kind that happens to use the same words does not.
-#[test]
-fn a_dropped_result_is_known_by_its_kind() {
-    for (error, closes) in [
-        (EngineError::Unknown("gone".into()), true),
-        (
-            EngineError::Failed("no dataset named `_loom_result_9`".into()),
-            false,
-        ),
-    ] {
-        let mut a = started();
-        a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
-        a.focus = Pane::Editor;
-        let mut queue = a.update(Msg::ctrl('e'));
-        let (t, q) = queue.pop().expect("the query is sent");
-        assert!(matches!(q, Request::Query { .. }));
-        let reply = fixture(&q).map_err(EngineError::from);
-        let rows = a.update(Msg::Reply(t, reply));
-        let (t, r) = rows
-            .into_iter()
-            .find(|(_, r)| matches!(r, Request::Rows { .. }))
-            .expect("a page is asked for");
-        assert!(matches!(r, Request::Rows { .. }));
-        a.update(Msg::Reply(t, Err(error.clone())));
-        assert_eq!(a.grid.is_none(), closes, "{error:?}");
-        assert_eq!(
-            a.status.as_ref().map(|s| s.0.contains("was dropped")),
-            Some(closes),
-            "{error:?}: {:?}",
-            a.status
-        );
-    }
 }

@@ -1,0 +1,123 @@
+//! Workbench tests of the editor's SQL helpers (completion, history, the statement under the
+//! cursor, error positions), the palette's argument checks, and replies that fail by kind.
+//! The fixtures and helpers are the ones `tests.rs` drives the whole workbench with.
+
+use super::app::{Msg, Pane, error_position, statement_at, validate_arguments};
+use super::tests::{fixture, press, started};
+use crate::frontend::engine::{EngineError, Request};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use serde_json::json;
+
+#[test]
+fn completion_offers_datasets_columns_and_keywords() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('5')]);
+    for c in "SELECT * FROM sample_list_o".chars() {
+        press(&mut a, vec![Msg::char(c)]);
+    }
+    press(&mut a, vec![Msg::ctrl(' ')]);
+    assert_eq!(a.editor.lines()[0], "SELECT * FROM sample_list_orders_1");
+    for c in " WHERE cust".chars() {
+        press(&mut a, vec![Msg::char(c)]);
+    }
+    press(&mut a, vec![Msg::ctrl(' ')]);
+    assert!(
+        a.editor.lines()[0].ends_with("WHERE customer_id"),
+        "{}",
+        a.editor.lines()[0]
+    );
+}
+
+#[test]
+fn history_walks_back_and_forth() {
+    let mut a = started();
+    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    press(&mut a, vec![Msg::char('5'), Msg::ctrl('e')]);
+    a.editor = tui_textarea::TextArea::new(vec!["SELECT 2".into()]);
+    press(&mut a, vec![Msg::ctrl('e')]);
+    let up = Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
+    press(&mut a, vec![up]);
+    assert_eq!(a.editor.lines()[0], "SELECT 2");
+    let up = Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
+    press(&mut a, vec![up]);
+    assert_eq!(a.editor.lines()[0], "SELECT 1");
+}
+
+#[test]
+fn statement_under_the_cursor() {
+    let text = "SELECT 1;\nSELECT ';' AS x; -- a ; comment\n\nFROM t";
+    assert_eq!(statement_at(text, (0, 3)).0, "SELECT 1");
+    assert_eq!(
+        statement_at(text, (1, 4)),
+        ("SELECT ';' AS x".into(), (1, 0))
+    );
+    assert_eq!(statement_at(text, (3, 2)).0, "-- a ; comment\n\nFROM t");
+    assert_eq!(statement_at("SELECT 1;\n", (1, 0)).0, "SELECT 1");
+}
+
+#[test]
+fn error_positions_from_duckdb_messages() {
+    let m = "Parser Error: syntax error at or near \"FORM\"\n\nLINE 1: SELECT * FORM x\n                 ^";
+    assert_eq!(error_position(m), Some((0, 9)));
+    assert_eq!(error_position("no position here"), None);
+}
+
+#[test]
+fn arguments_are_checked_against_the_schema() {
+    let tool = json!({ "inputSchema": { "type": "object", "properties": { "n": { "type": "integer" }, "mode": { "type": "string", "enum": ["a", "b"] } }, "required": ["n"] } });
+    assert!(validate_arguments(&tool, "{\"n\": 1}").is_ok());
+    assert_eq!(
+        validate_arguments(&tool, "{}").unwrap_err(),
+        "missing required argument `n`"
+    );
+    assert!(
+        validate_arguments(&tool, "{\"n\": 1, \"mode\": \"c\"}")
+            .unwrap_err()
+            .contains("one of")
+    );
+    assert!(
+        validate_arguments(&tool, "[1]")
+            .unwrap_err()
+            .contains("object")
+    );
+    assert!(
+        validate_arguments(&tool, "{n:1}")
+            .unwrap_err()
+            .starts_with("not valid JSON")
+    );
+}
+
+/// A result the session no longer keeps is known by the error's kind, not its words: the grid
+/// closes and says so. A failure of another kind that happens to use the same words does not.
+#[test]
+fn a_dropped_result_is_known_by_its_kind() {
+    for (error, closes) in [
+        (EngineError::Unknown("gone".into()), true),
+        (
+            EngineError::Failed("no dataset named `_loom_result_9`".into()),
+            false,
+        ),
+    ] {
+        let mut a = started();
+        a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+        a.focus = Pane::Editor;
+        let mut queue = a.update(Msg::ctrl('e'));
+        let (t, q) = queue.pop().expect("the query is sent");
+        assert!(matches!(q, Request::Query { .. }));
+        let reply = fixture(&q).map_err(EngineError::from);
+        let rows = a.update(Msg::Reply(t, reply));
+        let (t, r) = rows
+            .into_iter()
+            .find(|(_, r)| matches!(r, Request::Rows { .. }))
+            .expect("a page is asked for");
+        assert!(matches!(r, Request::Rows { .. }));
+        a.update(Msg::Reply(t, Err(error.clone())));
+        assert_eq!(a.grid.is_none(), closes, "{error:?}");
+        assert_eq!(
+            a.status.as_ref().map(|s| s.0.contains("was dropped")),
+            Some(closes),
+            "{error:?}: {:?}",
+            a.status
+        );
+    }
+}
