@@ -2,10 +2,9 @@
 //! `main.rs` so that it stays argument parsing only.
 
 use crate::config::Config;
+use crate::frontend::compose;
 use crate::frontend::engine::{Engine, Reply, Request};
-use crate::frontend::local::LocalEngine;
 use crate::frontend::socket::{self, RemoteEngine, SessionEntry};
-use crate::session::Session;
 use crate::store::csv_field;
 use crate::terminal_text::{self, Sink};
 use crate::tui::TuiOptions;
@@ -15,19 +14,12 @@ use std::sync::Arc;
 /// `loom tui`: the proxy in-process, MCP on the session socket, the workbench on the terminal.
 pub async fn tui(config: Arc<Config>, opts: TuiOptions) -> anyhow::Result<()> {
     // The seal is proven in a child while the first frame is drawn; a broken seal ends loom.
-    tokio::spawn(async {
-        if let Err(e) = crate::store::prove_seal_in_child().await {
-            crate::tui::restore_terminal();
-            eprintln!("loom: {}", terminal_text::text(&e.to_string()));
-            std::process::exit(2);
-        }
-    });
-    let session = Session::new(config);
-    let engine = LocalEngine::new(session.clone());
-    engine.start_servers().await;
-    let engine: Arc<dyn Engine> = engine;
-    let socket = socket::listen(session.clone(), engine.clone(), "tui")
+    compose::prove_seal(crate::tui::restore_terminal);
+    let composed = compose::session(config, "tui", true).await;
+    let socket = composed
+        .socket
         .map_err(|e| anyhow::anyhow!("cannot open the session socket: {e}"))?;
+    let (session, engine) = (composed.session, composed.engine);
     let result = crate::tui::run(engine, opts).await;
     drop(socket);
     session.shutdown().await;

@@ -191,7 +191,7 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Serve(c) => {
             let config = c.load()?;
             init_logging(&cli.log_level, config.log_file.as_deref())?;
-            rt.block_on(loom::frontend::stdio::serve(config))?;
+            rt.block_on(loom::frontend::compose::serve(config))?;
             // Blocking reads of stdin may still be parked; do not wait for them.
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)

@@ -3,6 +3,7 @@
 //! over stdio. Composition (who starts what) lives here too, so the command line calls one
 //! place and no transport below builds a session.
 
+pub mod compose;
 pub mod engine;
 pub mod local;
 pub mod socket;

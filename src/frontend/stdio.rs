@@ -1,8 +1,7 @@
-//! `loom serve` over stdio: stdin lines in, protocol messages out on stdout (and nothing else
-//! ever on stdout). Ends on stdin EOF, SIGINT or SIGTERM, stopping every child first. The
-//! session socket is open meanwhile, so a workbench can attach.
+//! The stdio transport of `loom serve`: stdin lines in, protocol messages out on stdout (and
+//! nothing else ever on stdout). Ends on stdin EOF, SIGINT or SIGTERM, stopping every child
+//! first. It serves a session it is handed; `compose.rs` builds that session.
 
-use crate::config::Config;
 use crate::jsonrpc::{Line, LineReader};
 use crate::session::Session;
 use crate::upstream::ClientSession;
@@ -11,7 +10,9 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
-pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
+/// Serves one MCP client over stdin and stdout for `shared` until stdin closes or a signal
+/// arrives; then stops the client and the session's servers.
+pub async fn run(shared: Arc<Session>, max_message_bytes: usize) -> anyhow::Result<()> {
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
@@ -32,34 +33,12 @@ pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
             }
         }
     });
-    // The seal is proven at start, in a short-lived child process, so that this process loads
-    // the engine only when a result or a loom tool first needs it (idle memory stays small).
-    // A broken seal stops loom; the in-process open proves it again.
-    tokio::spawn(async move {
-        if let Err(e) = crate::store::prove_seal_in_child().await {
-            tracing::error!("{e}");
-            eprintln!("loom: {e}");
-            std::process::exit(2);
-        }
-    });
-    let shared = Session::new(config.clone());
     let session = ClientSession::new(shared.clone(), out_tx, crate::types::events::Caller::Model);
-    // The session socket lets a developer attach a workbench (or a second client) to this
-    // session; without it loom still serves its client.
-    let engine: Arc<dyn crate::frontend::engine::Engine> =
-        crate::frontend::local::LocalEngine::new(shared.clone());
-    let _socket = match crate::frontend::socket::listen(shared.clone(), engine, "serve") {
-        Ok(s) => Some(s),
-        Err(e) => {
-            tracing::warn!("no session socket (attach will not find this session): {e}");
-            None
-        }
-    };
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut lines = LineReader::new(
         BufReader::with_capacity(256 * 1024, tokio::io::stdin()),
-        config.max_message_bytes,
+        max_message_bytes,
     );
     loop {
         tokio::select! {
