@@ -14,6 +14,7 @@ use loom::types::data::{
 };
 use loom::types::events::{
     ApprovalRequest, CallRecord, CallSummary, Caller, Decision, Event, Outcome, Sequenced,
+    ServerState,
 };
 use serde_json::{Value, json};
 
@@ -172,7 +173,7 @@ fn replies() -> Vec<Reply> {
         Reply::Servers {
             servers: vec![ServerView {
                 name: "sample".into(),
-                state: "up".into(),
+                state: ServerState::Up,
                 era: Some("2025-11-25".into()),
                 version: Some("1.0".into()),
                 tools: 4,
@@ -283,7 +284,7 @@ fn events() -> Vec<Sequenced> {
     let all = vec![
         Event::ServerState {
             server: "sample".into(),
-            state: "up".into(),
+            state: ServerState::Restarting { attempt: 2, max: 5 },
             detail: None,
         },
         Event::ServerStderr {

@@ -59,26 +59,7 @@ pub enum FleetEvent {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerState {
-    Starting,
-    Up,
-    Restarting { attempt: u32, max: u32 },
-    Delisted,
-    Stopped,
-}
-
-impl ServerState {
-    pub fn label(&self) -> String {
-        match self {
-            ServerState::Starting => "starting".into(),
-            ServerState::Up => "up".into(),
-            ServerState::Restarting { attempt, max } => format!("restarting {attempt}/{max}"),
-            ServerState::Delisted => "delisted".into(),
-            ServerState::Stopped => "stopped".into(),
-        }
-    }
-}
+pub use crate::types::events::ServerState;
 
 #[derive(Debug, Clone)]
 pub struct ServerStatus {

@@ -300,7 +300,7 @@ pub fn servers(session: &Session) -> Vec<ServerView> {
             .iter()
             .map(|s| ServerView {
                 name: s.name.clone(),
-                state: "starting".into(),
+                state: crate::types::events::ServerState::Starting,
                 ..Default::default()
             })
             .collect();
@@ -312,7 +312,7 @@ pub fn servers(session: &Session) -> Vec<ServerView> {
             let st = s.status();
             ServerView {
                 name: s.name().to_owned(),
-                state: st.state.label(),
+                state: st.state.clone(),
                 era: st.era.map(|e| format!("{e:?}").to_lowercase()),
                 version: st.version,
                 tools: st.tools,

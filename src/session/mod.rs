@@ -306,7 +306,7 @@ impl Session {
                 detail,
             } => self.bus.publish(Event::ServerState {
                 server,
-                state: state.label(),
+                state,
                 detail,
             }),
             FleetEvent::Stderr { server, line } => {

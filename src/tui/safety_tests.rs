@@ -52,7 +52,7 @@ fn hostile(req: &Request) -> Result<Reply, String> {
         Request::Servers => Reply::Servers {
             servers: vec![ServerView {
                 name: evil("srv"),
-                state: "up".into(),
+                state: crate::types::events::ServerState::Up,
                 last_error: Some(evil("err")),
                 stderr: vec![evil("stderr")],
                 ..ServerView::default()

@@ -150,7 +150,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
             servers: vec![
                 ServerView {
                     name: "sample".into(),
-                    state: "up".into(),
+                    state: crate::types::events::ServerState::Up,
                     era: Some("legacy".into()),
                     version: Some("2025-11-25".into()),
                     tools: 6,
@@ -159,7 +159,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                 },
                 ServerView {
                     name: "fs".into(),
-                    state: "restarting 1/5".into(),
+                    state: crate::types::events::ServerState::Restarting { attempt: 1, max: 5 },
                     era: None,
                     version: None,
                     tools: 0,

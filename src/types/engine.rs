@@ -2,7 +2,7 @@
 //! the same in process and over the session socket.
 
 use super::data::{Bar, Description, MemoryView, Page, ResultTable};
-use super::events::{ApprovalRequest, CallRecord, CallSummary, Decision};
+use super::events::{ApprovalRequest, CallRecord, CallSummary, Decision, ServerState};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -37,8 +37,9 @@ impl From<&str> for EngineError {
 
 /// The workbench protocol version spoken on the session socket; it moves whenever a type
 /// below (or an event) changes shape. 2: typed describe payload, drop reasons. 3: typed
-/// errors (`EngineError`) in the JSON-RPC error's `data`.
-pub const WORKBENCH_PROTOCOL: u32 = 3;
+/// errors (`EngineError`) in the JSON-RPC error's `data`. 4: a server's state is typed
+/// (`ServerState`), not a label.
+pub const WORKBENCH_PROTOCOL: u32 = 4;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]
@@ -152,7 +153,7 @@ pub struct SessionInfo {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServerView {
     pub name: String,
-    pub state: String,
+    pub state: ServerState,
     pub era: Option<String>,
     pub version: Option<String>,
     pub tools: usize,

@@ -10,7 +10,7 @@ use serde_json::Value;
 pub enum Event {
     ServerState {
         server: String,
-        state: String,
+        state: ServerState,
         detail: Option<String>,
     },
     ServerStderr {
@@ -187,3 +187,45 @@ words!(Outcome {
     Denied = "denied",
     Cancelled = "cancelled",
 });
+
+/// Where a server is in its life, as the supervisor sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerState {
+    #[default]
+    Starting,
+    Up,
+    /// Restarting after a failure: this is restart `attempt` of at most `max`.
+    Restarting {
+        attempt: u32,
+        max: u32,
+    },
+    /// Given up on after repeated failures; its tools are no longer listed.
+    Delisted,
+    Stopped,
+}
+
+impl ServerState {
+    /// A word or two for a person: `up`, `restarting 2/5`.
+    pub fn label(&self) -> String {
+        match self {
+            ServerState::Starting => "starting".into(),
+            ServerState::Up => "up".into(),
+            ServerState::Restarting { attempt, max } => format!("restarting {attempt}/{max}"),
+            ServerState::Delisted => "delisted".into(),
+            ServerState::Stopped => "stopped".into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ServerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+impl PartialEq<&str> for ServerState {
+    fn eq(&self, other: &&str) -> bool {
+        self.label() == *other
+    }
+}

@@ -414,7 +414,7 @@ impl App {
             Msg::Tick => self.spinner = self.spinner.wrapping_add(1),
             Msg::SessionEnded => {
                 for s in &mut self.servers {
-                    s.state = "stopped".into();
+                    s.state = crate::types::events::ServerState::Stopped;
                 }
                 self.set_status(
                     "the session ended: what is on screen stays readable; q quits",

@@ -3,6 +3,7 @@
 
 use super::super::app::{App, Pane};
 use super::{empty_state, fit, pane_block};
+use crate::types::events::ServerState;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -44,15 +45,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let state_style = match s.state.as_str() {
-                "up" => th.success,
-                "delisted" | "stopped" => th.error,
-                _ => th.warning,
-            };
-            let mark = match s.state.as_str() {
-                "up" => "●",
-                "delisted" | "stopped" => "✕",
-                _ => "◌",
+            let (state_style, mark) = match s.state {
+                ServerState::Up => (th.success, "●"),
+                ServerState::Delisted | ServerState::Stopped => (th.error, "✕"),
+                ServerState::Starting | ServerState::Restarting { .. } => (th.warning, "◌"),
             };
             let era = s
                 .era
@@ -62,7 +58,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             let err = s
                 .last_error
                 .as_deref()
-                .filter(|_| s.state != "up")
+                .filter(|_| s.state != ServerState::Up)
                 .map(|e| format!(" {e}"))
                 .unwrap_or_default();
             let text = format!("{} {} · {} tools{era}", s.name, s.state, s.tools);

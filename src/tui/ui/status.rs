@@ -10,7 +10,11 @@ use ratatui::widgets::Paragraph;
 
 pub fn draw_title(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
-    let up = app.servers.iter().filter(|s| s.state == "up").count();
+    let up = app
+        .servers
+        .iter()
+        .filter(|s| s.state == crate::types::events::ServerState::Up)
+        .count();
     let config = app
         .session
         .as_ref()
