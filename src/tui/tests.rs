@@ -540,6 +540,31 @@ fn mouse_click_focuses_and_selects() {
     assert_eq!(a.catalog_sel[0], 1);
 }
 
+/// A click acts on the pane where it was last drawn, even when the terminal has been resized
+/// since and the next frame is not drawn yet.
+#[test]
+fn a_click_acts_on_the_panes_as_they_were_drawn() {
+    let mut a = started();
+    screen(&a);
+    let drawn = ui::layout(ratatui::layout::Rect::new(0, 0, 120, 40), None).rect(Pane::Results);
+    a.size = (60, 20);
+    let now = ui::layout(ratatui::layout::Rect::new(0, 0, 60, 20), None);
+    let (x, y) = (drawn.x + 2, drawn.y + 2);
+    assert!(
+        !now.rect(Pane::Results)
+            .contains(ratatui::layout::Position::new(x, y)),
+        "the resized layout puts another pane there"
+    );
+    let click = crossterm::event::MouseEvent {
+        kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+        column: x,
+        row: y,
+        modifiers: KeyModifiers::NONE,
+    };
+    press(&mut a, vec![Msg::Mouse(click)]);
+    assert_eq!(a.focus, Pane::Results);
+}
+
 #[test]
 fn skipped_memory_lines_are_counted_beside_the_memories() {
     let mut a = started();

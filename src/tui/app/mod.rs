@@ -208,6 +208,9 @@ pub struct App {
     pub highlighter: Highlighter,
     pub clipboard: Clipboard,
     pub size: (u16, u16),
+    /// Where each pane was last drawn: what a click is tested against, so the mouse acts on
+    /// what the person saw. Empty until the first frame.
+    pub drawn: std::cell::RefCell<Vec<(Pane, Rect)>>,
     pub focus: Pane,
     pub zoom: bool,
     pub overlay: Overlay,
@@ -315,6 +318,7 @@ impl App {
             highlighter: Highlighter::new(),
             clipboard,
             size: (120, 40),
+            drawn: std::cell::RefCell::new(Vec::new()),
             focus: Pane::Traffic,
             zoom: false,
             overlay: Overlay::None,

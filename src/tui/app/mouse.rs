@@ -12,12 +12,17 @@ impl App {
             }
             return;
         }
-        let layout = crate::tui::ui::layout(
-            Rect::new(0, 0, self.size.0, self.size.1),
-            self.zoom.then_some(self.focus),
-        );
+        // The panes as last drawn; before the first frame, as they would be drawn now.
+        let mut panes = self.drawn.borrow().clone();
+        if panes.is_empty() {
+            panes = crate::tui::ui::layout(
+                Rect::new(0, 0, self.size.0, self.size.1),
+                self.zoom.then_some(self.focus),
+            )
+            .panes();
+        }
         let pos = Position::new(m.column, m.row);
-        let Some((pane, rect)) = layout.panes().into_iter().find(|(_, r)| r.contains(pos)) else {
+        let Some((pane, rect)) = panes.into_iter().find(|(_, r)| r.contains(pos)) else {
             return;
         };
         match m.kind {

@@ -182,6 +182,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
     f.render_widget(Block::default().style(app.theme.base), area);
     let l = layout(area, app.zoom.then_some(app.focus));
+    *app.drawn.borrow_mut() = l.panes();
     status::draw_title(f, l.title, app);
     let show = |r: Rect| r.width > 2 && r.height > 2;
     if show(l.servers) {
