@@ -180,6 +180,18 @@ impl<'a> Fields<'a> {
         Some(out)
     }
 
+    /// A list of tool-name globs, each compiled now: a broken one is reported at its index.
+    pub fn globs(&mut self, key: &'static str, p: &mut Problems) -> Option<super::Globs> {
+        let list = self.string_list(key, p)?;
+        match super::Globs::new(list) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                p.push(format!("{}[{}]", self.path_of(key), e.index), e.to_string());
+                None
+            }
+        }
+    }
+
     pub fn string_map(
         &mut self,
         key: &'static str,

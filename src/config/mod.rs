@@ -3,8 +3,10 @@
 //! file's folder. This module never starts anything.
 
 mod fields;
+mod globs;
 
 pub use fields::Problem;
+pub use globs::{GlobError, Globs, glob_match};
 
 use fields::{Fields, Problems};
 use std::collections::BTreeMap;
@@ -107,11 +109,11 @@ pub struct ServerSpec {
     /// Whether large results of this server become datasets (`intercept = "auto" | "never"`).
     pub intercept: bool,
     /// Tool globs whose arguments are never stored as provenance.
-    pub provenance_denylist: Vec<String>,
+    pub provenance_denylist: Globs,
     /// Whether large non-tabular text of this server is parked (`park = "auto" | "never"`).
     pub park: bool,
     /// Tool globs whose results are never parked.
-    pub park_never: Vec<String>,
+    pub park_never: Globs,
     /// Approval policy by tool glob (original tool names).
     pub approve: ApprovePolicy,
     pub handshake_timeout: Duration,
@@ -121,9 +123,9 @@ pub struct ServerSpec {
 /// `approve.allow` / `approve.ask` / `approve.deny` globs of one server.
 #[derive(Debug, Clone, Default)]
 pub struct ApprovePolicy {
-    pub allow: Vec<String>,
-    pub ask: Vec<String>,
-    pub deny: Vec<String>,
+    pub allow: Globs,
+    pub ask: Globs,
+    pub deny: Globs,
 }
 
 /// What a call needs before it may reach its server.
@@ -138,14 +140,13 @@ impl ApprovePolicy {
     /// `deny` always holds; then `ask`, then `allow`; otherwise destructive tools (by their
     /// annotations) are asked about and the rest allowed.
     pub fn decide(&self, tool: &str, annotations: Option<&serde_json::Value>) -> Approval {
-        let hit = |globs: &[String]| globs.iter().any(|g| glob_match(g, tool));
-        if hit(&self.deny) {
+        if self.deny.matches(tool) {
             return Approval::Deny;
         }
-        if hit(&self.ask) {
+        if self.ask.matches(tool) {
             return Approval::Ask;
         }
-        if hit(&self.allow) {
+        if self.allow.matches(tool) {
             return Approval::Allow;
         }
         let a = annotations.and_then(|a| a.as_object());
@@ -181,17 +182,14 @@ pub enum TransportSpec {
 
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {
-    pub allow: Option<Vec<String>>,
-    pub deny: Vec<String>,
+    pub allow: Option<Globs>,
+    pub deny: Globs,
 }
 
 impl ToolFilter {
     pub fn exposes(&self, tool: &str) -> bool {
-        let allowed = self
-            .allow
-            .as_ref()
-            .is_none_or(|globs| globs.iter().any(|g| glob_match(g, tool)));
-        allowed && !self.deny.iter().any(|g| glob_match(g, tool))
+        let allowed = self.allow.as_ref().is_none_or(|globs| globs.matches(tool));
+        allowed && !self.deny.matches(tool)
     }
 }
 
@@ -602,8 +600,8 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
     let mut tools = ToolFilter::default();
     if let Some(tt) = f.table("tools", p) {
         let mut tf = Fields::new(tt, f.path_of("tools"));
-        tools.allow = tf.string_list("allow", p);
-        tools.deny = tf.string_list("deny", p).unwrap_or_default();
+        tools.allow = tf.globs("allow", p);
+        tools.deny = tf.globs("deny", p).unwrap_or_default();
         tf.finish(p);
     }
     let call_timeout = secs(f.seconds("call_timeout", 0.1, 86_400.0, p).unwrap_or(300.0));
@@ -614,18 +612,18 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
     let intercept = f
         .one_of("intercept", &["auto", "never"], p)
         .is_none_or(|v| v == "auto");
-    let provenance_denylist = f.string_list("provenance_denylist", p).unwrap_or_default();
+    let provenance_denylist = f.globs("provenance_denylist", p).unwrap_or_default();
     let park = f
         .one_of("park", &["auto", "never"], p)
         .is_none_or(|v| v == "auto");
-    let park_never = f.string_list("park_never", p).unwrap_or_default();
+    let park_never = f.globs("park_never", p).unwrap_or_default();
     let mut approve = ApprovePolicy::default();
     if let Some(t) = f.table("approve", p) {
         let path = f.path_of("approve");
         let mut a = Fields::new(t, path);
-        approve.allow = a.string_list("allow", p).unwrap_or_default();
-        approve.ask = a.string_list("ask", p).unwrap_or_default();
-        approve.deny = a.string_list("deny", p).unwrap_or_default();
+        approve.allow = a.globs("allow", p).unwrap_or_default();
+        approve.ask = a.globs("ask", p).unwrap_or_default();
+        approve.deny = a.globs("deny", p).unwrap_or_default();
         a.finish(p);
     }
     let mut restart = RestartPolicy::default();
@@ -672,30 +670,6 @@ fn mark_seen(f: &mut Fields<'_>, keys: &[&'static str]) {
     for k in keys {
         f.mark(k);
     }
-}
-
-/// Shell-style glob over a whole name: `*` any run, `?` one character.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]

@@ -168,3 +168,26 @@ fn a_bearer_token_over_plain_http_is_refused_unless_the_host_is_this_machine() {
     // Without a token, plain http to another host stays allowed.
     assert!(parse("[[servers]]\nname = \"h\"\nurl = \"http://example.com/mcp\"\n").is_ok());
 }
+
+#[test]
+fn a_glob_that_does_not_compile_is_a_config_error_at_its_index() {
+    let err = parse(
+        "[[servers]]\nname = \"fs\"\ncommand = \"x\"\napprove.deny = [\"write_*\", \"bad_[\"]\npark_never = [\"{a,\"]\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("servers[0].approve.deny[1]: `bad_[` is not a valid glob"),
+        "{err}"
+    );
+    assert!(
+        err.contains("servers[0].park_never[0]: `{a,` is not a valid glob"),
+        "{err}"
+    );
+    let ok =
+        parse("[[servers]]\nname = \"fs\"\ncommand = \"x\"\napprove.ask = [\"{read,write}_*\"]\n")
+            .unwrap();
+    let approve = &ok.servers[0].approve;
+    assert_eq!(approve.decide("write_file", None), Approval::Ask);
+    assert_eq!(approve.decide("list_dir", None), Approval::Allow);
+}

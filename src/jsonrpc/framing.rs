@@ -36,7 +36,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                     }
                     break;
                 }
-                let (part, found) = match memchr(chunk) {
+                let (part, found) = match memchr::memchr(b'\n', chunk) {
                     Some(i) => (&chunk[..i], Some(i)),
                     None => (chunk, None),
                 };
@@ -69,10 +69,6 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             return Ok(Some(Line::Complete(buf)));
         }
     }
-}
-
-fn memchr(hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&b| b == b'\n')
 }
 
 #[cfg(test)]

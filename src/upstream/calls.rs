@@ -124,11 +124,7 @@ impl ClientSession {
             // The person at the workbench is the one who would approve; `deny` still holds.
             crate::config::Approval::Ask if self.caller == Caller::Human => return Ok(()),
             crate::config::Approval::Allow => {
-                if spec
-                    .allow
-                    .iter()
-                    .any(|g| crate::config::glob_match(g, &route.original))
-                {
+                if spec.allow.matches(&route.original) {
                     track.summary.decision = Some("allowed by policy (approve.allow)".into());
                 }
                 return Ok(());

@@ -21,11 +21,7 @@ impl ClientSession {
         let Ok(store) = self.session.store.get().await else {
             return (raw, None);
         };
-        let denied = server
-            .spec
-            .provenance_denylist
-            .iter()
-            .any(|g| crate::config::glob_match(g, tool));
+        let denied = server.spec.provenance_denylist.matches(tool);
         let provenance_args = if denied {
             None
         } else {
@@ -33,12 +29,7 @@ impl ClientSession {
         };
         let server_name = server.name().to_owned();
         let intercept_tables = server.spec.intercept;
-        let park_text = server.spec.park
-            && !server
-                .spec
-                .park_never
-                .iter()
-                .any(|g| crate::config::glob_match(g, tool));
+        let park_text = server.spec.park && !server.spec.park_never.matches(tool);
         let tool = tool.to_owned();
         let original = raw.clone();
         let original_len = raw.get().len();

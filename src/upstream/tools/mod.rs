@@ -342,21 +342,6 @@ pub fn definitions() -> Vec<Value> {
         .collect()
 }
 
-fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut cur = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// Checks arguments; `Err` holds the whole message for an `isError` result.
 pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String> {
     let mut problems = Vec::new();
@@ -394,7 +379,7 @@ pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String
         let near = spec
             .fields
             .iter()
-            .map(|f| (distance(k, f.name), f.name))
+            .map(|f| (strsim::levenshtein(k, f.name), f.name))
             .min();
         match near {
             Some((d, name)) if d <= 3 => {
