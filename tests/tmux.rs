@@ -198,6 +198,11 @@ async fn attach_from_tmux_approves_a_destructive_call_with_a_key_press() {
         s.contains("loom attach") && s.contains("sample up")
     });
 
+    // The person is typing SQL when the call arrives: the prompt waits in a banner and
+    // takes none of their keys (the report: the `a` of `amount` approved the call).
+    tmux.keys(&["5"]);
+    tmux.literal("SELECT ");
+    tmux.wait_for("the editor", |s| s.contains("SELECT"));
     let client = std::sync::Arc::new(tokio::sync::Mutex::new(client));
     let c = client.clone();
     let pending = tokio::spawn(async move {
@@ -206,7 +211,18 @@ async fn attach_from_tmux_approves_a_destructive_call_with_a_key_press() {
             .call("sample_cancel_order", json!({ "order_id": 7 }))
             .await
     });
-    let s = tmux.wait_for("the approval prompt", |s| s.contains("approve a call?"));
+    tmux.wait_for("the approval banner", |s| s.contains("approval waiting"));
+    tmux.literal("amount");
+    let s = tmux.wait_for("every typed key in the editor", |s| {
+        s.contains("SELECT amount")
+    });
+    assert!(!s.contains("approve a call?"), "{s}");
+    assert!(!pending.is_finished(), "the call was decided by typing");
+    // Opened on purpose, the prompt shows every argument and answers the person's key.
+    tmux.keys(&["C-g"]);
+    let s = tmux.wait_for("the approval prompt", |s| {
+        s.contains("approve a call?") && s.contains("approve once")
+    });
     assert!(
         s.contains("cancel_order") && s.contains("\"order_id\": 7"),
         "{s}"
@@ -221,7 +237,11 @@ async fn attach_from_tmux_approves_a_destructive_call_with_a_key_press() {
         s.lines()
             .any(|l| l.contains("sample_cancel_order") && l.contains("passed"))
     });
+    assert!(tmux.screen().contains("SELECT amount"));
     // Detaching never disturbs the model's session.
+    tmux.keys(&["Escape"]);
+    // Apart, or the terminal reads escape-q as alt-q.
+    std::thread::sleep(Duration::from_millis(300));
     tmux.keys(&["q"]);
     let r = client
         .lock()

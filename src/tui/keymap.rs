@@ -76,6 +76,7 @@ actions! {
     ApproveOnce = "approve_once": "approve once",
     ApproveSession = "approve_session": "approve for session",
     Deny = "deny": "deny",
+    ReviewApproval = "review_approval": "review a waiting call",
 }
 
 /// A key as the keymap names it: `ctrl-e`, `f5`, `G`, `backtab`.

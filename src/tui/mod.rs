@@ -18,6 +18,8 @@ pub mod theme;
 pub mod ui;
 
 #[cfg(test)]
+mod daily_tests;
+#[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
 mod tests;
@@ -279,14 +281,13 @@ async fn event_loop(
                 }
             }
         }
-        // Ticks only while something animates (a running query, an export).
-        let animating = app.running.is_some() || app.export.is_some();
+        // Ticks only while something moves (a running query or call, an export, a prompt).
+        let tick = app.tick_interval();
+        let animating = tick.is_some();
         let timeout = if dirty {
             frame_gap.saturating_sub(last_draw.elapsed())
-        } else if animating {
-            Duration::from_millis(100)
         } else {
-            Duration::from_secs(30)
+            tick.unwrap_or(Duration::from_secs(30))
         };
         let msg = tokio::select! {
             m = rx.recv() => m,

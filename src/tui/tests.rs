@@ -594,6 +594,7 @@ fn skipped_memory_lines_are_counted_beside_the_memories() {
 fn the_approval_prompt_shows_every_argument_and_scrolls_instead_of_cutting() {
     use crate::types::events::ApprovalRequest;
     let mut a = started();
+    a.approval_grace = std::time::Duration::ZERO;
     let arguments: serde_json::Map<String, serde_json::Value> = (0..300)
         .map(|i| (format!("key{i:03}"), json!(format!("value {i}"))))
         .collect();

@@ -1,9 +1,92 @@
 //! The approval prompt: scrolling the request and settling it once, for the session, or with a
 //! denial.
+//!
+//! A prompt never takes keys meant for something else. While the person types (the SQL editor,
+//! the palette, the traffic filter) a waiting call is a one-line banner and keys stay with the
+//! text; `ctrl-g` opens the prompt. Elsewhere the prompt opens by itself, but its keys only
+//! decide once it has been on screen for a grace period: a key pressed before then goes where
+//! it was meant to go.
 
 use super::*;
 
+/// The grace before a prompt that opened by itself takes keys.
+pub const APPROVAL_GRACE: std::time::Duration = std::time::Duration::from_millis(800);
+
+/// How the oldest waiting call is on screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalView {
+    /// Nothing waits.
+    None,
+    /// A line that says a call waits, while keys stay with what the person is doing.
+    Banner,
+    /// The prompt; its keys decide only when `armed`.
+    Prompt { armed: bool },
+}
+
 impl App {
+    /// Whether keys are text right now: then a key is never a decision.
+    pub fn typing(&self) -> bool {
+        match &self.overlay {
+            Overlay::Filter | Overlay::Palette(_) => true,
+            Overlay::None => self.focus == Pane::Editor,
+            _ => false,
+        }
+    }
+
+    pub fn approval_view(&self) -> ApprovalView {
+        let Some(first) = self.approvals.first() else {
+            return ApprovalView::None;
+        };
+        let id = first.approval;
+        if self.deny_reason.is_some() || self.approval_review == Some(id) {
+            // Opened on purpose: its keys are the person's answer, once it is on screen.
+            return ApprovalView::Prompt {
+                armed: self.drawn_approval.get() == Some(id),
+            };
+        }
+        if self.approval_later == Some(id) || self.typing() {
+            return ApprovalView::Banner;
+        }
+        let armed = self
+            .approval_shown
+            .get()
+            .is_some_and(|(shown, at)| shown == id && at.elapsed() >= self.approval_grace);
+        ApprovalView::Prompt { armed }
+    }
+
+    /// Records what the frame shows: the prompt's grace starts when it is first drawn.
+    pub fn approval_drawn(&self, view: ApprovalView) {
+        let shown = match view {
+            ApprovalView::Prompt { .. } => self.approvals.first().map(|a| a.approval),
+            _ => None,
+        };
+        self.drawn_approval.set(shown);
+        match shown {
+            Some(id) if self.approval_shown.get().map(|s| s.0) != Some(id) => {
+                self.approval_shown.set(Some((id, Instant::now())));
+            }
+            Some(_) => {}
+            None => self.approval_shown.set(None),
+        }
+    }
+
+    /// `ctrl-g`: opens the prompt for the oldest waiting call.
+    pub(super) fn review_approval(&mut self) {
+        match self.approvals.first() {
+            Some(a) => {
+                self.approval_review = Some(a.approval);
+                self.approval_later = None;
+            }
+            None => self.set_status("no call is waiting for approval", StatusKind::Info),
+        }
+    }
+
+    /// `esc` on the prompt: back to what the person was doing; the banner stays.
+    pub(super) fn approval_set_aside(&mut self) {
+        self.approval_later = self.approvals.first().map(|a| a.approval);
+        self.approval_review = None;
+    }
+
     /// Scrolls the approval prompt on screen; a prompt for another call starts at the top.
     pub(super) fn scroll_approval(&mut self, delta: i64) {
         let Some(shown) = self

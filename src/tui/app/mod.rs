@@ -16,6 +16,7 @@ mod replies;
 mod traffic;
 
 pub use super::sql::{error_position, statement_at};
+pub use approvals::{APPROVAL_GRACE, ApprovalView};
 pub(crate) use detail::{hint_text, scalar, top_text};
 pub use editor::{default_history_file, load_history};
 pub use palette::{prefill_arguments, validate_arguments};
@@ -261,6 +262,13 @@ pub struct App {
     pub approval_scroll: (u64, usize),
     /// The furthest the prompt can scroll, as last drawn (the draw knows the wrapped height).
     pub approval_scroll_max: std::cell::Cell<usize>,
+    /// When the prompt on screen was first drawn: its keys decide only after `approval_grace`.
+    pub approval_shown: std::cell::Cell<Option<(u64, Instant)>>,
+    pub approval_grace: std::time::Duration,
+    /// The approval the person opened on purpose (`ctrl-g`): its keys decide at once.
+    pub approval_review: Option<u64>,
+    /// The approval the person set aside with `esc`: a banner until they open it.
+    pub approval_later: Option<u64>,
     /// Minutes since the epoch, for the traffic sparkline (set by the runtime's clock).
     pub now_minute: u64,
     pending: HashMap<u64, Purpose>,
@@ -359,6 +367,10 @@ impl App {
             drawn_approval: std::cell::Cell::new(None),
             approval_scroll: (0, 0),
             approval_scroll_max: std::cell::Cell::new(0),
+            approval_shown: std::cell::Cell::new(None),
+            approval_grace: APPROVAL_GRACE,
+            approval_review: None,
+            approval_later: None,
             now_minute: 0,
             pending: HashMap::new(),
             next_ticket: 1,
@@ -369,6 +381,23 @@ impl App {
         };
         app.style_editor();
         app
+    }
+
+    /// How often the screen needs a tick: often while something animates or a prompt waits to
+    /// take keys, once a second while a call runs or a prompt counts down, else not at all.
+    pub fn tick_interval(&self) -> Option<std::time::Duration> {
+        use std::time::Duration;
+        if self.running.is_some()
+            || self.export.is_some()
+            || self.approval_view() == (ApprovalView::Prompt { armed: false })
+        {
+            return Some(Duration::from_millis(100));
+        }
+        let running_call = self
+            .calls
+            .iter()
+            .any(|c| c.outcome == crate::types::events::Outcome::Running);
+        (running_call || !self.approvals.is_empty()).then_some(Duration::from_secs(1))
     }
 
     /// The first requests: everything the panes show.
@@ -447,8 +476,8 @@ impl App {
 
     /// Contexts a key is looked up in, most specific first.
     pub fn contexts(&self) -> Vec<Context> {
-        if !self.approvals.is_empty() {
-            // A waiting call comes first; while a denial reason is typed, keys are text.
+        if self.approval_view() == (ApprovalView::Prompt { armed: true }) {
+            // A prompt that may decide comes first; while a denial reason is typed, keys are text.
             return if self.deny_reason.is_some() {
                 vec![Context::Filter]
             } else {
@@ -529,7 +558,11 @@ impl App {
                 let reason = self.deny_reason.take().filter(|r| !r.trim().is_empty());
                 self.settle(crate::types::events::Decision::Deny { reason });
             }
+            Action::Close if self.approval_view() == (ApprovalView::Prompt { armed: true }) => {
+                self.approval_set_aside()
+            }
             Action::Close => self.close_overlay(),
+            Action::ReviewApproval => self.review_approval(),
             Action::Confirm => self.confirm(),
             Action::Up
             | Action::Down

@@ -11,13 +11,13 @@ use crate::types::events::ApprovalRequest;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthChar;
 
 /// Lines under the scrolling text: where the view is, and the keys.
 const FOOTER: u16 = 2;
 
-pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest) {
+pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: bool) {
     let th = &app.theme;
     let r = centred(f, area, 64, 60);
     let more = if app.approvals.len() > 1 {
@@ -103,13 +103,19 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest) {
             Span::raw(format!("{reason}▏")),
             Span::styled("  (enter denies, esc goes back)", th.muted),
         ]),
+        None if !armed => Line::styled(
+            "keys answer in a moment: a key pressed now still goes where it was meant to go",
+            th.muted,
+        ),
         None => Line::from(vec![
             Span::styled(" a ", th.key),
             Span::raw("approve once  "),
             Span::styled(" A ", th.key),
             Span::raw("approve for this session  "),
             Span::styled(" d ", th.key),
-            Span::raw("deny…"),
+            Span::raw("deny…  "),
+            Span::styled(" esc ", th.key),
+            Span::raw("later"),
         ]),
     });
     let foot_area = Rect {
@@ -118,6 +124,36 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest) {
         ..inner
     };
     f.render_widget(Paragraph::new(foot), foot_area);
+}
+
+/// One line over the title row: a call waits, and the key that opens its prompt. Keys stay
+/// with what the person is doing.
+pub fn draw_banner(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest) {
+    let th = &app.theme;
+    let key = app
+        .keymap
+        .bindings(Context::Global)
+        .iter()
+        .find(|(_, a)| *a == Action::ReviewApproval)
+        .map_or_else(
+            || "review_approval".to_owned(),
+            |(k, _)| k.label().to_owned(),
+        );
+    let more = match app.approvals.len() {
+        1 => String::new(),
+        n => format!(" (+{} more)", n - 1),
+    };
+    let line = Line::from(vec![
+        Span::styled(" approval waiting ", th.title_focused),
+        Span::styled(
+            format!(" {} on server {}{more} ", req.tool, req.server),
+            th.warning,
+        ),
+        Span::styled(format!(" {key} "), th.key),
+        Span::styled(" review ", th.muted),
+    ]);
+    f.render_widget(Clear, area);
+    f.render_widget(Paragraph::new(line).style(th.status), area);
 }
 
 /// The keys that scroll the prompt, from the keymap (so the hint follows a user's bindings).

@@ -13,7 +13,7 @@ pub mod servers;
 pub mod status;
 pub mod traffic;
 
-use super::app::{App, Overlay, Pane};
+use super::app::{App, ApprovalView, Overlay, Pane};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout as Split, Rect};
 use ratatui::style::Style;
@@ -210,10 +210,15 @@ pub fn draw(f: &mut Frame, app: &App) {
         Overlay::Palette(p) => palette::draw(f, area, app, p),
         Overlay::Describe(d) => describe::draw(f, area, app, d),
     }
-    app.drawn_approval
-        .set(app.approvals.first().map(|a| a.approval));
+    // This frame shows the prompt: its keys may decide from the next key on.
+    app.approval_drawn(app.approval_view());
+    let view = app.approval_view();
     if let Some(req) = app.approvals.first() {
-        approval::draw(f, area, app, req);
+        match view {
+            ApprovalView::Prompt { armed } => approval::draw(f, area, app, req, armed),
+            ApprovalView::Banner => approval::draw_banner(f, l.title, app, req),
+            ApprovalView::None => {}
+        }
     }
 }
 
