@@ -122,3 +122,60 @@ fn esc_sets_a_prompt_aside_and_ctrl_g_brings_it_back() {
     let reqs = sent(&mut a, vec![Msg::char('d'), Msg::code(KeyCode::Enter)]);
     assert_eq!(decisions(&reqs), vec![Decision::Deny { reason: None }]);
 }
+
+#[test]
+fn querying_a_dataset_keeps_the_sql_being_written() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('5')]);
+    press(&mut a, typed("SELECT 42 AS keep"));
+    press(
+        &mut a,
+        vec![Msg::code(KeyCode::Esc), Msg::char('4'), Msg::char('s')],
+    );
+    assert!(
+        a.editor_text().starts_with("SELECT * FROM "),
+        "{}",
+        a.editor_text()
+    );
+    // ctrl-up brings the draft back from the history (just before the query `s` ran)…
+    press(
+        &mut a,
+        vec![
+            Msg::char('5'),
+            Msg::ctrl_code(KeyCode::Up),
+            Msg::ctrl_code(KeyCode::Up),
+        ],
+    );
+    assert_eq!(a.editor_text(), "SELECT 42 AS keep");
+    // …and undo walks back over the replacement too.
+    let mut b = started();
+    press(&mut b, vec![Msg::char('5')]);
+    press(&mut b, typed("SELECT 42 AS keep"));
+    press(
+        &mut b,
+        vec![
+            Msg::code(KeyCode::Esc),
+            Msg::char('4'),
+            Msg::char('s'),
+            Msg::char('5'),
+        ],
+    );
+    for _ in 0..2 {
+        press(&mut b, vec![Msg::ctrl('u')]);
+    }
+    assert_eq!(b.editor_text(), "SELECT 42 AS keep");
+}
+
+#[test]
+fn walking_the_history_and_back_returns_the_draft() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('5')]);
+    press(&mut a, typed("SELECT 1"));
+    press(&mut a, vec![Msg::ctrl('e')]);
+    press(&mut a, typed(" + 1"));
+    assert_eq!(a.editor_text(), "SELECT 1 + 1");
+    press(&mut a, vec![Msg::ctrl_code(KeyCode::Up)]);
+    assert_eq!(a.editor_text(), "SELECT 1");
+    press(&mut a, vec![Msg::ctrl_code(KeyCode::Down)]);
+    assert_eq!(a.editor_text(), "SELECT 1 + 1", "the draft came back");
+}

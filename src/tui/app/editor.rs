@@ -65,24 +65,55 @@ impl App {
         }
         let n = self.history.len();
         let pos = match (self.history_pos, older) {
-            (None, true) => n - 1,
+            (None, true) => {
+                // What the person was writing comes back when they walk past the newest.
+                self.history_draft = Some(self.editor_text());
+                n - 1
+            }
             (None, false) => return,
             (Some(p), true) => p.saturating_sub(1),
             (Some(p), false) if p + 1 >= n => {
                 self.history_pos = None;
-                self.editor = TextArea::default();
-                self.style_editor();
+                let draft = self.history_draft.take().unwrap_or_default();
+                self.replace_editor_text(&draft);
                 return;
             }
             (Some(p), false) => p + 1,
         };
+        let text = self.history[pos].clone();
+        self.replace_editor_text(&text);
         self.history_pos = Some(pos);
-        let lines: Vec<String> = self.history[pos].lines().map(str::to_owned).collect();
-        self.editor = TextArea::new(lines);
+    }
+
+    /// The editor's whole text.
+    pub fn editor_text(&self) -> String {
+        self.editor.lines().join("\n")
+    }
+
+    /// Puts `text` in the editor as an edit, so undo (`ctrl-u`) brings back what was there;
+    /// the cursor goes to the end.
+    pub(super) fn replace_editor_text(&mut self, text: &str) {
+        self.editor.select_all();
+        self.editor.insert_str(text);
+        self.editor.cancel_selection();
         self.editor.move_cursor(tui_textarea::CursorMove::Bottom);
         self.editor.move_cursor(tui_textarea::CursorMove::End);
-        self.style_editor();
+        self.completion = None;
+        self.query_error = None;
         self.dirty_highlight = true;
+    }
+
+    /// Replaces the editor's text with a query of the person's choosing (`s` on a dataset). What
+    /// they had written is never lost: it joins the history (ctrl-up) and undo brings it back.
+    pub(super) fn open_query(&mut self, sql: &str) {
+        let draft = self.editor_text();
+        let draft = draft.trim();
+        if !draft.is_empty() && draft != sql.trim() {
+            let draft = draft.to_owned();
+            self.remember(&draft);
+        }
+        self.replace_editor_text(sql);
+        self.history_pos = None;
     }
 
     /// Names the editor can complete: datasets, their columns, SQL keywords.

@@ -239,6 +239,8 @@ pub struct App {
     pub editor: TextArea<'static>,
     pub history: Vec<String>,
     history_pos: Option<usize>,
+    /// The text being written when the person started walking the history.
+    history_draft: Option<String>,
     pub history_file: Option<PathBuf>,
     pub completion: Option<Completion>,
     pub running: Option<Running>,
@@ -313,6 +315,11 @@ impl Msg {
     pub fn ctrl(c: char) -> Msg {
         Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
     }
+
+    /// `ctrl` plus a named key.
+    pub fn ctrl_code(code: KeyCode) -> Msg {
+        Msg::Key(KeyEvent::new(code, KeyModifiers::CONTROL))
+    }
 }
 
 impl App {
@@ -352,6 +359,7 @@ impl App {
             editor,
             history: Vec::new(),
             history_pos: None,
+            history_draft: None,
             history_file: None,
             completion: None,
             running: None,
@@ -626,9 +634,7 @@ impl App {
                 if let Some(d) = target {
                     self.overlay = Overlay::None;
                     let sql = format!("SELECT * FROM {d};");
-                    self.editor = TextArea::new(vec![sql.clone()]);
-                    self.style_editor();
-                    self.dirty_highlight = true;
+                    self.open_query(&sql);
                     self.run_sql(sql, (0, 0));
                     self.focus_pane(Pane::Results);
                 }
