@@ -179,3 +179,108 @@ fn walking_the_history_and_back_returns_the_draft() {
     press(&mut a, vec![Msg::ctrl_code(KeyCode::Down)]);
     assert_eq!(a.editor_text(), "SELECT 1 + 1", "the draft came back");
 }
+
+fn run(a: &mut super::app::App, sql: &str) {
+    press(a, vec![Msg::char('5')]);
+    a.editor = tui_textarea::TextArea::new(vec![sql.to_owned()]);
+    press(a, vec![Msg::ctrl('e')]);
+}
+
+#[test]
+fn a_failed_query_leaves_no_older_result_to_act_on() {
+    let mut a = started();
+    run(&mut a, "SELECT * FROM sample_list_orders_1");
+    assert!(a.grid.is_some());
+    run(&mut a, "SELECT nope FROM t");
+    assert!(a.grid.is_none(), "the old result is gone");
+    a.focus = Pane::Results;
+    let s = screen(&a);
+    assert!(s.contains("query failed"), "{s}");
+    assert!(!s.contains("1000000 rows"), "{s}");
+    let reqs = sent(&mut a, vec![Msg::char('x')]);
+    assert!(
+        !reqs.iter().any(|r| matches!(r, Request::Export { .. })),
+        "{reqs:?}"
+    );
+    let reqs = sent(&mut a, vec![Msg::ctrl('y')]);
+    assert!(reqs.is_empty());
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|(t, _)| t.contains("the last query failed")),
+        "{:?}",
+        a.status.as_ref().map(|s| &s.0)
+    );
+}
+
+#[test]
+fn page_down_turns_exactly_one_screen_of_rows() {
+    let mut a = started();
+    run(&mut a, "SELECT * FROM sample_list_orders_1");
+    press(&mut a, vec![Msg::code(KeyCode::Esc)]);
+    assert_eq!(a.focus, Pane::Results);
+    let rows = a.grid_rows();
+    screen(&a);
+    press(&mut a, vec![Msg::code(KeyCode::PageDown)]);
+    let g = a.grid.as_ref().unwrap();
+    assert_eq!(
+        (g.top, g.row),
+        (rows, rows),
+        "the next page starts after the last row seen"
+    );
+    let s = screen(&a);
+    assert!(s.contains(&format!(" {} ", rows)), "{s}");
+    press(&mut a, vec![Msg::code(KeyCode::PageUp)]);
+    let g = a.grid.as_ref().unwrap();
+    assert_eq!((g.top, g.row), (0, 0));
+}
+
+#[test]
+fn help_scrolls_to_its_end_and_no_further() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('?')]);
+    screen(&a);
+    let (visible, total) = a.help_rows.get();
+    assert!(total > visible, "the help is longer than its box");
+    press(&mut a, vec![Msg::char('G')]);
+    let end = (total - visible) as u16;
+    assert!(matches!(a.overlay, super::app::Overlay::Help { scroll } if scroll == end));
+    press(&mut a, vec![Msg::char('j'), Msg::code(KeyCode::PageDown)]);
+    assert!(matches!(a.overlay, super::app::Overlay::Help { scroll } if scroll == end));
+    let s = screen(&a);
+    assert!(s.contains("deny"), "the last binding is on screen:\n{s}");
+    press(&mut a, vec![Msg::char('g')]);
+    assert!(matches!(a.overlay, super::app::Overlay::Help { scroll: 0 }));
+}
+
+#[test]
+fn copy_all_loads_the_rows_then_copies_on_one_press() {
+    let mut a = started();
+    run(&mut a, "SELECT * FROM small");
+    press(&mut a, vec![Msg::code(KeyCode::Esc), Msg::ctrl('y')]);
+    let copied = a.clipboard.register().unwrap_or_default().to_owned();
+    assert_eq!(copied.lines().count(), 451, "a header and every row");
+    assert!(!a.copy_all_pending);
+}
+
+#[test]
+fn the_editor_scrolls_back_when_a_resize_gives_it_room() {
+    let mut a = started();
+    a.size = (80, 24);
+    press(&mut a, vec![Msg::char('5')]);
+    let text: Vec<String> = (0..12).map(|i| format!("-- line {i}")).collect();
+    a.editor = tui_textarea::TextArea::new(text);
+    a.editor.move_cursor(tui_textarea::CursorMove::Bottom);
+    let s = screen(&a);
+    assert!(
+        !s.contains("-- line 0\n") && !s.contains("-- line 0 "),
+        "{s}"
+    );
+    press(
+        &mut a,
+        vec![Msg::Resize(220, 80), Msg::code(KeyCode::F(11))],
+    );
+    let s = screen(&a);
+    assert!(s.contains("-- line 0"), "{s}");
+    assert!(s.contains("-- line 11"), "{s}");
+}

@@ -294,31 +294,88 @@ pub fn statement_at(text: &str, cursor: (usize, usize)) -> (String, (usize, usiz
     )
 }
 
-/// `LINE n:` and the caret below it in a DuckDB error, as a 0-based line and column.
-pub fn error_position(message: &str) -> Option<(usize, usize)> {
+/// Where DuckDB's caret points in the statement `sql` that it reports on, as a 0-based line and
+/// character column. DuckDB draws the caret in display columns under `LINE n: text`, and for a
+/// long line shows only a window of it between `...`; the window is found in the statement's
+/// own line so the column is exact either way. `None` when the message has no caret.
+pub fn error_position(message: &str, sql: &str) -> Option<(usize, usize)> {
     let lines: Vec<&str> = message.lines().collect();
-    for (i, l) in lines.iter().enumerate() {
-        if let Some(rest) = l.trim_start().strip_prefix("LINE ") {
-            let (num, _) = rest.split_once(':')?;
-            let line: usize = num.trim().parse().ok()?;
-            let prefix_len = l.find(':')? + 2;
-            let caret = lines.get(i + 1)?.find('^')?;
-            let col = caret.saturating_sub(prefix_len);
-            // DuckDB shows a window of a long line with "..." in front; then the column is unknown.
-            if l.get(prefix_len..)
-                .is_some_and(|rest| rest.starts_with("..."))
-            {
-                return Some((line.saturating_sub(1), 0));
-            }
-            return Some((line.saturating_sub(1), col));
+    let i = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("LINE "))?;
+    let l = lines[i];
+    let rest = l.trim_start().strip_prefix("LINE ")?;
+    let (num, shown) = rest.split_once(": ")?;
+    let line = num.trim().parse::<usize>().ok()?.checked_sub(1)?;
+    // Everything before the shown text is ASCII ("LINE 12: "), so bytes are columns there.
+    let prefix = l.len() - shown.len();
+    let caret = lines.get(i + 1)?.find('^')?;
+    let at = caret.checked_sub(prefix)?;
+    let text = sql.lines().nth(line);
+    let Some(window) = shown.strip_prefix("...") else {
+        return Some((line, char_at_width(text.unwrap_or(shown), at)));
+    };
+    let window = window.strip_suffix("...").unwrap_or(window);
+    let at = at.saturating_sub(3);
+    let column = text
+        .and_then(|t| t.find(window).map(|b| t[..b].chars().count()))
+        .map_or(0, |before| before + char_at_width(window, at));
+    Some((line, column))
+}
+
+/// The character index in `text` at `width` display columns from its start.
+fn char_at_width(text: &str, width: usize) -> usize {
+    let mut used = 0;
+    for (i, c) in text.chars().enumerate() {
+        if used >= width {
+            return i;
         }
+        used += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
     }
-    None
+    text.chars().count()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{COMPLETIONS, KEYWORDS, is_keyword};
+    use super::{COMPLETIONS, KEYWORDS, error_position, is_keyword};
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_caret_is_read_in_display_columns_and_through_a_window() {
+        // As DuckDB 1.4 prints them (taken from `loom query`).
+        let m = "Binder Error: x\n\nLINE 2:   nope_column_here FROM (SELECT 1)\n          ^^^^";
+        let sql = "SELECT 1 AS a,\n  nope_column_here FROM (SELECT 1)";
+        assert_eq!(error_position(m, sql), Some((1, 2)));
+        let long = format!(
+            "SELECT 1 AS {}, 2 AS {}, 3 AS {}, nope_column_here, 4 AS {} FROM (SELECT 1)",
+            "a".repeat(36),
+            "b".repeat(61),
+            "c".repeat(38),
+            "d".repeat(47)
+        );
+        let m = format!(
+            "Binder Error: x\n\nLINE 1: ...{}, 3 AS {}, nope_column_here, 4 AS {}...\n{}^^^^",
+            "b".repeat(12),
+            "c".repeat(38),
+            "d".repeat(36),
+            " ".repeat(70)
+        );
+        let (line, col) = error_position(&m, &long).unwrap();
+        assert_eq!(line, 0);
+        assert_eq!(&long[col..col + 16], "nope_column_here");
+        // é is one column and 天 two: the caret counts columns, the editor characters.
+        let m = "Binder Error: x\n\nLINE 1: SELECT 'é天' AS x, nope FROM (SELECT 1)\n                           ^^^^";
+        let sql = "SELECT 'é天' AS x, nope FROM (SELECT 1)";
+        let (_, col) = error_position(m, sql).unwrap();
+        assert_eq!(sql.chars().skip(col).take(4).collect::<String>(), "nope");
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_any_message(message in "\\PC{0,60}(\nLINE [0-9]{1,2}: \\PC{0,30}\n *\\^?)?", sql in "\\PC{0,40}") {
+            let _ = error_position(&message, &sql);
+        }
+    }
 
     #[test]
     fn keyword_list_is_sorted_for_binary_search() {

@@ -217,6 +217,9 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
         Request::Query { sql } if sql.contains("nope") => {
             return Err("the query was not accepted: Binder Error: Referenced column \"nope\" not found\n\nLINE 1: SELECT nope FROM t\n               ^".into());
         }
+        Request::Query { sql } if sql.contains("small") => Reply::Query {
+            result: ResultTable { table: "_loom_result_3".into(), columns: vec![("n".into(), "BIGINT".into())], rows: 450, millis: 2 },
+        },
         Request::Query { .. } => Reply::Query {
             result: ResultTable {
                 table: "_loom_result_9".into(),

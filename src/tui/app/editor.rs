@@ -39,6 +39,7 @@ impl App {
         self.remember(&sql);
         self.query_error = None;
         self.statement_origin = origin;
+        self.statement_sql = sql.clone();
         self.dirty_highlight = true;
         let t = self.send(Purpose::Query, Request::Query { sql });
         self.running = Some(Running {
@@ -83,6 +84,20 @@ impl App {
         let text = self.history[pos].clone();
         self.replace_editor_text(&text);
         self.history_pos = Some(pos);
+    }
+
+    /// After a resize the editor scrolls no further than its cursor needs: text that now fits
+    /// is shown from the top again.
+    pub(super) fn rescroll_editor(&mut self) {
+        if self.editor.is_selecting() {
+            return;
+        }
+        let (row, col) = self.editor.cursor();
+        self.editor.scroll((-i16::MAX, -i16::MAX));
+        self.editor.move_cursor(tui_textarea::CursorMove::Jump(
+            u16::try_from(row).unwrap_or(u16::MAX),
+            u16::try_from(col).unwrap_or(u16::MAX),
+        ));
     }
 
     /// The editor's whole text.

@@ -52,16 +52,21 @@ impl Grid {
             .get((row % PAGE_ROWS) as usize)
     }
 
-    /// Fits the column widths to a sample of values (the first page).
-    pub(super) fn fit(&mut self, page: &Page) {
+    /// Fits the column widths to the rows on screen (and the header): a column is as wide as
+    /// its widest visible value, up to `max` columns, so short columns leave room to long ones.
+    pub(super) fn fit(&mut self, top: u64, rows: u64, max: u16) {
         for (i, w) in self.widths.iter_mut().enumerate() {
-            let widest = page
-                .iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.as_deref().map_or(4, |s| s.chars().count().min(60)))
+            let (name, ty) = &self.result.columns[i];
+            let header = name.chars().count().max(ty.chars().count().min(16));
+            let widest = (top..top + rows)
+                .filter_map(|r| {
+                    let page = self.pages.get(&(r / PAGE_ROWS))?;
+                    page.get((r % PAGE_ROWS) as usize)?.get(i).cloned()
+                })
+                .map(|c| c.map_or(4, |s| crate::tui::ui::display_width(&s)))
                 .max()
-                .unwrap_or(0) as u16;
-            *w = (*w).max(widest).clamp(4, 40);
+                .unwrap_or(0);
+            *w = (header.max(widest) as u16).clamp(4, max.max(4));
         }
     }
 }
@@ -70,6 +75,19 @@ impl App {
     /// Rows the grid can show at the current size.
     pub fn grid_rows(&self) -> u64 {
         crate::tui::ui::grid_rows(self.size, self.zoom.then_some(self.focus)) as u64
+    }
+
+    /// Fits the grid's columns to the rows now on screen; the widest may take most of the pane.
+    pub(super) fn fit_columns(&mut self) {
+        let rows = self.grid_rows().max(1);
+        let zoom = self.zoom.then_some(self.focus);
+        let area = ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1);
+        let width = crate::tui::ui::layout(area, zoom).results.width;
+        // Room for the row numbers and borders; one column may use most of the rest.
+        let max = width.saturating_sub(10).max(8);
+        if let Some(g) = &mut self.grid {
+            g.fit(g.top, rows, max);
+        }
     }
 
     /// Keeps the selected row on screen and asks for the pages the view needs.
@@ -86,6 +104,7 @@ impl App {
         // Only pages near the view stay cached.
         g.pages.retain(|p, _| *p + 2 >= first && *p <= last + 2);
         self.request_pages(first..=last);
+        self.fit_columns();
     }
 
     /// Asks for the grid's pages in `pages` that it neither has nor awaits.
@@ -112,7 +131,12 @@ impl App {
 
     pub(super) fn copy_grid(&mut self, a: Action) {
         let Some(g) = &self.grid else {
-            self.set_status("no result to copy: run a query first", StatusKind::Error);
+            let why = if self.query_error.is_some() {
+                "no result to copy: the last query failed"
+            } else {
+                "no result to copy: run a query first"
+            };
+            self.set_status(why, StatusKind::Error);
             return;
         };
         match a {
@@ -134,19 +158,26 @@ impl App {
                 // The whole result: every row must be loaded; large results go to a file.
                 let total = g.result.rows;
                 let loaded: u64 = g.pages.values().map(|p| p.len() as u64).sum();
-                if total > COPY_ALL_MAX || loaded < total {
-                    if total > COPY_ALL_MAX {
-                        self.set_status(
-                            format!("{total} rows is too many for the clipboard: export with x (CSV) or X (JSON)"),
-                            StatusKind::Error,
-                        );
-                    } else {
-                        self.set_status("rows are still loading; try again", StatusKind::Error);
-                        let pages = total.div_ceil(PAGE_ROWS);
-                        self.request_pages(0..pages);
-                    }
+                if total > COPY_ALL_MAX {
+                    self.copy_all_pending = false;
+                    self.set_status(
+                        format!("{total} rows is too many for the clipboard: export with x (CSV) or X (JSON)"),
+                        StatusKind::Error,
+                    );
                     return;
                 }
+                if loaded < total {
+                    // Load every page, then copy: one press is enough.
+                    self.copy_all_pending = true;
+                    self.set_status(
+                        format!("loading {total} rows to copy… ({loaded} so far)"),
+                        StatusKind::Info,
+                    );
+                    let pages = total.div_ceil(PAGE_ROWS);
+                    self.request_pages(0..pages);
+                    return;
+                }
+                self.copy_all_pending = false;
                 let mut text = g
                     .result
                     .columns

@@ -247,7 +247,11 @@ pub struct App {
     pub query_error: Option<QueryError>,
     /// Where the running statement starts in the editor, to place the engine's error.
     statement_origin: (usize, usize),
+    /// The running statement's text, to read the engine's error position against.
+    statement_sql: String,
     pub grid: Option<Grid>,
+    /// Copy-all was asked for while pages were loading: it runs when the last one arrives.
+    pub copy_all_pending: bool,
     pub status: Option<(String, StatusKind)>,
     pub export: Option<ExportState>,
     pub spinner: usize,
@@ -264,6 +268,9 @@ pub struct App {
     pub approval_scroll: (u64, usize),
     /// The furthest the prompt can scroll, as last drawn (the draw knows the wrapped height).
     pub approval_scroll_max: std::cell::Cell<usize>,
+    /// The help overlay as last drawn: rows on screen and rows in all (scrolling stops at
+    /// the end).
+    pub help_rows: std::cell::Cell<(usize, usize)>,
     /// When the prompt on screen was first drawn: its keys decide only after `approval_grace`.
     pub approval_shown: std::cell::Cell<Option<(u64, Instant)>>,
     pub approval_grace: std::time::Duration,
@@ -365,7 +372,9 @@ impl App {
             running: None,
             query_error: None,
             statement_origin: (0, 0),
+            statement_sql: String::new(),
             grid: None,
+            copy_all_pending: false,
             status: None,
             export: None,
             spinner: 0,
@@ -376,6 +385,7 @@ impl App {
             approval_scroll: (0, 0),
             approval_scroll_max: std::cell::Cell::new(0),
             approval_shown: std::cell::Cell::new(None),
+            help_rows: std::cell::Cell::new((1, 0)),
             approval_grace: APPROVAL_GRACE,
             approval_review: None,
             approval_later: None,
@@ -448,6 +458,7 @@ impl App {
             Msg::Resize(w, h) => {
                 self.size = (w, h);
                 self.ensure_pages();
+                self.rescroll_editor();
             }
             Msg::Event(ev) => self.on_event(ev.event),
             Msg::Reply(t, r) => self.on_reply(t, r),
@@ -525,7 +536,11 @@ impl App {
                 }
             }
             Action::Palette => self.open_palette(),
-            Action::Zoom => self.zoom = !self.zoom,
+            Action::Zoom => {
+                self.zoom = !self.zoom;
+                self.rescroll_editor();
+                self.ensure_pages();
+            }
             Action::ToggleTheme => {
                 let next = if self.theme_name == "dark" {
                     "light"

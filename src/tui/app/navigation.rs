@@ -3,8 +3,25 @@
 use super::*;
 
 impl App {
+    /// Rows a page key moves: what the focused view shows, so paging never skips a row.
+    pub(super) fn page_rows(&self) -> usize {
+        let zoom = self.zoom.then_some(self.focus);
+        if matches!(self.overlay, Overlay::Help { .. }) {
+            return self.help_rows.get().0.max(1);
+        }
+        let rows = match self.focus {
+            Pane::Traffic => crate::tui::ui::traffic_rows(self.size, zoom),
+            Pane::Results => crate::tui::ui::grid_rows(self.size, zoom),
+            pane => {
+                let area = ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1);
+                (crate::tui::ui::layout(area, zoom).rect(pane).height as usize).saturating_sub(2)
+            }
+        };
+        rows.max(1)
+    }
+
     pub(super) fn move_selection(&mut self, a: Action) {
-        let page = (self.size.1 / 3).max(3) as i64;
+        let page = self.page_rows() as i64;
         let delta: i64 = match a {
             Action::Up => -1,
             Action::Down => 1,
@@ -19,13 +36,15 @@ impl App {
             }
             (cur as i64 + delta).clamp(0, len as i64 - 1) as usize
         };
-        if !self.approvals.is_empty() {
+        if self.approval_view() == (ApprovalView::Prompt { armed: true }) {
             self.scroll_approval(delta);
             return;
         }
+        let (help_visible, help_total) = self.help_rows.get();
         match &mut self.overlay {
             Overlay::Help { scroll } => {
-                *scroll = (*scroll as i64 + delta).clamp(0, 500) as u16;
+                let max = help_total.saturating_sub(help_visible) as i64;
+                *scroll = (*scroll as i64).saturating_add(delta).clamp(0, max) as u16;
                 return;
             }
             Overlay::Palette(p) => {
@@ -69,9 +88,15 @@ impl App {
             }
             Pane::Results => {
                 if let Some(g) = &mut self.grid {
-                    let n = g.result.rows;
+                    let n = g.result.rows as i64;
                     if n > 0 {
-                        g.row = (g.row as i64).saturating_add(delta).clamp(0, n as i64 - 1) as u64;
+                        if matches!(a, Action::PageUp | Action::PageDown) {
+                            // A page turns the view by exactly what it shows: the next page
+                            // starts right after the last row seen.
+                            let max_top = (n - page).max(0);
+                            g.top = (g.top as i64).saturating_add(delta).clamp(0, max_top) as u64;
+                        }
+                        g.row = (g.row as i64).saturating_add(delta).clamp(0, n - 1) as u64;
                     }
                 }
                 self.ensure_pages();

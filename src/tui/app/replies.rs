@@ -187,10 +187,11 @@ impl App {
                     && g.result.table == table
                 {
                     g.requested.remove(&page);
-                    if page == 0 {
-                        g.fit(&rows);
-                    }
                     g.pages.insert(page, rows);
+                }
+                self.fit_columns();
+                if self.copy_all_pending {
+                    self.copy_grid(Action::CopyAll);
                 }
             }
             (Purpose::Export, Reply::Exported { path, rows }) => {
@@ -247,7 +248,7 @@ impl App {
                 if self.running.as_ref().is_some_and(|r| r.ticket == ticket) {
                     self.running = None;
                 }
-                let at = error_position(&e).map(|(l, c)| {
+                let at = error_position(&e, &self.statement_sql).map(|(l, c)| {
                     let (ol, oc) = self.statement_origin;
                     if l == 0 { (ol, oc + c) } else { (ol + l, c) }
                 });
@@ -256,6 +257,10 @@ impl App {
                     at,
                 });
                 self.dirty_highlight = true;
+                // Results shows the last query's state: its failure, never an older result
+                // that an export or a copy would then act on.
+                self.grid = None;
+                self.copy_all_pending = false;
                 let first = e.lines().next().unwrap_or_default().to_owned();
                 self.set_status(format!("query failed: {first}"), StatusKind::Error);
                 self.focus = Pane::Editor;

@@ -25,6 +25,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, scroll: u16) {
             ]));
         }
     }
+    let visible = r.height.saturating_sub(2) as usize;
+    app.help_rows.set((visible.max(1), lines.len()));
+    let scroll = scroll.min(lines.len().saturating_sub(visible) as u16);
     f.render_widget(
         Paragraph::new(lines).scroll((scroll, 0)).block(
             Block::default()
@@ -32,7 +35,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, scroll: u16) {
                 .border_style(th.border_focused)
                 .style(th.base)
                 .title(Span::styled(
-                    " keys (esc closes, j/k scroll) ",
+                    " keys (esc closes, j/k, page keys, g/G scroll) ",
                     th.title_focused,
                 )),
         ),

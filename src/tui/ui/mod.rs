@@ -236,6 +236,11 @@ pub fn centred(f: &mut Frame, area: Rect, pw: u16, ph: u16) -> Rect {
     r
 }
 
+/// The display columns `s` takes.
+pub fn display_width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
 /// Cuts `s` to `w` display columns, marking the cut with `…`.
 pub fn fit(s: &str, w: usize) -> String {
     use unicode_width::UnicodeWidthChar;
