@@ -250,3 +250,72 @@ async fn attach_from_tmux_approves_a_destructive_call_with_a_key_press() {
         .await;
     assert!(!common::is_error_result(&r), "{r}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_cancels_a_models_call_and_reads_parked_text_in_the_pager() {
+    let cfg = sample_config("", "");
+    let dir = cfg.dir.path().display().to_string();
+    let mut client = RawClient::spawn(&cfg.path);
+    client.initialize().await;
+    // Parked text for the pager.
+    let r = client
+        .call("sample_tail_logs", json!({ "lines": 3000 }))
+        .await;
+    assert!(r.to_string().contains("blob_key"), "{r}");
+
+    let tmux = Tmux::new("cancel");
+    let command = format!("env XDG_RUNTIME_DIR={dir} XDG_DATA_HOME={dir} {LOOM} attach");
+    tmux.start(&command);
+    tmux.wait_for("the attached workbench", |s| {
+        s.contains("loom attach") && s.contains("sample up")
+    });
+
+    let client = std::sync::Arc::new(tokio::sync::Mutex::new(client));
+    let c = client.clone();
+    let pending = tokio::spawn(async move {
+        c.lock()
+            .await
+            .call(
+                "sample_slow_count",
+                json!({ "steps": 600, "delay_ms": 100 }),
+            )
+            .await
+    });
+    // Traffic follows the newest call and ticks its elapsed time.
+    tmux.wait_for("the running call", |s| {
+        s.lines()
+            .any(|l| l.contains("sample_slow_count") && l.contains("running") && l.contains("s…"))
+    });
+    tmux.keys(&["c"]);
+    tmux.wait_for("the question", |s| s.contains("Cancel the model's call"));
+    tmux.keys(&["y"]);
+    let r = tokio::time::timeout(Duration::from_secs(30), pending)
+        .await
+        .expect("the call was answered")
+        .expect("joined");
+    assert!(common::is_error_result(&r), "{r}");
+    assert!(common::text_of(&r).contains("cancelled by a person"), "{r}");
+    tmux.wait_for("the cancelled call in Traffic", |s| {
+        s.lines()
+            .any(|l| l.contains("sample_slow_count") && l.contains("cancelled"))
+    });
+
+    // The parked text, read and searched in the pager.
+    tmux.keys(&["4"]);
+    tmux.keys(&["]"]);
+    tmux.wait_for("the parked text in the catalog", |s| s.contains("parked"));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the pager", |s| {
+        s.contains("parked text") && s.contains("lines 1–")
+    });
+    tmux.keys(&["/"]);
+    tmux.literal("error");
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("the matches", |s| s.contains("/error: 1 of "));
+    assert!(s.contains("ERROR"), "{s}");
+    tmux.keys(&["n"]);
+    tmux.wait_for("the next match", |s| s.contains("/error: 2 of "));
+    tmux.keys(&["q"]);
+    tmux.wait_for("the pager closed", |s| !s.contains("/error:"));
+    tmux.keys(&["q"]);
+}

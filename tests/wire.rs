@@ -136,6 +136,12 @@ fn requests() -> Vec<Request> {
             decision: Decision::Session,
         },
         Request::Approvals,
+        Request::CancelCall { call: 7 },
+        Request::BlobText { key: "b1".into() },
+        Request::BlobSearch {
+            key: "b1".into(),
+            pattern: "error|warn".into(),
+        },
     ];
     for r in &all {
         match r {
@@ -155,7 +161,10 @@ fn requests() -> Vec<Request> {
             | Request::Tools
             | Request::CallTool { .. }
             | Request::Approve { .. }
-            | Request::Approvals => {}
+            | Request::Approvals
+            | Request::CancelCall { .. }
+            | Request::BlobText { .. }
+            | Request::BlobSearch { .. } => {}
         }
     }
     all
@@ -255,6 +264,10 @@ fn replies() -> Vec<Reply> {
         Reply::Approvals {
             approvals: vec![approval()],
         },
+        Reply::BlobText {
+            text: "line 1\nline 2".into(),
+        },
+        Reply::BlobMatches { lines: vec![0, 4] },
         Reply::Done,
     ];
     for r in &all {
@@ -274,6 +287,8 @@ fn replies() -> Vec<Reply> {
             | Reply::Tools { .. }
             | Reply::ToolResult { .. }
             | Reply::Approvals { .. }
+            | Reply::BlobText { .. }
+            | Reply::BlobMatches { .. }
             | Reply::Done => {}
         }
     }

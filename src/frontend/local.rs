@@ -181,6 +181,36 @@ impl Inner {
                     .into())
                 }
             }
+            Request::CancelCall { call } => {
+                if session.cancels.cancel(call) {
+                    Ok(Reply::Done)
+                } else {
+                    Err(EngineError::Unknown(format!(
+                        "call #{call} is not running (it finished or was cancelled)"
+                    )))
+                }
+            }
+            Request::BlobText { key } => {
+                let store = session.store.get().await?;
+                let blob = store.blobs.get(&key).ok_or_else(|| {
+                    EngineError::Unknown(format!("no parked text `{key}` (unknown, or expired)"))
+                })?;
+                Ok(Reply::BlobText {
+                    text: blob.content.clone(),
+                })
+            }
+            Request::BlobSearch { key, pattern } => {
+                let store = session.store.get().await?;
+                let blob = store.blobs.get(&key).ok_or_else(|| {
+                    EngineError::Unknown(format!("no parked text `{key}` (unknown, or expired)"))
+                })?;
+                blocking(move || {
+                    let lines = crate::store::blobs::matching_lines(&blob.content, &pattern, 100_000)
+                        .map_err(|e| EngineError::Failed(e.to_string()))?;
+                    Ok(Reply::BlobMatches { lines })
+                })
+                .await
+            }
             Request::CancelQuery => {
                 match session.store.try_get() {
                     Some(s) if s.interrupt_query() => Ok(Reply::Done),

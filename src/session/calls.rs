@@ -190,3 +190,38 @@ mod tests {
         assert_eq!(log.recent(10).len(), 1);
     }
 }
+
+/// A running call's stopper: run once, by whoever cancels first.
+type Stopper = Box<dyn FnOnce() + Send>;
+
+/// How to stop each running tool call, by its number. The front end that runs a call registers a
+/// stopper while the call waits or runs and forgets it when the call ends; a person's cancel
+/// (from the workbench) takes it and runs it once.
+#[derive(Default)]
+pub struct Cancels(std::sync::Mutex<std::collections::HashMap<u64, Stopper>>);
+
+impl Cancels {
+    fn map(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, Stopper>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn register(&self, call: u64, stop: impl FnOnce() + Send + 'static) {
+        self.map().insert(call, Box::new(stop));
+    }
+
+    pub fn forget(&self, call: u64) {
+        self.map().remove(&call);
+    }
+
+    /// Stops `call`; false when it is not running (finished, or never started).
+    pub fn cancel(&self, call: u64) -> bool {
+        let stop = self.map().remove(&call);
+        match stop {
+            Some(stop) => {
+                stop();
+                true
+            }
+            None => false,
+        }
+    }
+}

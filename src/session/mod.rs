@@ -207,6 +207,8 @@ pub struct Session {
     pub store: Arc<StoreSlot>,
     pub memories: Arc<Memories>,
     pub calls: calls::CallLog,
+    /// How to stop each running tool call, for a person's cancel.
+    pub cancels: calls::Cancels,
     pub approvals: approvals::Approvals,
     pub started_at: String,
     fleet: OnceCell<Arc<Fleet>>,
@@ -230,6 +232,7 @@ impl Session {
             store: StoreSlot::new(&config, bus.clone()),
             memories: Arc::new(Memories::new(memory_path, limits)),
             calls: calls::CallLog::default(),
+            cancels: calls::Cancels::default(),
             approvals: approvals::Approvals::default(),
             bus,
             config,

@@ -341,6 +341,28 @@ fn write_private(
 #[error("invalid pattern: {0}")]
 pub struct BadPattern(pub String);
 
+/// The regex rules of `loom_fetch`'s `pattern`: case-insensitive, bounded in size. The
+/// workbench's pager searches by the same function, so both find the same lines.
+fn fetch_regex(pattern: &str) -> Result<regex::Regex, BadPattern> {
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(10 << 20)
+        .build()
+        .map_err(|e| BadPattern(e.to_string()))
+}
+
+/// 0-based numbers of the lines of `text` that match `pattern` (at most `max` of them).
+pub fn matching_lines(text: &str, pattern: &str, max: usize) -> Result<Vec<u64>, BadPattern> {
+    let re = fetch_regex(pattern)?;
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| re.is_match(l))
+        .map(|(i, _)| i as u64)
+        .take(max)
+        .collect())
+}
+
 fn grep(
     text: &str,
     pattern: &str,
@@ -348,11 +370,7 @@ fn grep(
     limit: usize,
     context: usize,
 ) -> Result<(String, i64, Option<usize>), BadPattern> {
-    let re = regex::RegexBuilder::new(pattern)
-        .case_insensitive(true)
-        .size_limit(10 << 20)
-        .build()
-        .map_err(|e| BadPattern(e.to_string()))?;
+    let re = fetch_regex(pattern)?;
     let lines: Vec<&str> = text.lines().collect();
     let matches: Vec<usize> = lines
         .iter()

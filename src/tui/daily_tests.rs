@@ -284,3 +284,121 @@ fn the_editor_scrolls_back_when_a_resize_gives_it_room() {
     assert!(s.contains("-- line 0"), "{s}");
     assert!(s.contains("-- line 11"), "{s}");
 }
+
+/// Detail showing a running call (the fixture engine answers every detail as a finished one).
+fn running_detail(n: u64, caller: &str) -> super::app::Detail {
+    let mut summary = super::tests::call(n, "sample_slow_count", "running", None, caller);
+    summary.millis = 0;
+    super::app::Detail::Call(Box::new(crate::types::events::CallRecord {
+        summary,
+        request: "{}".into(),
+        response: String::new(),
+    }))
+}
+
+fn running_call(n: u64, caller: &str) -> Msg {
+    let mut c = super::tests::call(n, "sample_slow_count", "running", None, caller);
+    c.millis = 0;
+    Msg::Event(Sequenced {
+        seq: 500 + n,
+        event: Event::CallStarted(c),
+    })
+}
+
+#[test]
+fn a_running_call_shows_its_elapsed_time_and_cancels_by_key() {
+    let mut a = started();
+    press(&mut a, vec![running_call(9, "model")]);
+    // `call` dates call 9 at 10:00:09.
+    a.now_secs = crate::types::time::parse_iso("2026-11-30T10:00:21Z").unwrap();
+    a.detail = running_detail(9, "model");
+    press(&mut a, vec![Msg::Tick]);
+    assert!(
+        screen(&a).contains(" c cancel call "),
+        "the key bar offers it"
+    );
+    let s = screen(&a);
+    assert!(s.contains("12s…"), "Traffic ticks the elapsed time:\n{s}");
+    assert!(s.contains("12 s so far"), "Detail too:\n{s}");
+    // A model's call is asked about first.
+    let reqs = sent(&mut a, vec![Msg::char('c')]);
+    assert!(reqs.is_empty(), "{reqs:?}");
+    let s = screen(&a);
+    assert!(s.contains("Cancel the model's call #9"), "{s}");
+    let reqs = sent(&mut a, vec![Msg::char('n')]);
+    assert!(reqs.is_empty());
+    let reqs = sent(&mut a, vec![Msg::char('c'), Msg::char('y')]);
+    assert_eq!(reqs, vec![Request::CancelCall { call: 9 }]);
+    // From Detail, and a person's own call stops without a question.
+    press(&mut a, vec![running_call(10, "human"), Msg::char('2')]);
+    a.detail = running_detail(10, "human");
+    let reqs = sent(&mut a, vec![Msg::char('c')]);
+    assert!(reqs.contains(&Request::CancelCall { call: 10 }), "{reqs:?}");
+    // A finished call is not cancelled.
+    let mut b = started();
+    let reqs = sent(&mut b, vec![Msg::char('c')]);
+    assert!(reqs.is_empty());
+    assert!(
+        b.status
+            .as_ref()
+            .is_some_and(|s| s.0.contains("not running"))
+    );
+}
+
+#[test]
+fn parked_text_opens_in_a_pager_that_searches_and_copies() {
+    let mut a = started();
+    a.blobs = vec![crate::frontend::engine::BlobView {
+        key: "a1b2c3d4e5f6".into(),
+        summary: "logs".into(),
+        chars: 2400,
+        lines: 300,
+        expires: "2026-11-30T11:00:00Z".into(),
+    }];
+    press(&mut a, vec![Msg::char('4'), Msg::char(']')]);
+    for key in ['s', 'd'] {
+        press(&mut a, vec![Msg::char(key)]);
+        assert!(
+            matches!(a.overlay, super::app::Overlay::Pager(_)),
+            "{key} opens it"
+        );
+        press(&mut a, vec![Msg::code(KeyCode::Esc)]);
+    }
+    press(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    let s = screen(&a);
+    assert!(s.contains("parked text a1b2c3d4e5f6"), "{s}");
+    assert!(s.contains("001 ok") && s.contains("lines 1–"), "{s}");
+    press(&mut a, typed("/error"));
+    let s = screen(&a);
+    assert!(s.contains("/error▏"), "{s}");
+    let reqs = sent(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    assert_eq!(
+        reqs,
+        vec![Request::BlobSearch {
+            key: "a1b2c3d4e5f6".into(),
+            pattern: "error".into()
+        }]
+    );
+    let s = screen(&a);
+    assert!(s.contains("/error: 1 of 6 matches"), "{s}");
+    assert!(s.contains("050 ERROR disk full"), "{s}");
+    press(&mut a, vec![Msg::char('n'), Msg::char('n')]);
+    let s = screen(&a);
+    assert!(
+        s.contains("3 of 6") && s.contains("150 ERROR disk full"),
+        "{s}"
+    );
+    press(&mut a, vec![Msg::char('N'), Msg::char('N'), Msg::char('N')]);
+    assert!(screen(&a).contains("6 of 6"));
+    press(&mut a, vec![Msg::char('G')]);
+    let s = screen(&a);
+    assert!(
+        s.contains("300 ERROR disk full") && s.contains("of 300"),
+        "{s}"
+    );
+    press(&mut a, vec![Msg::char('y')]);
+    let copied = a.clipboard.register().unwrap_or_default().to_owned();
+    assert_eq!(copied.lines().count(), 300);
+    press(&mut a, vec![Msg::char('q')]);
+    assert!(matches!(a.overlay, super::app::Overlay::None));
+}

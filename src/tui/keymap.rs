@@ -77,6 +77,10 @@ actions! {
     ApproveSession = "approve_session": "approve for session",
     Deny = "deny": "deny",
     ReviewApproval = "review_approval": "review a waiting call",
+    CancelCall = "cancel_call": "cancel call",
+    Search = "search": "search",
+    NextMatch = "next_match": "next match",
+    PrevMatch = "prev_match": "previous match",
 }
 
 /// A key as the keymap names it: `ctrl-e`, `f5`, `G`, `backtab`.
@@ -200,6 +204,8 @@ pub enum Context {
     Completion,
     Filter,
     Approval,
+    Confirm,
+    Pager,
 }
 
 impl Context {
@@ -218,6 +224,8 @@ impl Context {
         Context::Completion,
         Context::Filter,
         Context::Approval,
+        Context::Confirm,
+        Context::Pager,
     ];
 
     pub fn name(self) -> &'static str {
@@ -236,6 +244,8 @@ impl Context {
             Context::Completion => "completion",
             Context::Filter => "filter",
             Context::Approval => "approval",
+            Context::Confirm => "confirm",
+            Context::Pager => "pager",
         }
     }
 

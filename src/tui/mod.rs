@@ -234,6 +234,7 @@ async fn event_loop(
     let size = terminal.size()?;
     app.size = (size.width, size.height);
     app.now_minute = now_minute();
+    app.now_secs = crate::types::time::now_secs();
     // Terminal input is read on a thread of its own: crossterm's read blocks.
     let input = tx.clone();
     std::thread::spawn(move || {
@@ -299,6 +300,7 @@ async fn event_loop(
             dirty = true;
         }
         app.now_minute = now_minute();
+        app.now_secs = crate::types::time::now_secs();
         dispatch(app.update(msg));
         // Take everything already queued before drawing: a burst costs one frame.
         while let Ok(m) = rx.try_recv() {

@@ -241,7 +241,9 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
             ],
         },
         Request::CallTool { name, .. } => Reply::ToolResult { result: json!({ "content": [], "structuredContent": { "ref": format!("{name}_1") } }) },
-        Request::CancelQuery | Request::Approve { .. } => Reply::Done,
+        Request::CancelQuery | Request::Approve { .. } | Request::CancelCall { .. } => Reply::Done,
+        Request::BlobText { .. } => Reply::BlobText { text: (1..=300).map(|i| format!("{i:03} {}", if i % 50 == 0 { "ERROR disk full" } else { "ok" })).collect::<Vec<_>>().join("\n") },
+        Request::BlobSearch { .. } => Reply::BlobMatches { lines: vec![49, 99, 149, 199, 249, 299] },
         Request::Approvals => Reply::Approvals { approvals: vec![] },
     })
 }

@@ -38,8 +38,9 @@ impl From<&str> for EngineError {
 /// The workbench protocol version spoken on the session socket; it moves whenever a type
 /// below (or an event) changes shape. 2: typed describe payload, drop reasons. 3: typed
 /// errors (`EngineError`) in the JSON-RPC error's `data`. 4: a server's state is typed
-/// (`ServerState`), not a label.
-pub const WORKBENCH_PROTOCOL: u32 = 4;
+/// (`ServerState`), not a label. 5: cancel a tool call by its number; read and search parked
+/// text.
+pub const WORKBENCH_PROTOCOL: u32 = 5;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]
@@ -86,6 +87,20 @@ pub enum Request {
         decision: Decision,
     },
     Approvals,
+    /// Stops a running tool call (the model's or a person's); its caller is answered with an
+    /// error result that says a person cancelled it.
+    CancelCall {
+        call: u64,
+    },
+    /// The whole text of a parked blob.
+    BlobText {
+        key: String,
+    },
+    /// The lines of a parked blob that match `pattern`, by the rules of `loom_fetch`.
+    BlobSearch {
+        key: String,
+        pattern: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -137,6 +152,13 @@ pub enum Reply {
     },
     Approvals {
         approvals: Vec<ApprovalRequest>,
+    },
+    BlobText {
+        text: String,
+    },
+    /// 0-based numbers of the matching lines, in order.
+    BlobMatches {
+        lines: Vec<u64>,
     },
     Done,
 }

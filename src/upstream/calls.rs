@@ -70,32 +70,30 @@ impl ClientSession {
         let mut track = self.begin_call(route.server.name(), &name, &params);
         // A call waiting for approval can be cancelled like one in flight.
         let up_key = id_key(id);
-        let (cancel_tx, cancel_rx) = oneshot::channel();
-        lock(&self.in_flight).insert(
-            up_key.clone(),
-            InFlight {
-                cancel: cancel_tx,
-                server: route.server.name().to_owned(),
-            },
-        );
+        let call_no = Some(track.summary.call);
+        let mut cancel_rx = self.track_in_flight(&up_key, route.server.name(), call_no);
         let verdict = tokio::select! {
-            v = self.approve(&route, &name, &params, &mut track) => Some(v),
-            _ = cancel_rx => None,
+            v = self.approve(&route, &name, &params, &mut track) => Ok(v),
+            stop = &mut cancel_rx => Err(stop),
         };
-        lock(&self.in_flight).remove(&up_key);
-        let Some(verdict) = verdict else {
-            self.end_call(track, Outcome::Cancelled, None, None, "");
-            return Ok(None);
+        self.untrack_in_flight(&up_key, call_no);
+        let verdict = match verdict {
+            Ok(v) => v,
+            Err(Ok(Stop::Person)) => {
+                return Ok(Some(self.refuse(
+                    id,
+                    track,
+                    Outcome::Cancelled,
+                    CANCELLED_BY_PERSON,
+                )));
+            }
+            Err(_) => {
+                self.end_call(track, Outcome::Cancelled, None, None, "");
+                return Ok(None);
+            }
         };
         if let Err(why) = verdict {
-            let result = tool_error(&why);
-            let result = if self.is_modern() {
-                with_result_type(result)
-            } else {
-                result
-            };
-            self.end_call(track, Outcome::Denied, None, None, result.get());
-            return Ok(Some(jsonrpc::response(id, &result)));
+            return Ok(Some(self.refuse(id, track, Outcome::Denied, &why)));
         }
         let mut params = params;
         params.insert("name".into(), Value::String(route.original.clone()));
@@ -169,6 +167,55 @@ impl ClientSession {
     }
 
     /// Logs the start of a tool call and announces it.
+    /// Answers a call that never reached its server with an error result saying `why`, and logs it.
+    fn refuse(&self, id: &RawValue, track: CallTrack, outcome: Outcome, why: &str) -> String {
+        let result = tool_error(why);
+        let result = if self.is_modern() {
+            with_result_type(result)
+        } else {
+            result
+        };
+        self.end_call(track, outcome, None, None, result.get());
+        jsonrpc::response(id, &result)
+    }
+
+    /// Registers a call in flight: the client's `notifications/cancelled` and a person's cancel
+    /// from the workbench both reach it through the receiver.
+    pub(super) fn track_in_flight(
+        self: &Arc<Self>,
+        up_key: &str,
+        server: &str,
+        call: Option<u64>,
+    ) -> oneshot::Receiver<Stop> {
+        let (cancel, rx) = oneshot::channel();
+        lock(&self.in_flight).insert(
+            up_key.to_owned(),
+            InFlight {
+                cancel,
+                server: server.to_owned(),
+            },
+        );
+        if let Some(call) = call {
+            let client = Arc::downgrade(self);
+            let key = up_key.to_owned();
+            self.session.cancels.register(call, move || {
+                if let Some(c) = client.upgrade()
+                    && let Some(f) = lock(&c.in_flight).remove(&key)
+                {
+                    let _ = f.cancel.send(Stop::Person);
+                }
+            });
+        }
+        rx
+    }
+
+    pub(super) fn untrack_in_flight(&self, up_key: &str, call: Option<u64>) {
+        lock(&self.in_flight).remove(up_key);
+        if let Some(call) = call {
+            self.session.cancels.forget(call);
+        }
+    }
+
     pub(super) fn begin_call(
         &self,
         server: &str,

@@ -62,14 +62,9 @@ impl ClientSession {
         }
         let call_args = params.get("arguments").cloned();
         let up_key = id_key(id);
-        let (cancel_tx, mut cancel_rx) = oneshot::channel();
-        lock(&self.in_flight).insert(
-            up_key.clone(),
-            InFlight {
-                cancel: cancel_tx,
-                server: server.name().to_owned(),
-            },
-        );
+        let call_no = lock(&track).as_ref().map(|t| t.summary.call);
+        let mut cancel_rx = self.track_in_flight(&up_key, server.name(), call_no);
+        let mut by_person = false;
         let (down_id, mut rx) = conn.send_request(method, Some(params));
         let timeout = server.spec.call_timeout;
         let mut deadline = Instant::now() + timeout;
@@ -81,17 +76,30 @@ impl ClientSession {
                     conn.cancel(down_id, "timed out in loom");
                     break Some(Reply::Lost(format!("no answer within {:.0}s (call_timeout of server `{}`)", timeout.as_secs_f64(), server.name())));
                 }
-                reason = &mut cancel_rx => {
-                    conn.cancel(down_id, &reason.unwrap_or_else(|_| "cancelled".into()));
+                stop = &mut cancel_rx => {
+                    match stop {
+                        Ok(Stop::Person) => {
+                            conn.cancel(down_id, CANCELLED_BY_PERSON);
+                            by_person = true;
+                        }
+                        Ok(Stop::Client(reason)) => conn.cancel(down_id, &reason),
+                        Err(_) => conn.cancel(down_id, "cancelled"),
+                    }
                     break None;
                 }
             }
         };
-        lock(&self.in_flight).remove(&up_key);
+        self.untrack_in_flight(&up_key, call_no);
         if let Some(k) = token_key {
             lock(&self.progress).remove(&k);
         }
         match outcome {
+            None if by_person => {
+                // The client did not cancel: it is answered, and told who stopped the call.
+                let result = tool_error(CANCELLED_BY_PERSON);
+                finish(Outcome::Cancelled, None, None, result.get());
+                Ok(Some(jsonrpc::response(id, &result)))
+            }
             None => {
                 finish(Outcome::Cancelled, None, None, "");
                 Ok(None)

@@ -28,8 +28,20 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
 
+/// Why a call in flight stops before its answer.
+enum Stop {
+    /// The client cancelled its own request: it expects no answer.
+    Client(String),
+    /// A person cancelled it from the workbench: the client is still answered, with an error
+    /// result that says so.
+    Person,
+}
+
+/// What a client reads when a person cancelled its call.
+const CANCELLED_BY_PERSON: &str = "cancelled by a person at the loom workbench";
+
 struct InFlight {
-    cancel: oneshot::Sender<String>,
+    cancel: oneshot::Sender<Stop>,
     /// The server the call went to.
     server: String,
 }
@@ -159,7 +171,9 @@ impl ClientSession {
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         for (_, f) in lock(&self.in_flight).drain() {
-            let _ = f.cancel.send("the client disconnected".into());
+            let _ = f
+                .cancel
+                .send(Stop::Client("the client disconnected".into()));
         }
         let err = jsonrpc::to_raw(
             &json!({ "code": code::INTERNAL_ERROR, "message": "the client that was asked disconnected" }),

@@ -20,7 +20,7 @@ impl ClientSession {
                     .unwrap_or("cancelled by the client")
                     .to_owned();
                 if let Some(f) = lock(&self.in_flight).remove(&req.to_string()) {
-                    let _ = f.cancel.send(reason);
+                    let _ = f.cancel.send(Stop::Client(reason));
                 }
             }
             "notifications/roots/list_changed" => {

@@ -28,6 +28,7 @@ impl App {
     pub fn typing(&self) -> bool {
         match &self.overlay {
             Overlay::Filter | Overlay::Palette(_) => true,
+            Overlay::Pager(p) => p.typing.is_some(),
             Overlay::None => self.focus == Pane::Editor,
             _ => false,
         }

@@ -25,9 +25,17 @@ impl App {
             Detail::Empty => Vec::new(),
             Detail::Call(r) => {
                 let s = &r.summary;
+                let took = if s.outcome == crate::types::events::Outcome::Running {
+                    match self.elapsed_secs(&s.at) {
+                        Some(t) => format!("{t} s so far · c cancels"),
+                        None => "c cancels".to_owned(),
+                    }
+                } else {
+                    format!("{} ms", s.millis)
+                };
                 let mut lines = vec![heading(format!(
-                    "#{} {} → {}/{} · {} · {} ms",
-                    s.call, s.caller, s.server, s.tool, s.outcome, s.millis
+                    "#{} {} → {}/{} · {} · {took}",
+                    s.call, s.caller, s.server, s.tool, s.outcome
                 ))];
                 if let Some(d) = &s.decision {
                     lines.push(Line::styled(format!("approval: {d}"), th.warning));

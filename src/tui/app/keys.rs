@@ -52,6 +52,12 @@ impl App {
                 }
                 return;
             }
+            Overlay::Pager(p) => {
+                if let Some(t) = &mut p.typing {
+                    edit_line(t, k.code);
+                }
+                return;
+            }
             Overlay::None => {}
             _ => return,
         }
@@ -78,6 +84,11 @@ impl App {
                 args.insert_str(text);
             }
             Overlay::Filter => self.filter.push_str(text),
+            Overlay::Pager(p) => {
+                if let Some(t) = &mut p.typing {
+                    t.push_str(&text.replace(['\n', '\r'], " "));
+                }
+            }
             Overlay::None if self.focus == Pane::Editor => {
                 self.editor.insert_str(text);
                 self.dirty_highlight = true;

@@ -5,20 +5,24 @@
 
 mod approvals;
 mod catalog;
+mod confirm;
 mod detail;
 mod editor;
 mod grid;
 mod keys;
 mod mouse;
 mod navigation;
+mod pager;
 mod palette;
 mod replies;
 mod traffic;
 
 pub use super::sql::{error_position, statement_at};
 pub use approvals::{APPROVAL_GRACE, ApprovalView};
+pub use confirm::{Confirm, Confirmed};
 pub(crate) use detail::{hint_text, scalar, top_text};
 pub use editor::{default_history_file, load_history};
+pub use pager::Pager;
 pub use palette::{prefill_arguments, validate_arguments};
 
 use detail::pretty;
@@ -137,6 +141,9 @@ enum Purpose {
     Cancel,
     Approve,
     Approvals,
+    CancelCall(u64),
+    BlobText(String),
+    BlobSearch(String),
 }
 
 pub struct Completion {
@@ -175,6 +182,8 @@ pub enum Overlay {
     Palette(Palette),
     Describe(Box<Describe>),
     Filter,
+    Confirm(Confirm),
+    Pager(Box<Pager>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -278,6 +287,8 @@ pub struct App {
     pub approval_review: Option<u64>,
     /// The approval the person set aside with `esc`: a banner until they open it.
     pub approval_later: Option<u64>,
+    /// Seconds since the epoch (set by the runtime's clock): elapsed times of running calls.
+    pub now_secs: u64,
     /// Minutes since the epoch, for the traffic sparkline (set by the runtime's clock).
     pub now_minute: u64,
     pending: HashMap<u64, Purpose>,
@@ -390,6 +401,7 @@ impl App {
             approval_review: None,
             approval_later: None,
             now_minute: 0,
+            now_secs: 0,
             pending: HashMap::new(),
             next_ticket: 1,
             detail_ticket: 0,
@@ -463,7 +475,14 @@ impl App {
             Msg::Event(ev) => self.on_event(ev.event),
             Msg::Reply(t, r) => self.on_reply(t, r),
             Msg::Action(a) => self.apply(a),
-            Msg::Tick => self.spinner = self.spinner.wrapping_add(1),
+            Msg::Tick => {
+                self.spinner = self.spinner.wrapping_add(1);
+                // A running call's elapsed time moves on in Detail.
+                if matches!(&self.detail, Detail::Call(r) if r.summary.outcome == crate::types::events::Outcome::Running)
+                {
+                    self.rebuild_detail_lines();
+                }
+            }
             Msg::SessionEnded => {
                 for s in &mut self.servers {
                     s.state = crate::types::events::ServerState::Stopped;
@@ -508,6 +527,9 @@ impl App {
             Overlay::Palette(_) => vec![Context::Palette, Context::Global],
             Overlay::Describe(_) => vec![Context::Describe, Context::Global],
             Overlay::Filter => vec![Context::Filter],
+            Overlay::Confirm(_) => vec![Context::Confirm, Context::Global],
+            Overlay::Pager(p) if p.typing.is_some() => vec![Context::Filter],
+            Overlay::Pager(_) => vec![Context::Pager, Context::Global],
             Overlay::None => {
                 if self.focus == Pane::Editor {
                     if self.completion.is_some() {
@@ -584,8 +606,19 @@ impl App {
             Action::Close if self.approval_view() == (ApprovalView::Prompt { armed: true }) => {
                 self.approval_set_aside()
             }
+            Action::Close if matches!(&self.overlay, Overlay::Pager(p) if p.typing.is_some()) => {
+                if let Some(p) = self.pager_mut() {
+                    p.typing = None;
+                }
+            }
+            Action::Confirm if matches!(&self.overlay, Overlay::Pager(p) if p.typing.is_some()) => {
+                self.pager_run_search()
+            }
             Action::Close => self.close_overlay(),
             Action::ReviewApproval => self.review_approval(),
+            Action::CancelCall => self.cancel_call(),
+            Action::Search => self.pager_search(),
+            Action::NextMatch | Action::PrevMatch => self.pager_jump(a == Action::NextMatch),
             Action::Confirm => self.confirm(),
             Action::Up
             | Action::Down
@@ -594,6 +627,18 @@ impl App {
             | Action::Top
             | Action::Bottom => self.move_selection(a),
             Action::Left | Action::Right => self.move_sideways(a == Action::Right),
+            Action::Open | Action::Describe | Action::QueryDataset
+                if self.focus == Pane::Catalog
+                    && self.section == Section::Blobs
+                    && matches!(self.overlay, Overlay::None) =>
+            {
+                // Parked text opens in the pager, whichever of the offered keys is pressed.
+                let i = self.catalog_sel[self.section.index()];
+                if let Some(b) = self.blobs.get(i) {
+                    let key = b.key.clone();
+                    self.open_pager(key);
+                }
+            }
             Action::Open => match self.focus {
                 Pane::Traffic => self.focus_pane(Pane::Detail),
                 Pane::Catalog => self.open_catalog_item(),
@@ -613,6 +658,11 @@ impl App {
                 self.traffic_sel = 0;
             }
             Action::JumpToDataset => self.jump_to_reference(),
+            Action::CopyDetail if matches!(self.overlay, Overlay::Pager(_)) => {
+                if let Some(text) = self.pager_text() {
+                    self.copy(&text, "parked text");
+                }
+            }
             Action::CopyDetail => {
                 let text = match &self.detail {
                     Detail::Call(r) => format!("{}\n{}", pretty(&r.request), pretty(&r.response)),
@@ -740,6 +790,7 @@ impl App {
             return;
         }
         match std::mem::replace(&mut self.overlay, Overlay::None) {
+            Overlay::Confirm(c) => self.confirmed(c.yes),
             Overlay::Filter => {
                 self.traffic_sel = 0;
                 self.select_call();

@@ -61,7 +61,11 @@ impl App {
                 self.chart_for_selection();
                 return;
             }
-            Overlay::Filter => return,
+            Overlay::Pager(_) => {
+                self.scroll_pager(a);
+                return;
+            }
+            Overlay::Filter | Overlay::Confirm(_) => return,
             Overlay::None => {}
         }
         if let Some(c) = &mut self.completion {

@@ -236,6 +236,31 @@ impl App {
                 self.select_call();
             }
             (Purpose::Cancel, _) => {}
+            (Purpose::CancelCall(call), _) => {
+                self.set_status(format!("call #{call} cancelled"), StatusKind::Success)
+            }
+            (Purpose::BlobText(key), Reply::BlobText { text }) => {
+                if let Some(p) = self.pager_mut()
+                    && p.key == key
+                {
+                    p.lines = Some(text.lines().map(str::to_owned).collect());
+                }
+            }
+            (Purpose::BlobSearch(key), Reply::BlobMatches { lines }) => {
+                let Some(p) = self.pager_mut().filter(|p| p.key == key) else {
+                    return;
+                };
+                p.matches = lines;
+                p.current = None;
+                let n = p.matches.len();
+                if n > 0 {
+                    self.pager_jump(true);
+                }
+                self.set_status(
+                    format!("{n} matching line{}", if n == 1 { "" } else { "s" }),
+                    StatusKind::Info,
+                );
+            }
             _ => {}
         }
     }
@@ -290,6 +315,18 @@ impl App {
             Purpose::CallTool(name) => {
                 self.set_status(format!("{name} failed: {e}"), StatusKind::Error)
             }
+            Purpose::BlobText(key) | Purpose::BlobSearch(key) => {
+                if let Some(p) = self.pager_mut()
+                    && p.key == key
+                {
+                    p.error = Some(e.clone());
+                }
+                self.set_status(e, StatusKind::Error);
+            }
+            Purpose::CancelCall(call) => self.set_status(
+                format!("call #{call} not cancelled: {e}"),
+                StatusKind::Error,
+            ),
             _ => self.set_status(e, StatusKind::Error),
         }
     }

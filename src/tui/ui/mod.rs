@@ -7,6 +7,7 @@ pub mod describe;
 pub mod detail;
 pub mod editor;
 pub mod help;
+pub mod pager;
 pub mod palette;
 pub mod results;
 pub mod servers;
@@ -206,6 +207,8 @@ pub fn draw(f: &mut Frame, app: &App) {
     status::draw_footer(f, l.footer, app);
     match &app.overlay {
         Overlay::None | Overlay::Filter => {}
+        Overlay::Pager(p) => pager::draw(f, area, app, p),
+        Overlay::Confirm(c) => pager::draw_confirm(f, area, app, &c.question),
         Overlay::Help { scroll } => help::draw(f, area, app, *scroll),
         Overlay::Palette(p) => palette::draw(f, area, app, p),
         Overlay::Describe(d) => describe::draw(f, area, app, d),

@@ -74,8 +74,9 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
             {
                 continue;
             }
-            // An action bound in several contexts is named once, with its first keys.
-            if shown.contains(&a) {
+            // An action bound in several contexts is named once, with its first keys; one that
+            // would do nothing for the selection is not offered.
+            if shown.contains(&a) || !app.offers(a) {
                 continue;
             }
             shown.push(a);

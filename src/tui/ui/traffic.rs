@@ -163,7 +163,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             format!("{}→{}", human(c.tokens_in), human(c.tokens_out))
         };
         let millis = if c.outcome == Outcome::Running {
-            "…".to_owned()
+            app.elapsed_secs(&c.at)
+                .map_or_else(|| "…".to_owned(), |t| format!("{t}s…"))
         } else {
             c.millis.to_string()
         };

@@ -1,0 +1,100 @@
+//! Questions before an action that cannot be taken back (`y` confirms, `n` or `esc` does not),
+//! and cancelling a running tool call from Traffic or Detail.
+
+use super::*;
+
+/// A question on screen and what `y` does.
+pub struct Confirm {
+    pub question: String,
+    pub yes: Confirmed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirmed {
+    /// Stop a model's running call.
+    CancelCall(u64),
+}
+
+impl App {
+    /// The call Traffic or Detail has selected.
+    fn selected_call(&self) -> Option<CallSummary> {
+        match self.focus {
+            Pane::Detail => match &self.detail {
+                Detail::Call(r) => Some(r.summary.clone()),
+                _ => None,
+            },
+            _ => self.visible_calls().get(self.traffic_sel).cloned().cloned(),
+        }
+    }
+
+    /// `c`: cancels the selected call if it runs. A person's own call stops at once; a model's
+    /// call is asked about first (the model then reads that a person cancelled it).
+    pub(super) fn cancel_call(&mut self) {
+        let Some(c) = self.selected_call() else {
+            self.set_status("select a call to cancel", StatusKind::Info);
+            return;
+        };
+        if c.outcome != crate::types::events::Outcome::Running {
+            self.set_status(
+                format!("call #{} is not running ({})", c.call, c.outcome),
+                StatusKind::Info,
+            );
+            return;
+        }
+        if c.caller == crate::types::events::Caller::Human {
+            self.confirmed(Confirmed::CancelCall(c.call));
+            return;
+        }
+        self.overlay = Overlay::Confirm(Confirm {
+            question: format!(
+                "Cancel the {}'s call #{} {}? It is told that a person cancelled it.",
+                c.caller, c.call, c.tool
+            ),
+            yes: Confirmed::CancelCall(c.call),
+        });
+    }
+
+    /// Carries out what a confirmation asked for.
+    pub(super) fn confirmed(&mut self, yes: Confirmed) {
+        match yes {
+            Confirmed::CancelCall(call) => {
+                self.send(Purpose::CancelCall(call), Request::CancelCall { call });
+                self.set_status(format!("cancelling call #{call}…"), StatusKind::Info);
+            }
+        }
+    }
+
+    /// Whether `a` would do something for what is selected now: the key bar shows only those.
+    pub fn offers(&self, a: Action) -> bool {
+        let running = crate::types::events::Outcome::Running;
+        let datasets_listed = self.section == Section::Datasets && !self.datasets.is_empty();
+        let blobs_listed = self.section == Section::Blobs && !self.blobs.is_empty();
+        match a {
+            Action::CancelCall => self.selected_call().is_some_and(|c| c.outcome == running),
+            Action::JumpToDataset => self.selected_call().is_some_and(|c| c.reference.is_some()),
+            Action::CopyCell | Action::CopyRow | Action::CopyAll => self.grid.is_some(),
+            Action::ExportCsv | Action::ExportJson => match self.focus {
+                Pane::Catalog => datasets_listed,
+                _ => self.grid.is_some() || matches!(self.overlay, Overlay::Describe(_)),
+            },
+            Action::Describe | Action::QueryDataset if self.focus == Pane::Catalog => {
+                datasets_listed || blobs_listed
+            }
+            Action::Open if self.focus == Pane::Catalog => {
+                datasets_listed || blobs_listed || !self.memories.is_empty()
+            }
+            Action::CancelQuery => self.running.is_some(),
+            Action::ToggleStderr => !self.servers.is_empty(),
+            Action::ClearFilter => !self.filter.is_empty(),
+            Action::NextMatch | Action::PrevMatch => {
+                matches!(&self.overlay, Overlay::Pager(p) if !p.matches.is_empty())
+            }
+            _ => true,
+        }
+    }
+
+    /// Seconds since `at` (an ISO date of the session), by the runtime's clock.
+    pub fn elapsed_secs(&self, at: &str) -> Option<u64> {
+        crate::types::time::parse_iso(at).map(|t| self.now_secs.saturating_sub(t))
+    }
+}

@@ -1,0 +1,115 @@
+//! The pager for parked text: the whole text with line numbers, scrolled like the other views,
+//! `/` searches by the rules of `loom_fetch` (the engine finds the lines, so both agree), `n` and
+//! `N` jump between matches, `y` copies the text.
+
+use super::*;
+
+/// A parked text open in the pager.
+pub struct Pager {
+    pub key: String,
+    /// `None` while the text loads.
+    pub lines: Option<Vec<String>>,
+    pub top: usize,
+    /// The pattern being typed after `/`.
+    pub typing: Option<String>,
+    /// The last pattern searched and the 0-based lines it matched.
+    pub pattern: Option<String>,
+    pub matches: Vec<u64>,
+    /// Which match the view is on.
+    pub current: Option<usize>,
+    pub error: Option<String>,
+    /// Rows on screen, as last drawn.
+    pub rows: std::cell::Cell<usize>,
+}
+
+impl App {
+    pub(super) fn open_pager(&mut self, key: String) {
+        self.send(
+            Purpose::BlobText(key.clone()),
+            Request::BlobText { key: key.clone() },
+        );
+        self.overlay = Overlay::Pager(Box::new(Pager {
+            key,
+            lines: None,
+            top: 0,
+            typing: None,
+            pattern: None,
+            matches: Vec::new(),
+            current: None,
+            error: None,
+            rows: std::cell::Cell::new(10),
+        }));
+    }
+
+    pub(super) fn pager_mut(&mut self) -> Option<&mut Pager> {
+        match &mut self.overlay {
+            Overlay::Pager(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Scrolls the pager; it stops with the last line at the bottom.
+    pub(super) fn scroll_pager(&mut self, a: Action) {
+        let Some(p) = self.pager_mut() else { return };
+        let rows = p.rows.get().max(1);
+        let n = p.lines.as_ref().map_or(0, Vec::len);
+        let max = n.saturating_sub(rows) as i64;
+        let delta: i64 = match a {
+            Action::Up => -1,
+            Action::Down => 1,
+            Action::PageUp => -(rows as i64),
+            Action::PageDown => rows as i64,
+            Action::Top => i64::MIN / 2,
+            _ => i64::MAX / 2,
+        };
+        p.top = (p.top as i64).saturating_add(delta).clamp(0, max.max(0)) as usize;
+    }
+
+    /// `/`: starts typing a pattern.
+    pub(super) fn pager_search(&mut self) {
+        if let Some(p) = self.pager_mut() {
+            p.typing = Some(String::new());
+        }
+    }
+
+    /// `enter` after `/`: asks the engine for the matching lines.
+    pub(super) fn pager_run_search(&mut self) {
+        let Some(p) = self.pager_mut() else { return };
+        let Some(pattern) = p.typing.take() else {
+            return;
+        };
+        if pattern.is_empty() {
+            return;
+        }
+        p.pattern = Some(pattern.clone());
+        p.error = None;
+        let key = p.key.clone();
+        self.send(
+            Purpose::BlobSearch(key.clone()),
+            Request::BlobSearch { key, pattern },
+        );
+    }
+
+    /// `n` / `N`: the next or previous match, wrapping; the view puts it near the top.
+    pub(super) fn pager_jump(&mut self, forward: bool) {
+        let Some(p) = self.pager_mut() else { return };
+        if p.matches.is_empty() {
+            return;
+        }
+        let n = p.matches.len();
+        let next = match (p.current, forward) {
+            (None, _) => 0,
+            (Some(i), true) => (i + 1) % n,
+            (Some(i), false) => (i + n - 1) % n,
+        };
+        p.current = Some(next);
+        p.top = (p.matches[next] as usize).saturating_sub(2);
+    }
+
+    pub(super) fn pager_text(&self) -> Option<String> {
+        match &self.overlay {
+            Overlay::Pager(p) => p.lines.as_ref().map(|l| l.join("\n")),
+            _ => None,
+        }
+    }
+}
