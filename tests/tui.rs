@@ -466,3 +466,38 @@ async fn the_describe_view_shows_a_datasets_join_hints_and_top_values() {
     );
     session.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_written_from_the_palette_is_the_persons_and_the_status_says_memory() {
+    let cfg = sample_config("", "");
+    let (mut d, _session) = workbench(&cfg).await;
+    d.press(vec![Msg::char(':')]);
+    d.until("the tool list", |a| !a.tools.is_empty()).await;
+    d.type_text("loom_memory_set");
+    d.press(vec![Msg::code(KeyCode::Enter)]);
+    if let Overlay::Palette(p) = &mut d.app.overlay
+        && let PaletteStage::Edit { args, .. } = &mut p.stage
+    {
+        **args = tui_textarea::TextArea::new(vec![
+            r#"{"key": "db", "content": "never touch prod"}"#.into(),
+        ]);
+    } else {
+        panic!("the argument editor is open");
+    }
+    d.press(vec![Msg::ctrl('s')]);
+    d.until("the call's status", |a| {
+        a.status
+            .as_ref()
+            .is_some_and(|s| s.0.contains("loom_memory_set done"))
+    })
+    .await;
+    let status = d.app.status.as_ref().unwrap().0.clone();
+    assert!(status.contains("memory db version 1"), "{status}");
+    assert!(!status.contains("parked"), "{status}");
+    d.until("the memory in the catalog", |a| {
+        a.memories.iter().any(|m| m.key == "db")
+    })
+    .await;
+    let m = d.app.memories.iter().find(|m| m.key == "db").unwrap();
+    assert_eq!(m.author, "human", "{m:?}");
+}

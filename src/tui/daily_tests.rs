@@ -402,3 +402,43 @@ fn parked_text_opens_in_a_pager_that_searches_and_copies() {
     press(&mut a, vec![Msg::char('q')]);
     assert!(matches!(a.overlay, super::app::Overlay::None));
 }
+
+#[test]
+fn the_palette_prefills_required_arguments_and_schema_defaults_only() {
+    let tool = json!({
+        "name": "sample_list_orders",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "q": { "type": "string" },
+                "status": { "type": "string", "enum": ["pending", "shipped"] },
+                "limit": { "type": "integer", "default": 100 },
+                "flag": { "type": "boolean" }
+            },
+            "required": ["q"]
+        }
+    });
+    let v: serde_json::Value = serde_json::from_str(&super::app::prefill_arguments(&tool)).unwrap();
+    assert_eq!(v, json!({ "q": "", "limit": 100 }));
+}
+
+#[test]
+fn a_chart_that_fails_says_why_and_can_be_tried_again() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('4'), Msg::char('d')]);
+    // The fourth column, `total`, is the one the fixture engine cannot chart.
+    press(&mut a, vec![Msg::char('j'), Msg::char('j'), Msg::char('j')]);
+    let s = screen(&a);
+    assert!(!s.contains("loading chart"), "{s}");
+    assert!(
+        s.contains("chart failed: Binder Error: no histogram"),
+        "{s}"
+    );
+    assert!(s.contains("r tries again"), "{s}");
+    let reqs = sent(&mut a, vec![Msg::char('r')]);
+    assert!(
+        reqs.iter()
+            .any(|r| matches!(r, Request::Chart { column, .. } if column == "total")),
+        "{reqs:?}"
+    );
+}

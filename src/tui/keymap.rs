@@ -81,6 +81,7 @@ actions! {
     Search = "search": "search",
     NextMatch = "next_match": "next match",
     PrevMatch = "prev_match": "previous match",
+    Retry = "retry": "try again",
 }
 
 /// A key as the keymap names it: `ctrl-e`, `f5`, `G`, `backtab`.

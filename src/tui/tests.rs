@@ -209,6 +209,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
             skipped_lines: 0,
         },
         Request::Describe { .. } => Reply::Describe { describe: orders_describe() },
+        Request::Chart { column, .. } if column == "total" => return Err("Binder Error: no histogram for this column".into()),
         Request::Chart { column, .. } => Reply::Chart {
             bars: (0..4)
                 .map(|i| crate::types::data::Bar { label: format!("{column}{i}"), count: (i + 1) * 10 })

@@ -28,8 +28,9 @@ impl ClientSession {
                     let mem = self.session.memories.clone();
                     let bus = self.session.bus.clone();
                     let key = args.get("key").and_then(Value::as_str).map(str::to_owned);
+                    let author = self.caller;
                     let out = run_blocking(spec.name(), move || {
-                        tools::run_memory(&mem, spec.tool, &args)
+                        tools::run_memory(&mem, spec.tool, &args, author.as_str())
                     })
                     .await;
                     if let Some(key) = key

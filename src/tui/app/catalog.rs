@@ -81,11 +81,24 @@ impl App {
         }
     }
 
+    /// `r` in the describe view: asks again for the selected column's chart.
+    pub(super) fn retry_chart(&mut self) {
+        if let Overlay::Describe(d) = &mut self.overlay
+            && let Some(c) = d.describe.as_ref().and_then(|v| v.columns.get(d.selected))
+        {
+            let name = c.name.clone();
+            d.chart_errors.remove(&name);
+            d.requested.remove(&name);
+        }
+        self.chart_for_selection();
+    }
+
     pub(super) fn open_describe(&mut self, dataset: String) {
         self.overlay = Overlay::Describe(Box::new(Describe {
             dataset: dataset.clone(),
             describe: None,
             charts: HashMap::new(),
+            chart_errors: HashMap::new(),
             requested: HashSet::new(),
             selected: 0,
         }));

@@ -84,6 +84,9 @@ impl App {
                 datasets_listed || blobs_listed || !self.memories.is_empty()
             }
             Action::CancelQuery => self.running.is_some(),
+            Action::Retry => {
+                matches!(&self.overlay, Overlay::Describe(d) if !d.chart_errors.is_empty())
+            }
             Action::ToggleStderr => !self.servers.is_empty(),
             Action::ClearFilter => !self.filter.is_empty(),
             Action::NextMatch | Action::PrevMatch => {

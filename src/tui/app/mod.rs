@@ -172,6 +172,8 @@ pub struct Describe {
     pub dataset: String,
     pub describe: Option<Box<Description>>,
     pub charts: HashMap<String, Vec<Bar>>,
+    /// Charts the engine could not draw, by column: shown with the way on (`r` retries).
+    pub chart_errors: HashMap<String, String>,
     requested: HashSet<String>,
     pub selected: usize,
 }
@@ -617,6 +619,7 @@ impl App {
             Action::Close => self.close_overlay(),
             Action::ReviewApproval => self.review_approval(),
             Action::CancelCall => self.cancel_call(),
+            Action::Retry => self.retry_chart(),
             Action::Search => self.pager_search(),
             Action::NextMatch | Action::PrevMatch => self.pager_jump(a == Action::NextMatch),
             Action::Confirm => self.confirm(),

@@ -37,7 +37,8 @@ impl App {
     }
 }
 
-/// Arguments prefilled from a tool's input schema: required ones with a placeholder of their type.
+/// Arguments prefilled from a tool's input schema: required ones (their default, else a
+/// placeholder of their type) and optional ones only when the schema gives their default.
 pub fn prefill_arguments(tool: &Value) -> String {
     let schema = &tool["inputSchema"];
     let required: Vec<&str> = schema["required"]
@@ -47,7 +48,9 @@ pub fn prefill_arguments(tool: &Value) -> String {
     let mut obj = serde_json::Map::new();
     if let Some(props) = schema["properties"].as_object() {
         for (name, p) in props {
-            if !required.contains(&name.as_str()) && props.len() > 4 {
+            // An optional argument is left out unless the schema gives its default: an example
+            // value (an enum's first member, a zero) would silently narrow the call.
+            if !required.contains(&name.as_str()) && p.get("default").is_none() {
                 continue;
             }
             let v = if let Some(d) = p.get("default") {

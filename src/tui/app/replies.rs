@@ -213,15 +213,16 @@ impl App {
             }
             (Purpose::CallTool(name), Reply::ToolResult { result }) => {
                 let is_error = result["isError"] == Value::Bool(true);
-                let what = result["structuredContent"]["ref"]
-                    .as_str()
-                    .map(|r| format!(": dataset {r} (o opens it)"))
-                    .or_else(|| {
-                        result["structuredContent"]["key"]
-                            .as_str()
-                            .map(|k| format!(": parked {k}"))
-                    })
-                    .unwrap_or_default();
+                let sc = &result["structuredContent"];
+                let what = if let Some(r) = sc["ref"].as_str() {
+                    format!(": dataset {r} (o opens it)")
+                } else if let Some(k) = sc["blob_key"].as_str() {
+                    format!(": parked as {k}")
+                } else if let (Some(k), Some(v)) = (sc["key"].as_str(), sc["version"].as_u64()) {
+                    format!(": memory {k} version {v}")
+                } else {
+                    String::new()
+                };
                 self.set_status(
                     format!("{name} {}{what}", if is_error { "failed" } else { "done" }),
                     if is_error {
@@ -322,6 +323,13 @@ impl App {
                     p.error = Some(e.clone());
                 }
                 self.set_status(e, StatusKind::Error);
+            }
+            Purpose::Chart(dataset, column) => {
+                if let Overlay::Describe(d) = &mut self.overlay
+                    && d.dataset == dataset
+                {
+                    d.chart_errors.insert(column, e);
+                }
             }
             Purpose::CancelCall(call) => self.set_status(
                 format!("call #{call} not cancelled: {e}"),

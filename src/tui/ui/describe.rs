@@ -106,6 +106,17 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Describe) {
         ));
     }
     match d.charts.get(name) {
+        None if d.chart_errors.contains_key(name) => {
+            let e = &d.chart_errors[name];
+            lines.push(Line::styled(
+                format!("chart failed: {}", e.lines().next().unwrap_or_default()),
+                th.error,
+            ));
+            lines.push(Line::styled(
+                "r tries again · s queries the dataset in the editor · j/k another column",
+                th.muted,
+            ));
+        }
         None => lines.push(Line::styled("loading chart…", th.muted)),
         Some(bars) if bars.is_empty() => lines.push(Line::styled("no values", th.muted)),
         Some(bars) => {

@@ -659,12 +659,15 @@ fn memory_text(m: &Memory) -> String {
 /// Runs a memory tool (arguments already validated) as the model. Lines of the memory file
 /// that could not be read are named in every answer (text, `skipped_lines` in the structured
 /// content, and the error message), never hidden.
+/// Runs a memory tool for `author` (the caller: `model` or `human`), who is recorded with
+/// every version written or deleted.
 pub fn run_memory(
     mem: &Memories,
     tool: LoomTool,
     args: &Map<String, Value>,
+    author: &str,
 ) -> Result<Value, String> {
-    let out = run_memory_tool(mem, tool, args);
+    let out = run_memory_tool(mem, tool, args, author);
     let Some(notice) = mem.skipped_notice() else {
         return out;
     };
@@ -686,6 +689,7 @@ fn run_memory_tool(
     mem: &Memories,
     tool: LoomTool,
     args: &Map<String, Value>,
+    author: &str,
 ) -> Result<Value, String> {
     let e = |e: crate::store::memories::MemoryError| e.to_string();
     let strings = |k: &str| -> Vec<String> {
@@ -708,7 +712,7 @@ fn run_memory_tool(
                     strings("tags"),
                     args.get("pinned").and_then(Value::as_bool).unwrap_or(false),
                     uint("if_version"),
-                    "model",
+                    author,
                 )
                 .map_err(e)?;
             Ok(text_and_structured(
@@ -740,7 +744,7 @@ fn run_memory_tool(
             Ok(text_and_structured(text, json!({ "results": results })))
         }
         LoomTool::MemoryDelete => {
-            let m = mem.delete(arg(args, "key"), "model").map_err(e)?;
+            let m = mem.delete(arg(args, "key"), author).map_err(e)?;
             Ok(text_and_structured(
                 format!("deleted {} (history kept)", m.key),
                 memory_json(&m),
