@@ -442,3 +442,94 @@ fn a_chart_that_fails_says_why_and_can_be_tried_again() {
         "{reqs:?}"
     );
 }
+
+/// Every cell of the screen has a background of the theme: nothing is left to the terminal's
+/// own colours (a light terminal behind a dark theme, or the reverse, would show through).
+#[test]
+fn every_cell_is_painted_in_both_themes_at_every_size() {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::style::Color;
+    for theme in ["dark", "light"] {
+        for (w, h) in [(80, 24), (160, 45), (220, 60)] {
+            let mut a = started();
+            a.theme = crate::tui::theme::Theme::builtin(theme).unwrap();
+            a.size = (w, h);
+            a.set_status("something happened", super::app::StatusKind::Info);
+            let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+            t.draw(|f| crate::tui::ui::draw(f, &a)).unwrap();
+            let buf = t.backend().buffer();
+            let bad: Vec<(u16, u16)> = (0..h)
+                .flat_map(|y| (0..w).map(move |x| (x, y)))
+                .filter(|&(x, y)| buf[(x, y)].bg == Color::Reset)
+                // The second column of a wide character is drawn by the character itself.
+                .filter(|&(x, y)| {
+                    x == 0 || unicode_width::UnicodeWidthStr::width(buf[(x - 1, y)].symbol()) < 2
+                })
+                .collect();
+            if !bad.is_empty() {
+                let rows: std::collections::BTreeSet<u16> = bad.iter().map(|p| p.1).collect();
+                let s = super::tests::screen(&a);
+                panic!(
+                    "{theme} {w}x{h}: rows {rows:?} have unpainted cells, first {:?}\n{s}",
+                    bad[0]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn traffic_columns_never_run_together() {
+    let mut a = started();
+    a.size = (160, 45);
+    let mut c = super::tests::call(
+        20,
+        "sample_list_orders",
+        "intercepted",
+        Some("x_1"),
+        "model",
+    );
+    (c.bytes_in, c.bytes_out, c.tokens_in, c.tokens_out) = (489_600, 4_300, 169_500, 1_500);
+    c.millis = 1_234_567;
+    press(
+        &mut a,
+        vec![Msg::Event(Sequenced {
+            seq: 900,
+            event: Event::CallFinished(c),
+        })],
+    );
+    let s = screen(&a);
+    assert!(s.contains("time     who tool"), "{s}");
+    assert!(s.contains(" 1234567  489.6k→4.3k   169.5k→1.5k"), "{s}");
+}
+
+#[test]
+fn the_whole_screen_at_three_sizes_cuts_nothing_silently() {
+    for (w, h) in [(80u16, 24u16), (160, 45), (220, 60)] {
+        let mut a = started();
+        a.size = (w, h);
+        let s = screen(&a);
+        if w == 80 {
+            // Two servers, one row: the title says which is shown, not all of them.
+            assert!(s.contains("Servers 1–1 of 2"), "{s}");
+            // The key bar ends with a mark when keys did not fit.
+            assert!(s.lines().last().is_some_and(|l| l.ends_with('…')), "{s}");
+        }
+        insta::assert_snapshot!(format!("screen_{w}x{h}"), s);
+    }
+}
+
+#[test]
+fn the_filter_shows_a_cursor_only_while_it_is_typed() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('/')]);
+    press(&mut a, typed("loom"));
+    assert!(screen(&a).contains("filter: loom▏"));
+    press(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    let s = screen(&a);
+    assert!(
+        s.contains("filter: loom") && !s.contains("filter: loom▏"),
+        "{s}"
+    );
+}

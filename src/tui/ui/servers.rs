@@ -11,8 +11,28 @@ use ratatui::widgets::Paragraph;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
-    let extra = if app.show_stderr { "stderr" } else { "" };
-    let block = pane_block(app, Pane::Servers, extra);
+    let room = area.height.saturating_sub(2) as usize;
+    let n = app.servers.len();
+    // When not every server fits, the view follows the selection, the title says which are
+    // shown and, where there is a row for it, the last row says how many more: nothing is cut
+    // silently.
+    let (skip, shown) = if n <= room {
+        (0, n)
+    } else {
+        let shown = if room >= 3 { room - 1 } else { room.max(1) };
+        (
+            app.server_sel.saturating_sub(shown - 1).min(n - shown),
+            shown,
+        )
+    };
+    let extra = if app.show_stderr {
+        "stderr".to_owned()
+    } else if shown < n {
+        format!("{}–{} of {n}", skip + 1, skip + shown)
+    } else {
+        String::new()
+    };
+    let block = pane_block(app, Pane::Servers, &extra);
     let inner = block.inner(area);
     f.render_widget(block, area);
     if app.servers.is_empty() {
@@ -40,10 +60,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         f.render_widget(Paragraph::new(lines), inner);
         return;
     }
-    let lines: Vec<Line> = app
+    let mut lines: Vec<Line> = app
         .servers
         .iter()
         .enumerate()
+        .skip(skip)
+        .take(shown)
         .map(|(i, s)| {
             let (state_style, mark) = match s.state {
                 ServerState::Up => (th.success, "●"),
@@ -78,5 +100,14 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             }
         })
         .collect();
+    if shown < n && lines.len() < room {
+        let (above, below) = (skip, n - skip - shown);
+        let text = match (above, below) {
+            (0, b) => format!("… {b} more below"),
+            (a, 0) => format!("… {a} more above"),
+            (a, b) => format!("… {a} above, {b} below"),
+        };
+        lines.push(Line::styled(fit(&text, w), th.muted));
+    }
     f.render_widget(Paragraph::new(lines), inner);
 }

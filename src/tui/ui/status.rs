@@ -67,7 +67,8 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
     let limit = area.width as usize;
     let primary = contexts.first().copied();
     let mut shown = Vec::new();
-    for ctx in contexts {
+    let mut cut = false;
+    'contexts: for ctx in contexts {
         for (k, a) in app.keymap.grouped(ctx) {
             if Some(ctx) != primary
                 && !matches!(a.name(), "focus_next" | "help" | "palette" | "quit")
@@ -82,13 +83,21 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
             shown.push(a);
             let item = format!(" {k} ");
             let text = format!("{} ", a.help());
-            if width + item.chars().count() + text.chars().count() > limit {
+            // Two columns stay free for the mark that says more keys did not fit.
+            if width + item.chars().count() + text.chars().count() + 2 > limit {
+                cut = true;
                 break;
             }
             width += item.chars().count() + text.chars().count();
             spans.push(Span::styled(item, th.key));
             spans.push(Span::styled(text, th.muted));
         }
+        if cut {
+            break 'contexts;
+        }
+    }
+    if cut {
+        spans.push(Span::styled("…", th.muted));
     }
     if matches!(app.overlay, Overlay::Filter) {
         spans = vec![Span::styled(

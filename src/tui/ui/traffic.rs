@@ -81,8 +81,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     if app.follow {
         extra.push_str(" · following");
     }
-    if !app.filter.is_empty() || matches!(app.overlay, super::super::app::Overlay::Filter) {
-        extra.push_str(&format!(" · filter: {}▏", app.filter));
+    let typing = matches!(app.overlay, super::super::app::Overlay::Filter);
+    if !app.filter.is_empty() || typing {
+        // The cursor only while the filter is being typed.
+        let cursor = if typing { "▏" } else { "" };
+        extra.push_str(&format!(" · filter: {}{cursor}", app.filter));
     }
     let block = pane_block(app, Pane::Traffic, &extra);
     let inner = block.inner(area);
@@ -115,16 +118,19 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         Span::styled(spark(&saved), th.success),
         Span::styled(format!(" {} tok", human(total_saved)), th.muted),
     ])];
-    // Fixed columns: time, caller, latency, tokens; tool and outcome share the rest.
-    // Sizes in bytes only when there is room; tokens always.
-    let size_w = if w >= 90 { 12 } else { 0 };
-    let flex = w.saturating_sub(9 + 3 + 7 + 11 + size_w).max(10);
+    // Fixed columns: time, caller, latency, tokens; tool and outcome share the rest. Every
+    // column but the first starts with a space, so neighbours never run together. Sizes in
+    // bytes only when there is room; tokens always.
+    let size_w = if w >= 90 { 13 } else { 0 };
+    // Narrow panes keep the numbers tight so that tool and outcome stay readable.
+    let (ms_w, tok_w) = if w >= 90 { (8, 14) } else { (7, 11) };
+    let flex = w.saturating_sub(9 + 4 + ms_w + tok_w + size_w).max(10);
     let tool_w = flex * 11 / 20;
     let out_w = flex - tool_w;
     lines.push(Line::styled(
         fit(
             &format!(
-                "{:<9}{:<3}{:<tool_w$}{:<out_w$}{:>7}{:>size_w$}{:>11}",
+                "{:<9}{:<4}{:<tool_w$}{:<out_w$}{:>ms_w$}{:>size_w$}{:>tok_w$}",
                 "time",
                 "who",
                 "tool",
@@ -171,7 +177,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         let line = Line::from(vec![
             Span::styled(format!("{time} "), th.muted),
             Span::styled(
-                format!("{who}  "),
+                format!("{who:<4}"),
                 if who == "H" { th.keyword } else { th.muted },
             ),
             Span::raw(format!(
@@ -182,19 +188,19 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 format!("{:<out_w$}", fit(&outcome, out_w.saturating_sub(1))),
                 outcome_style,
             ),
-            Span::styled(format!("{millis:>7}"), th.number),
+            Span::styled(cell(&millis, ms_w), th.number),
             Span::styled(
                 if size_w > 0 && c.outcome != Outcome::Running {
-                    format!(
-                        "{:>size_w$}",
-                        format!("{}→{}", human(c.bytes_in), human(c.bytes_out))
+                    cell(
+                        &format!("{}→{}", human(c.bytes_in), human(c.bytes_out)),
+                        size_w,
                     )
                 } else {
                     " ".repeat(size_w)
                 },
                 th.muted,
             ),
-            Span::styled(format!("{tokens:>11}"), th.muted),
+            Span::styled(cell(&tokens, tok_w), th.muted),
         ]);
         let selected = i == app.traffic_sel;
         lines.push(if selected && app.focus == Pane::Traffic {
@@ -206,6 +212,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         });
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// A right-aligned numeric cell of `w` columns that always keeps one space on its left.
+fn cell(text: &str, w: usize) -> String {
+    let text = fit(text, w.saturating_sub(1));
+    format!("{text:>w$}")
 }
 
 #[cfg(test)]
