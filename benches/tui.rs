@@ -45,6 +45,7 @@ async fn frame_times(full: bool) {
         keymap: None,
         title: "loom tui".into(),
         history_file: None,
+        attached: false,
     };
     let mut app = build_app(&opts, Clipboard::memory()).expect("app");
     app.size = (200, 50);

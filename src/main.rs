@@ -219,6 +219,7 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
                 keymap: look.keymap.or(config.keymap.clone()),
                 title: "loom tui".into(),
                 history_file: loom::tui::app::default_history_file(),
+                attached: false,
             };
             rt.block_on(loom::cli::tui(config, opts))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
@@ -234,6 +235,7 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
                 keymap: look.keymap,
                 title: format!("loom attach {}", entry.pid),
                 history_file: loom::tui::app::default_history_file(),
+                attached: true,
             };
             rt.block_on(loom::cli::attach(entry, opts))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));

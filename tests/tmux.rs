@@ -142,8 +142,21 @@ async fn workbench_in_tmux_with_a_second_client_joining_through_connect() {
             .any(|l| l.contains("sample_get_weather") && l.contains(" M "))
     });
 
-    // Quit: the terminal comes back and the session socket is gone.
+    // Quit while a client is connected: asked first; `n` keeps serving it.
     tmux.keys(&["q"]);
+    tmux.wait_for("the quit question", |s| {
+        s.contains("1 MCP client is connected. Stop serving it and quit?")
+    });
+    tmux.keys(&["n"]);
+    tmux.wait_for("the question gone", |s| !s.contains("Stop serving it"));
+    let r = client
+        .call("sample_get_weather", json!({ "city": "Porto" }))
+        .await;
+    assert!(r.get("result").is_some(), "still served: {r}");
+    // Then quit for good: the terminal comes back and the session socket is gone.
+    tmux.keys(&["q"]);
+    tmux.wait_for("the quit question", |s| s.contains("Stop serving it"));
+    tmux.keys(&["y"]);
     let start = Instant::now();
     let sock_dir = cfg.dir.path().join("loom");
     loop {
@@ -194,9 +207,10 @@ async fn attach_from_tmux_approves_a_destructive_call_with_a_key_press() {
     let tmux = Tmux::new("attach");
     let command = format!("env XDG_RUNTIME_DIR={dir} XDG_DATA_HOME={dir} {LOOM} attach");
     tmux.start(&command);
-    tmux.wait_for("the attached workbench", |s| {
+    let s = tmux.wait_for("the attached workbench", |s| {
         s.contains("loom attach") && s.contains("sample up")
     });
+    assert!(s.contains("q detach"), "{s}");
 
     // The person is typing SQL when the call arrives: the prompt waits in a banner and
     // takes none of their keys (the report: the `a` of `amount` approved the call).

@@ -106,6 +106,7 @@ async fn workbench(cfg: &TempConfig) -> (Driver, Arc<Session>) {
         keymap: None,
         title: "loom tui".into(),
         history_file: Some(cfg.file("history.jsonl")),
+        attached: false,
     };
     let mut app = build_app(&opts, Clipboard::memory()).expect("app");
     app.size = (160, 45);

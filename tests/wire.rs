@@ -178,6 +178,7 @@ fn replies() -> Vec<Reply> {
             started_at: "2026-12-01T00:00:00Z".into(),
             servers: vec!["sample".into()],
             protocol: WORKBENCH_PROTOCOL,
+            clients: 2,
         })),
         Reply::Servers {
             servers: vec![ServerView {

@@ -108,6 +108,7 @@ impl Inner {
                 started_at: session.started_at.clone(),
                 servers: session.server_names(),
                 protocol: WORKBENCH_PROTOCOL,
+                clients: session.connected_clients() as u32,
             }))),
             Request::Servers => Ok(Reply::Servers {
                 servers: servers(&session),

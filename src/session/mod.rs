@@ -191,6 +191,10 @@ pub trait FleetListener: Send + Sync {
     fn server_request(&self, request: ServerRequest) -> Result<(), ServerRequest>;
     /// Whether this client has a call in flight to `server`.
     fn has_call_on(&self, server: &str) -> bool;
+    /// Whether this is a model's MCP client, connected now (a workbench is not).
+    fn is_connected_client(&self) -> bool {
+        false
+    }
 }
 
 pub struct ServerRequest {
@@ -279,6 +283,14 @@ impl Session {
             .iter()
             .filter_map(Weak::upgrade)
             .collect()
+    }
+
+    /// MCP clients connected now: what quitting would cut off.
+    pub fn connected_clients(&self) -> usize {
+        self.listeners()
+            .iter()
+            .filter(|l| l.is_connected_client())
+            .count()
     }
 
     pub fn fleet(&self) -> Option<&Arc<Fleet>> {

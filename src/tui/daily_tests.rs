@@ -533,3 +533,51 @@ fn the_filter_shows_a_cursor_only_while_it_is_typed() {
         "{s}"
     );
 }
+
+#[test]
+fn quitting_asks_first_while_clients_are_connected_and_an_attached_one_detaches() {
+    use crate::frontend::engine::{Reply, SessionInfo};
+    let info = |clients| {
+        Reply::Session(Box::new(SessionInfo {
+            pid: 1,
+            config: "loom.toml".into(),
+            started_at: "2026-11-30T10:00:00Z".into(),
+            servers: vec![],
+            protocol: 5,
+            clients,
+        }))
+    };
+    let mut a = started();
+    let reqs = a.update(Msg::char('q'));
+    assert!(!a.quit);
+    let (t, req) = reqs.into_iter().next().expect("a fresh count of clients");
+    assert_eq!(req, Request::Session);
+    a.update(Msg::Reply(t, Ok(info(2))));
+    assert!(!a.quit);
+    let s = screen(&a);
+    assert!(
+        s.contains("2 MCP clients are connected. Stop serving them and quit?"),
+        "{s}"
+    );
+    press(&mut a, vec![Msg::char('n')]);
+    assert!(!a.quit && matches!(a.overlay, super::app::Overlay::None));
+    let reqs = a.update(Msg::ctrl('q'));
+    let (t, _) = reqs.into_iter().next().unwrap();
+    a.update(Msg::Reply(t, Ok(info(1))));
+    assert!(screen(&a).contains("1 MCP client is connected"));
+    press(&mut a, vec![Msg::char('y')]);
+    assert!(a.quit);
+    // Nobody connected: it just quits.
+    let mut b = started();
+    let reqs = b.update(Msg::char('q'));
+    let (t, _) = reqs.into_iter().next().unwrap();
+    b.update(Msg::Reply(t, Ok(info(0))));
+    assert!(b.quit);
+    // Attached, `q` detaches at once and says so.
+    let mut c = started();
+    c.attached = true;
+    let s = screen(&c);
+    assert!(s.contains("q detach"), "{s}");
+    assert!(c.update(Msg::char('q')).is_empty());
+    assert!(c.quit);
+}

@@ -51,6 +51,8 @@ pub struct TuiOptions {
     pub keymap: Option<PathBuf>,
     pub title: String,
     pub history_file: Option<PathBuf>,
+    /// `loom attach`: `q` detaches and the session goes on.
+    pub attached: bool,
 }
 
 /// Builds the app state as `run` does, for tests and benchmarks that draw without a terminal.
@@ -73,6 +75,7 @@ pub fn build_app(opts: &TuiOptions, clipboard: clipboard::Clipboard) -> anyhow::
     };
     let mut app = App::new(keys, theme, name, clipboard);
     app.title = opts.title.clone();
+    app.attached = opts.attached;
     app.history_file = opts.history_file.clone();
     if let Some(h) = &opts.history_file {
         app.history = app::load_history(h);

@@ -48,6 +48,7 @@ fn hostile(req: &Request) -> Result<Reply, String> {
             started_at: evil("t"),
             servers: vec![evil("srv")],
             protocol: 1,
+            clients: 0,
         })),
         Request::Servers => Reply::Servers {
             servers: vec![ServerView {

@@ -145,6 +145,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
             started_at: "2026-11-30T10:00:00Z".into(),
             servers: vec!["sample".into(), "fs".into()],
             protocol: 1,
+            clients: 0,
         })),
         Request::Servers => Reply::Servers {
             servers: vec![

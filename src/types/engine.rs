@@ -39,7 +39,7 @@ impl From<&str> for EngineError {
 /// below (or an event) changes shape. 2: typed describe payload, drop reasons. 3: typed
 /// errors (`EngineError`) in the JSON-RPC error's `data`. 4: a server's state is typed
 /// (`ServerState`), not a label. 5: cancel a tool call by its number; read and search parked
-/// text.
+/// text; the number of connected clients.
 pub const WORKBENCH_PROTOCOL: u32 = 5;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -170,6 +170,9 @@ pub struct SessionInfo {
     pub started_at: String,
     pub servers: Vec<String>,
     pub protocol: u32,
+    /// MCP clients connected now (models' clients, not workbenches).
+    #[serde(default)]
+    pub clients: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]

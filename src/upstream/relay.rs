@@ -138,6 +138,10 @@ impl ClientSession {
 }
 
 impl FleetListener for ClientSession {
+    fn is_connected_client(&self) -> bool {
+        self.caller == Caller::Model && !self.is_closed()
+    }
+
     fn list_changed(&self, kind: ListKind) {
         // Only a client that finished its handshake hears about list changes; a 2026-07-28
         // client learns of them through subscriptions, not these notifications.

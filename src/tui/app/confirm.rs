@@ -13,6 +13,8 @@ pub struct Confirm {
 pub enum Confirmed {
     /// Stop a model's running call.
     CancelCall(u64),
+    /// Stop serving the clients still connected, and quit.
+    Quit,
 }
 
 impl App {
@@ -54,9 +56,38 @@ impl App {
         });
     }
 
+    /// `q`: an attached workbench detaches at once; the one that serves asks first when MCP
+    /// clients are still connected (it counts them now, not at start).
+    pub(super) fn ask_to_quit(&mut self) {
+        if self.attached {
+            self.quit = true;
+            return;
+        }
+        self.send(Purpose::QuitCheck, Request::Session);
+    }
+
+    /// The count of connected clients arrived: quit, or ask.
+    pub(super) fn quit_checked(&mut self, clients: Option<u32>) {
+        let question = match clients {
+            Some(0) => {
+                self.quit = true;
+                return;
+            }
+            Some(1) => "1 MCP client is connected. Stop serving it and quit?".to_owned(),
+            Some(n) => format!("{n} MCP clients are connected. Stop serving them and quit?"),
+            // Fail closed: when the count is unknown, ask.
+            None => "Could not count the connected MCP clients. Quit anyway?".to_owned(),
+        };
+        self.overlay = Overlay::Confirm(Confirm {
+            question,
+            yes: Confirmed::Quit,
+        });
+    }
+
     /// Carries out what a confirmation asked for.
     pub(super) fn confirmed(&mut self, yes: Confirmed) {
         match yes {
+            Confirmed::Quit => self.quit = true,
             Confirmed::CancelCall(call) => {
                 self.send(Purpose::CancelCall(call), Request::CancelCall { call });
                 self.set_status(format!("cancelling call #{call}…"), StatusKind::Info);

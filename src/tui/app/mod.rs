@@ -142,6 +142,7 @@ enum Purpose {
     Approve,
     Approvals,
     CancelCall(u64),
+    QuitCheck,
     BlobText(String),
     BlobSearch(String),
 }
@@ -229,6 +230,8 @@ pub struct App {
     pub quit: bool,
     /// Drawn as the title: `loom tui` or `loom attach <pid>`.
     pub title: String,
+    /// Attached to another process's session: quitting detaches, the session goes on.
+    pub attached: bool,
     pub session: Option<SessionInfo>,
     pub servers: Vec<ServerView>,
     pub server_sel: usize,
@@ -359,6 +362,7 @@ impl App {
             overlay: Overlay::None,
             quit: false,
             title: "loom tui".into(),
+            attached: false,
             session: None,
             servers: Vec::new(),
             server_sel: 0,
@@ -552,7 +556,7 @@ impl App {
 
     pub fn apply(&mut self, a: Action) {
         match a {
-            Action::Quit => self.quit = true,
+            Action::Quit => self.ask_to_quit(),
             Action::Help => {
                 self.overlay = match self.overlay {
                     Overlay::Help { .. } => Overlay::None,

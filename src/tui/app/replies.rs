@@ -97,6 +97,10 @@ impl App {
         };
         match (purpose, reply) {
             (Purpose::Session, Reply::Session(info)) => self.session = Some(*info),
+            (Purpose::QuitCheck, Reply::Session(info)) => {
+                self.quit_checked(Some(info.clients));
+                self.session = Some(*info);
+            }
             (Purpose::Servers, Reply::Servers { servers }) => {
                 self.servers = servers;
                 self.server_sel = self.server_sel.min(self.servers.len().saturating_sub(1));
@@ -324,6 +328,7 @@ impl App {
                 }
                 self.set_status(e, StatusKind::Error);
             }
+            Purpose::QuitCheck => self.quit_checked(None),
             Purpose::Chart(dataset, column) => {
                 if let Overlay::Describe(d) = &mut self.overlay
                     && d.dataset == dataset

@@ -2,6 +2,7 @@
 //! and the keys of the focused pane, generated from the keymap.
 
 use super::super::app::{App, Overlay, StatusKind};
+use super::super::keymap::Action;
 use super::fit;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -25,7 +26,14 @@ pub fn draw_title(f: &mut Frame, area: Rect, app: &App) {
         Span::styled(format!(" {config} "), th.muted),
         Span::styled(format!(" servers {up}/{} up ", app.servers.len()), th.muted),
         Span::styled(format!(" datasets {} ", app.datasets.len()), th.muted),
-        Span::styled(" ? keys  : tools  q quit ", th.muted),
+        Span::styled(
+            if app.attached {
+                " ? keys  : tools  q detach "
+            } else {
+                " ? keys  : tools  q quit "
+            },
+            th.muted,
+        ),
     ]);
     f.render_widget(Paragraph::new(line).style(th.status), area);
 }
@@ -82,7 +90,12 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
             }
             shown.push(a);
             let item = format!(" {k} ");
-            let text = format!("{} ", a.help());
+            // Attached, quitting leaves the session running: the key bar says so.
+            let help = match a {
+                Action::Quit if app.attached => "detach",
+                _ => a.help(),
+            };
+            let text = format!("{help} ");
             // Two columns stay free for the mark that says more keys did not fit.
             if width + item.chars().count() + text.chars().count() + 2 > limit {
                 cut = true;
