@@ -581,3 +581,31 @@ fn quitting_asks_first_while_clients_are_connected_and_an_attached_one_detaches(
     assert!(c.update(Msg::char('q')).is_empty());
     assert!(c.quit);
 }
+
+#[test]
+fn the_prompt_counts_down_to_its_timeout() {
+    let mut a = started();
+    a.approval_grace = Duration::ZERO;
+    press(&mut a, vec![approval(4)]);
+    let earlier = std::time::Instant::now()
+        .checked_sub(Duration::from_secs(20))
+        .unwrap();
+    a.approval_seen.insert(4, earlier);
+    let s = screen(&a);
+    assert!(s.contains("denied in 40 s without an answer"), "{s}");
+}
+
+#[test]
+fn counts_read_as_words() {
+    use crate::tui::ui::plural;
+    assert_eq!(plural(1u64, "row"), "1 row");
+    assert_eq!(plural(0u64, "row"), "0 rows");
+    assert_eq!(plural(3u64, "match"), "3 matches");
+    assert_eq!(plural(1u64, "match"), "1 match");
+    let mut a = started();
+    a.servers.truncate(1);
+    a.servers[0].tools = 1;
+    let s = screen(&a);
+    assert!(s.contains("sample up · 1 tool"), "{s}");
+    assert!(!s.contains("legacy"), "{s}");
+}

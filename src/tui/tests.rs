@@ -768,7 +768,7 @@ fn the_describe_view_shows_join_hints_and_top_values() {
     let s = screen(&a);
     assert!(s.contains("join hints"), "{s}");
     assert!(
-        s.contains("customer_id = sample_list_customers_2.customer_id  (100% found there, 95% of theirs here)"),
+        s.contains("customer_id = sample_list_customers_2.customer_id: all of its values found there, 95% of theirs here"),
         "{s}"
     );
     assert!(

@@ -71,6 +71,15 @@ impl App {
         }
     }
 
+    /// Seconds left before a waiting call is denied for want of an answer.
+    pub fn approval_left(&self, req: &crate::types::events::ApprovalRequest) -> u64 {
+        let waited = self
+            .approval_seen
+            .get(&req.approval)
+            .map_or(0, |t| t.elapsed().as_secs());
+        req.timeout_secs.saturating_sub(waited)
+    }
+
     /// `ctrl-g`: opens the prompt for the oldest waiting call.
     pub(super) fn review_approval(&mut self) {
         match self.approvals.first() {

@@ -147,7 +147,7 @@ pub(super) fn response_lines(response: &str, h: &Highlighter, th: &Theme) -> Vec
 pub(super) fn dataset_lines(dataset: &str, d: &Description, th: &Theme) -> Vec<Line<'static>> {
     use ratatui::text::Span;
     let mut lines = vec![Line::styled(
-        format!("{dataset} · {} rows", d.rows),
+        format!("{dataset} · {}", crate::tui::ui::plural(d.rows, "row")),
         th.title,
     )];
     if let Some(p) = &d.provenance {
@@ -215,13 +215,20 @@ pub(crate) fn top_text(top: &[(Value, u64)], n: usize) -> String {
 
 /// A join hint as a person reads it: the join, then how much of each side the other holds.
 pub(crate) fn hint_text(h: &crate::types::data::JoinHint) -> String {
+    let share = |x: f64, all: &str| {
+        if x >= 1.0 {
+            all.to_owned()
+        } else {
+            format!("{:.0}%", x * 100.0)
+        }
+    };
     format!(
-        "{} = {}.{}  ({:.0}% found there, {:.0}% of theirs here)",
+        "{} = {}.{}: {} of its values found there, {} of theirs here",
         h.column,
         h.other,
         h.other_column,
-        h.this_in_other * 100.0,
-        h.other_in_this * 100.0
+        share(h.this_in_other, "all"),
+        share(h.other_in_this, "all")
     )
 }
 

@@ -191,7 +191,10 @@ impl App {
                         text.push_str(&tsv_row(cells));
                     }
                 }
-                self.copy(&text, &format!("result ({total} rows)"));
+                self.copy(
+                    &text,
+                    &format!("result ({})", crate::tui::ui::plural(total, "row")),
+                );
             }
         }
     }

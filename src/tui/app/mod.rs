@@ -288,6 +288,8 @@ pub struct App {
     /// When the prompt on screen was first drawn: its keys decide only after `approval_grace`.
     pub approval_shown: std::cell::Cell<Option<(u64, Instant)>>,
     pub approval_grace: std::time::Duration,
+    /// When this workbench first saw each waiting call: the prompt counts down from there.
+    pub approval_seen: HashMap<u64, Instant>,
     /// The approval the person opened on purpose (`ctrl-g`): its keys decide at once.
     pub approval_review: Option<u64>,
     /// The approval the person set aside with `esc`: a banner until they open it.
@@ -405,6 +407,7 @@ impl App {
             help_rows: std::cell::Cell::new((1, 0)),
             approval_grace: APPROVAL_GRACE,
             approval_review: None,
+            approval_seen: HashMap::new(),
             approval_later: None,
             now_minute: 0,
             now_secs: 0,

@@ -58,12 +58,16 @@ impl App {
                 self.send(Purpose::Memories, Request::Memories);
             }
             Event::ApprovalRequested(req) => {
+                self.approval_seen
+                    .entry(req.approval)
+                    .or_insert_with(Instant::now);
                 if !self.approvals.iter().any(|a| a.approval == req.approval) {
                     self.approvals.push(req);
                 }
             }
             Event::ApprovalSettled { approval, .. } => {
                 self.approvals.retain(|a| a.approval != approval);
+                self.approval_seen.remove(&approval);
                 if self.approvals.is_empty() {
                     self.deny_reason = None;
                 }
@@ -201,7 +205,7 @@ impl App {
             (Purpose::Export, Reply::Exported { path, rows }) => {
                 self.export = None;
                 self.set_status(
-                    format!("exported {rows} rows to {path}"),
+                    format!("exported {} to {path}", crate::tui::ui::plural(rows, "row")),
                     StatusKind::Success,
                 );
             }
@@ -209,6 +213,9 @@ impl App {
             (Purpose::Approvals, Reply::Approvals { approvals }) => {
                 // Calls that waited before this workbench came (the backlog may not reach back).
                 for a in approvals {
+                    self.approval_seen
+                        .entry(a.approval)
+                        .or_insert_with(Instant::now);
                     if !self.approvals.iter().any(|x| x.approval == a.approval) {
                         self.approvals.push(a);
                     }

@@ -48,8 +48,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: 
         Line::from(vec![
             Span::styled("call    ", th.muted),
             Span::raw(format!(
-                "#{} from the model · denied after {}s without an answer",
-                req.call, req.timeout_secs
+                "#{} from the model · denied in {} s without an answer",
+                req.call,
+                app.approval_left(req)
             )),
         ]),
     ];

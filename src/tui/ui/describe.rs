@@ -16,7 +16,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Describe) {
     let rows = d
         .describe
         .as_ref()
-        .map(|v| format!(" · {} rows", v.rows))
+        .map(|v| format!(" · {}", super::plural(v.rows, "row")))
         .unwrap_or_default();
     let b = Block::default()
         .borders(Borders::ALL)

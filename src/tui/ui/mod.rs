@@ -239,6 +239,18 @@ pub fn centred(f: &mut Frame, area: Rect, pw: u16, ph: u16) -> Rect {
     r
 }
 
+/// `1 row`, `2 rows`, `3 matches`: a count with its noun in the right number.
+pub fn plural(n: impl Into<u64>, one: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {one}")
+    } else if one.ends_with("ch") || one.ends_with('s') {
+        format!("{n} {one}es")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
 /// The display columns `s` takes.
 pub fn display_width(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)

@@ -27,7 +27,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Pager) {
         let at = p
             .current
             .map_or(String::new(), |i| format!("{} of ", i + 1));
-        title.push_str(&format!("· /{pat}: {at}{} matches ", p.matches.len()));
+        title.push_str(&format!(
+            "· /{pat}: {at}{} ",
+            super::plural(p.matches.len() as u64, "match")
+        ));
     }
     let block = Block::default()
         .borders(Borders::ALL)

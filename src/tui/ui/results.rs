@@ -14,9 +14,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
     let extra = match &app.grid {
         Some(g) => format!(
-            "{} rows × {} cols · {} ms",
-            g.result.rows,
-            g.result.columns.len(),
+            "{} × {} · {} ms",
+            super::plural(g.result.rows, "row"),
+            super::plural(g.result.columns.len() as u64, "column"),
             g.result.millis
         ),
         None => String::new(),

@@ -72,18 +72,25 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 ServerState::Delisted | ServerState::Stopped => (th.error, "✕"),
                 ServerState::Starting | ServerState::Restarting { .. } => (th.warning, "◌"),
             };
-            let era = s
-                .era
-                .as_deref()
-                .map(|e| format!(" {e}"))
-                .unwrap_or_default();
+            // The protocol revision in words a person knows, not loom's own names for them.
+            let era = match s.era.as_deref() {
+                Some("legacy") => " · MCP 2025".to_owned(),
+                Some("modern") => " · MCP 2026-07-28".to_owned(),
+                Some(other) => format!(" · MCP {other}"),
+                None => String::new(),
+            };
             let err = s
                 .last_error
                 .as_deref()
                 .filter(|_| s.state != ServerState::Up)
                 .map(|e| format!(" {e}"))
                 .unwrap_or_default();
-            let text = format!("{} {} · {} tools{era}", s.name, s.state, s.tools);
+            let text = format!(
+                "{} {} · {}{era}",
+                s.name,
+                s.state,
+                super::plural(s.tools as u64, "tool")
+            );
             let mut spans = vec![
                 Span::styled(format!("{mark} "), state_style),
                 Span::raw(fit(&text, w.saturating_sub(2))),

@@ -77,7 +77,7 @@ fn spark(values: &[u64]) -> String {
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
     let visible = app.visible_calls();
-    let mut extra = format!("{} calls", visible.len());
+    let mut extra = super::plural(visible.len() as u64, "call");
     if app.follow {
         extra.push_str(" · following");
     }
