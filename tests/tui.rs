@@ -502,3 +502,118 @@ async fn a_memory_written_from_the_palette_is_the_persons_and_the_status_says_me
     let m = d.app.memories.iter().find(|m| m.key == "db").unwrap();
     assert_eq!(m.author, "human", "{m:?}");
 }
+
+/// The first `n` values of column `col` as the grid holds them.
+fn column_values(app: &App, col: usize, n: u64) -> Vec<Option<String>> {
+    let g = app.grid.as_ref().expect("a result");
+    (0..n.min(g.result.rows))
+        .map(|r| g.cell(r, col).expect("loaded").map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grid_sorts_filters_and_opens_a_cell_on_the_real_engine() {
+    let cfg = sample_config("", "");
+    let (mut d, session) = workbench(&cfg).await;
+    let r = call_as_human(&d, "sample_list_orders", json!({})).await;
+    let orders = r["structuredContent"]["ref"]
+        .as_str()
+        .expect("a dataset")
+        .to_owned();
+    d.press(vec![Msg::char('5')]);
+    d.app.editor = tui_textarea::TextArea::new(vec![format!("SELECT * FROM {orders}")]);
+    d.press(vec![Msg::ctrl('e')]);
+    d.until("the result", |a| {
+        a.grid.as_ref().is_some_and(|g| g.cell(0, 0).is_some())
+    })
+    .await;
+    let all = d.app.grid.as_ref().unwrap().result.rows;
+    let history = d.app.history.len();
+    d.press(vec![Msg::code(KeyCode::Esc)]);
+    assert_eq!(d.app.focus, Pane::Results);
+    let status_col = d
+        .app
+        .grid
+        .as_ref()
+        .unwrap()
+        .result
+        .columns
+        .iter()
+        .position(|(n, _)| n == "status")
+        .expect("a status column");
+    for _ in 0..status_col {
+        d.press(vec![Msg::char('l')]);
+    }
+
+    // Sort by status, descending on the second press: the same rows, in DuckDB's order.
+    d.press(vec![Msg::char('s')]);
+    d.until("the sorted view", |a| {
+        a.grid
+            .as_ref()
+            .is_some_and(|g| g.view.is_some() && g.cell(0, 0).is_some())
+    })
+    .await;
+    let store = session.store.get().await.expect("store");
+    let expected = store
+        .run_result(&format!(
+            "SELECT status FROM {orders} ORDER BY status ASC NULLS LAST"
+        ))
+        .expect("reference query");
+    let want: Vec<Option<String>> = store
+        .page(&expected.table, 0, 50)
+        .expect("page")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(column_values(&d.app, status_col, 50), want);
+    assert_eq!(d.app.grid.as_ref().unwrap().result.rows, all);
+    assert!(d.screen().contains("by status ↑"), "{}", d.screen());
+    d.press(vec![Msg::char('s')]);
+    d.until("descending", |a| {
+        a.grid.as_ref().is_some_and(|g| {
+            g.view
+                .as_ref()
+                .is_some_and(|v| v.sort.as_ref().is_some_and(|s| s.1))
+                && g.cell(0, 0).is_some()
+        })
+    })
+    .await;
+
+    // Keep the rows that contain "shipped" anywhere, any case.
+    d.press(vec![Msg::char('/')]);
+    d.type_text("SHIPPED");
+    d.press(vec![Msg::code(KeyCode::Enter)]);
+    d.until("the filtered view", |a| {
+        a.grid.as_ref().is_some_and(|g| {
+            g.view.as_ref().is_some_and(|v| v.filter.is_some()) && g.cell(0, 0).is_some()
+        })
+    })
+    .await;
+    // Counted here, row by row, independently of the SQL the grid ran.
+    let shipped = store
+        .page(&orders, 0, 10_000)
+        .expect("every row")
+        .iter()
+        .filter(|row| {
+            row.iter()
+                .flatten()
+                .any(|c| c.to_lowercase().contains("shipped"))
+        })
+        .count() as u64;
+    let g = d.app.grid.as_ref().unwrap();
+    assert!(shipped > 0 && shipped < all, "{shipped} of {all}");
+    assert_eq!(g.result.rows, shipped);
+    for v in column_values(&d.app, status_col, 200) {
+        assert_eq!(v.as_deref(), Some("shipped"));
+    }
+    // Sorting and filtering never touch the editor's history.
+    assert_eq!(d.app.history.len(), history);
+
+    // The cell view shows a value whole; `>` widens the column and fitting leaves it so.
+    let before = d.app.grid.as_ref().unwrap().widths[status_col];
+    d.press(vec![Msg::char('>')]);
+    assert_eq!(d.app.grid.as_ref().unwrap().widths[status_col], before + 4);
+    d.press(vec![Msg::code(KeyCode::Enter)]);
+    assert!(matches!(&d.app.overlay, Overlay::Pager(p) if p.title.starts_with("status")));
+    assert!(d.screen().contains("shipped"), "{}", d.screen());
+}

@@ -82,6 +82,10 @@ actions! {
     NextMatch = "next_match": "next match",
     PrevMatch = "prev_match": "previous match",
     Retry = "retry": "try again",
+    Sort = "sort": "sort by column",
+    FilterRows = "filter_rows": "rows containing…",
+    Narrower = "narrower": "narrower column",
+    Wider = "wider": "wider column",
 }
 
 /// A key as the keymap names it: `ctrl-e`, `f5`, `G`, `backtab`.

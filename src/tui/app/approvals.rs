@@ -29,7 +29,7 @@ impl App {
         match &self.overlay {
             Overlay::Filter | Overlay::Palette(_) => true,
             Overlay::Pager(p) => p.typing.is_some(),
-            Overlay::None => self.focus == Pane::Editor,
+            Overlay::None => self.focus == Pane::Editor || self.row_filter.is_some(),
             _ => false,
         }
     }

@@ -103,7 +103,13 @@ impl App {
         match a {
             Action::CancelCall => self.selected_call().is_some_and(|c| c.outcome == running),
             Action::JumpToDataset => self.selected_call().is_some_and(|c| c.reference.is_some()),
-            Action::CopyCell | Action::CopyRow | Action::CopyAll => self.grid.is_some(),
+            Action::CopyCell
+            | Action::CopyRow
+            | Action::CopyAll
+            | Action::Sort
+            | Action::FilterRows
+            | Action::Narrower
+            | Action::Wider => self.grid.is_some(),
             Action::ExportCsv | Action::ExportJson => match self.focus {
                 Pane::Catalog => datasets_listed,
                 _ => self.grid.is_some() || matches!(self.overlay, Overlay::Describe(_)),

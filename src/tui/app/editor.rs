@@ -40,6 +40,7 @@ impl App {
         self.query_error = None;
         self.statement_origin = origin;
         self.statement_sql = sql.clone();
+        self.pending_view = None;
         self.dirty_highlight = true;
         let t = self.send(Purpose::Query, Request::Query { sql });
         self.running = Some(Running {

@@ -13,6 +13,10 @@ pub struct Grid {
     pub top: u64,
     pub left: usize,
     pub widths: Vec<u16>,
+    /// Columns the person sized (`<`/`>`): fitting leaves them alone.
+    pub fixed_width: HashSet<usize>,
+    /// The sort and filter this grid shows over the result the person ran, if any.
+    pub view: Option<super::view::GridView>,
 }
 
 /// Rows per page fetched for the grid.
@@ -37,6 +41,8 @@ impl Grid {
             top: 0,
             left: 0,
             widths,
+            fixed_width: HashSet::new(),
+            view: None,
         }
     }
 
@@ -56,6 +62,9 @@ impl Grid {
     /// its widest visible value, up to `max` columns, so short columns leave room to long ones.
     pub(super) fn fit(&mut self, top: u64, rows: u64, max: u16) {
         for (i, w) in self.widths.iter_mut().enumerate() {
+            if self.fixed_width.contains(&i) {
+                continue;
+            }
             let (name, ty) = &self.result.columns[i];
             let header = name.chars().count().max(ty.chars().count().min(16));
             let widest = (top..top + rows)

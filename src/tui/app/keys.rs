@@ -32,6 +32,10 @@ impl App {
             edit_line(reason, k.code);
             return;
         }
+        if let Some(text) = &mut self.row_filter {
+            edit_line(text, k.code);
+            return;
+        }
         match &mut self.overlay {
             Overlay::Filter => {
                 edit_line(&mut self.filter, k.code);

@@ -16,6 +16,7 @@ mod pager;
 mod palette;
 mod replies;
 mod traffic;
+mod view;
 
 pub use super::sql::{error_position, statement_at};
 pub use approvals::{APPROVAL_GRACE, ApprovalView};
@@ -24,6 +25,7 @@ pub(crate) use detail::{hint_text, scalar, top_text};
 pub use editor::{default_history_file, load_history};
 pub use pager::Pager;
 pub use palette::{prefill_arguments, validate_arguments};
+pub use view::GridView;
 
 use detail::pretty;
 use grid::slice_range;
@@ -264,6 +266,10 @@ pub struct App {
     /// The running statement's text, to read the engine's error position against.
     statement_sql: String,
     pub grid: Option<Grid>,
+    /// The sort and filter the running query will show, when it is one.
+    pending_view: Option<GridView>,
+    /// The text rows must contain, while it is typed after `/` in Results.
+    pub row_filter: Option<String>,
     /// Copy-all was asked for while pages were loading: it runs when the last one arrives.
     pub copy_all_pending: bool,
     pub status: Option<(String, StatusKind)>,
@@ -394,6 +400,8 @@ impl App {
             statement_sql: String::new(),
             grid: None,
             copy_all_pending: false,
+            pending_view: None,
+            row_filter: None,
             status: None,
             export: None,
             spinner: 0,
@@ -539,6 +547,7 @@ impl App {
             Overlay::Confirm(_) => vec![Context::Confirm, Context::Global],
             Overlay::Pager(p) if p.typing.is_some() => vec![Context::Filter],
             Overlay::Pager(_) => vec![Context::Pager, Context::Global],
+            Overlay::None if self.row_filter.is_some() => vec![Context::Filter],
             Overlay::None => {
                 if self.focus == Pane::Editor {
                     if self.completion.is_some() {
@@ -623,10 +632,15 @@ impl App {
             Action::Confirm if matches!(&self.overlay, Overlay::Pager(p) if p.typing.is_some()) => {
                 self.pager_run_search()
             }
+            Action::Close if self.row_filter.is_some() => self.row_filter = None,
+            Action::Confirm if self.row_filter.is_some() => self.apply_row_filter(),
             Action::Close => self.close_overlay(),
             Action::ReviewApproval => self.review_approval(),
             Action::CancelCall => self.cancel_call(),
             Action::Retry => self.retry_chart(),
+            Action::Sort => self.sort_by_column(),
+            Action::FilterRows => self.start_row_filter(),
+            Action::Narrower | Action::Wider => self.resize_column(a == Action::Wider),
             Action::Search => self.pager_search(),
             Action::NextMatch | Action::PrevMatch => self.pager_jump(a == Action::NextMatch),
             Action::Confirm => self.confirm(),
@@ -652,6 +666,7 @@ impl App {
             Action::Open => match self.focus {
                 Pane::Traffic => self.focus_pane(Pane::Detail),
                 Pane::Catalog => self.open_catalog_item(),
+                Pane::Results => self.open_cell(),
                 _ => {}
             },
             Action::ToggleStderr => self.show_stderr = !self.show_stderr,

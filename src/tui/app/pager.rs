@@ -7,6 +7,10 @@ use super::*;
 /// A parked text open in the pager.
 pub struct Pager {
     pub key: String,
+    /// What the title calls it.
+    pub title: String,
+    /// Text the workbench already has (a cell): searched here, by the same rules.
+    pub local: bool,
     /// `None` while the text loads.
     pub lines: Option<Vec<String>>,
     pub top: usize,
@@ -22,15 +26,14 @@ pub struct Pager {
     pub rows: std::cell::Cell<usize>,
 }
 
-impl App {
-    pub(super) fn open_pager(&mut self, key: String) {
-        self.send(
-            Purpose::BlobText(key.clone()),
-            Request::BlobText { key: key.clone() },
-        );
-        self.overlay = Overlay::Pager(Box::new(Pager {
+impl Pager {
+    /// A pager at the top of `lines` (`None` while they load), not searched yet.
+    fn new(key: String, title: String, lines: Option<Vec<String>>) -> Pager {
+        Pager {
+            local: lines.is_some(),
             key,
-            lines: None,
+            title,
+            lines,
             top: 0,
             typing: None,
             pattern: None,
@@ -38,7 +41,24 @@ impl App {
             current: None,
             error: None,
             rows: std::cell::Cell::new(10),
-        }));
+        }
+    }
+}
+
+impl App {
+    pub(super) fn open_pager(&mut self, key: String) {
+        self.send(
+            Purpose::BlobText(key.clone()),
+            Request::BlobText { key: key.clone() },
+        );
+        let title = format!("parked text {key}");
+        self.overlay = Overlay::Pager(Box::new(Pager::new(key, title, None)));
+    }
+
+    /// Opens text the workbench already holds (a cell's value) in the pager.
+    pub(super) fn open_text(&mut self, title: String, text: &str) {
+        let lines = text.lines().map(str::to_owned).collect();
+        self.overlay = Overlay::Pager(Box::new(Pager::new(String::new(), title, Some(lines))));
     }
 
     pub(super) fn pager_mut(&mut self) -> Option<&mut Pager> {
@@ -83,6 +103,31 @@ impl App {
         }
         p.pattern = Some(pattern.clone());
         p.error = None;
+        if p.local {
+            // The rules of loom_fetch's pattern: a regular expression, any case.
+            match regex::RegexBuilder::new(&pattern)
+                .case_insensitive(true)
+                .size_limit(10 << 20)
+                .build()
+            {
+                Ok(re) => {
+                    p.matches = p
+                        .lines
+                        .iter()
+                        .flatten()
+                        .enumerate()
+                        .filter(|(_, l)| re.is_match(l))
+                        .map(|(i, _)| i as u64)
+                        .collect();
+                    p.current = None;
+                    if !p.matches.is_empty() {
+                        self.pager_jump(true);
+                    }
+                }
+                Err(e) => p.error = Some(format!("invalid pattern: {e}")),
+            }
+            return;
+        }
         let key = p.key.clone();
         self.send(
             Purpose::BlobSearch(key.clone()),

@@ -179,7 +179,22 @@ impl App {
                 self.running = None;
                 let millis = result.millis;
                 let rows = result.rows;
-                self.grid = Some(Grid::new(result));
+                let mut grid = Grid::new(result);
+                grid.view = self.pending_view.take();
+                if grid.view.is_some()
+                    && let Some(old) = &self.grid
+                    && old.result.columns == grid.result.columns
+                {
+                    // A new view of the same result: the person stays on their column, and
+                    // widths they set stay.
+                    grid.col = old.col;
+                    grid.left = old.left;
+                    for &i in &old.fixed_width {
+                        grid.widths[i] = old.widths[i];
+                    }
+                    grid.fixed_width = old.fixed_width.clone();
+                }
+                self.grid = Some(grid);
                 self.ensure_pages();
                 self.set_status(
                     format!(
@@ -300,7 +315,10 @@ impl App {
                 self.copy_all_pending = false;
                 let first = e.lines().next().unwrap_or_default().to_owned();
                 self.set_status(format!("query failed: {first}"), StatusKind::Error);
-                self.focus = Pane::Editor;
+                // A sort or filter of the grid failed: the person stays in Results.
+                if self.pending_view.take().is_none() && !self.statement_sql.is_empty() {
+                    self.focus = Pane::Editor;
+                }
             }
             Purpose::Rows(table, page) => {
                 let current = self.grid.as_ref().is_some_and(|g| g.result.table == table);

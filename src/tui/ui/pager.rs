@@ -15,7 +15,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Pager) {
     let rows = r.height.saturating_sub(3) as usize;
     p.rows.set(rows.max(1));
     let top = p.top.min(n.saturating_sub(rows));
-    let mut title = format!(" parked text {} ", p.key);
+    let mut title = format!(" {} ", p.title);
     if n > 0 {
         title.push_str(&format!(
             "· lines {}–{} of {n} ",

@@ -13,12 +13,23 @@ use ratatui::widgets::{Gauge, Paragraph, Wrap};
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
     let extra = match &app.grid {
-        Some(g) => format!(
-            "{} × {} · {} ms",
-            super::plural(g.result.rows, "row"),
-            super::plural(g.result.columns.len() as u64, "column"),
-            g.result.millis
-        ),
+        Some(g) => {
+            let mut t = format!(
+                "{} × {} · {} ms",
+                super::plural(g.result.rows, "row"),
+                super::plural(g.result.columns.len() as u64, "column"),
+                g.result.millis
+            );
+            if let Some(v) = &g.view {
+                if let Some((col, desc)) = &v.sort {
+                    t.push_str(&format!(" · by {col} {}", if *desc { "↓" } else { "↑" }));
+                }
+                if let Some(f) = &v.filter {
+                    t.push_str(&format!(" · rows with \"{f}\""));
+                }
+            }
+            t
+        }
         None => String::new(),
     };
     let block = pane_block(app, Pane::Results, &extra);
@@ -156,6 +167,18 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 .label(format!("exporting {} rows of {}", e.rows, e.total)),
             foot,
         );
+        return;
+    }
+    if let Some(text) = &app.row_filter {
+        let line = Line::from(vec![
+            Span::styled("rows containing: ", th.info),
+            Span::raw(format!("{text}▏")),
+            Span::styled(
+                "  (enter keeps them, empty shows all, esc cancels)",
+                th.muted,
+            ),
+        ]);
+        f.render_widget(Paragraph::new(line), foot);
         return;
     }
     let loaded = g.row_cells(g.row).is_some();
