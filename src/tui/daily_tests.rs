@@ -609,3 +609,42 @@ fn counts_read_as_words() {
     assert!(s.contains("sample up · 1 tool"), "{s}");
     assert!(!s.contains("legacy"), "{s}");
 }
+
+#[test]
+fn tab_completes_or_indents_in_the_editor_and_esc_leaves_it() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('5')]);
+    press(&mut a, vec![Msg::code(KeyCode::Tab)]);
+    assert_eq!(a.focus, Pane::Editor, "tab stays in the editor");
+    assert_eq!(a.editor_text(), "    ");
+    press(&mut a, typed("SELECT * FROM sample_list_cu"));
+    press(&mut a, vec![Msg::code(KeyCode::Tab)]);
+    assert_eq!(a.editor_text(), "    SELECT * FROM sample_list_customers_2");
+    press(&mut a, vec![Msg::code(KeyCode::Esc)]);
+    assert_ne!(a.focus, Pane::Editor);
+}
+
+#[test]
+fn enter_sends_the_palette_arguments_once_they_are_whole_json() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char(':')]);
+    press(&mut a, typed("orders"));
+    press(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    if let super::app::Overlay::Palette(p) = &mut a.overlay
+        && let super::app::PaletteStage::Edit { args, .. } = &mut p.stage
+    {
+        **args = tui_textarea::TextArea::new(vec!["{\"limit\": 5".into()]);
+        args.move_cursor(tui_textarea::CursorMove::End);
+    }
+    // Not whole yet: enter is a new line.
+    let reqs = sent(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    assert!(reqs.is_empty());
+    assert!(matches!(a.overlay, super::app::Overlay::Palette(_)));
+    press(&mut a, vec![Msg::char('}')]);
+    let reqs = sent(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    assert!(
+        reqs.iter()
+            .any(|r| matches!(r, Request::CallTool { name, .. } if name == "sample_list_orders")),
+        "{reqs:?}"
+    );
+}

@@ -86,6 +86,7 @@ actions! {
     FilterRows = "filter_rows": "rows containing…",
     Narrower = "narrower": "narrower column",
     Wider = "wider": "wider column",
+    CompleteOrIndent = "complete_or_indent": "complete or indent",
 }
 
 /// A key as the keymap names it: `ctrl-e`, `f5`, `G`, `backtab`.

@@ -202,6 +202,24 @@ impl App {
         });
     }
 
+    /// `tab` in the editor: completes the word before the cursor, or indents where there is
+    /// none (after a space or at the start of a line). Leaving the editor is `esc`.
+    pub(super) fn complete_or_indent(&mut self) {
+        let (row, col) = self.editor.cursor();
+        let line = self.editor.lines().get(row).cloned().unwrap_or_default();
+        let word_before = line
+            .chars()
+            .take(col)
+            .last()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '"');
+        if word_before {
+            self.open_completion(true);
+        } else {
+            self.editor.insert_str("    ");
+            self.dirty_highlight = true;
+        }
+    }
+
     pub(super) fn accept_completion(&mut self) {
         let Some(c) = self.completion.take() else {
             return;

@@ -12,12 +12,25 @@ impl App {
                     ..
                 })
             );
+            // `enter` sends the arguments once they are a whole JSON object; before that it
+            // starts a new line.
+            let complete = match &self.overlay {
+                Overlay::Palette(Palette {
+                    stage: PaletteStage::Edit { args, .. },
+                    ..
+                }) => {
+                    serde_json::from_str::<serde_json::Map<String, Value>>(&args.lines().join("\n"))
+                        .is_ok()
+                }
+                _ => false,
+            };
             for ctx in self.contexts() {
                 // While arguments are being typed, plain keys belong to the text.
                 if editing_args
                     && ctx == Context::Palette
                     && !k.modifiers.contains(KeyModifiers::CONTROL)
                     && k.code != KeyCode::Esc
+                    && !(k.code == KeyCode::Enter && k.modifiers.is_empty() && complete)
                 {
                     continue;
                 }

@@ -639,6 +639,7 @@ impl App {
             Action::CancelCall => self.cancel_call(),
             Action::Retry => self.retry_chart(),
             Action::Sort => self.sort_by_column(),
+            Action::CompleteOrIndent => self.complete_or_indent(),
             Action::FilterRows => self.start_row_filter(),
             Action::Narrower | Action::Wider => self.resize_column(a == Action::Wider),
             Action::Search => self.pager_search(),
