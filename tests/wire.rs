@@ -189,6 +189,9 @@ fn replies() -> Vec<Reply> {
                 tools: 4,
                 last_error: None,
                 stderr: vec!["ready".into()],
+                up_since: Some("2026-12-01T00:00:00Z".into()),
+                restarts: 1,
+                last_error_at: Some("2026-11-30T23:59:00Z".into()),
             }],
         },
         Reply::Calls {

@@ -68,6 +68,12 @@ pub struct ServerStatus {
     pub version: Option<String>,
     pub last_error: Option<String>,
     pub tools: usize,
+    /// When the server last came up (ISO 8601), while it is up.
+    pub up_since: Option<String>,
+    /// Failures since loom started, each followed by a restart or the delisting.
+    pub restarts: u32,
+    /// When `last_error` happened (ISO 8601).
+    pub last_error_at: Option<String>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -196,6 +202,9 @@ impl Fleet {
                         version: None,
                         last_error: None,
                         tools: 0,
+                        up_since: None,
+                        restarts: 0,
+                        last_error_at: None,
                     }),
                     lists: Mutex::new(Lists::default()),
                     conn: Mutex::new(None),

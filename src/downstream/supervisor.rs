@@ -21,8 +21,10 @@ struct Running {
 fn set_state(fleet: &Fleet, server: &ServerHandle, state: ServerState, error: Option<String>) {
     let mut st = lock(&server.status);
     st.state = state.clone();
+    st.up_since = (state == ServerState::Up).then(crate::types::time::now_iso);
     if error.is_some() {
         st.last_error = error.clone();
+        st.last_error_at = Some(crate::types::time::now_iso());
     }
     drop(st);
     tracing::info!(server = %server.name(), state = %state.label(), error = error.as_deref().unwrap_or(""), "server state");
@@ -78,7 +80,12 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
             Err(e) => e,
         };
         tracing::warn!(server = %server.name(), "server failed: {failure}");
-        lock(&server.status).last_error = Some(failure.clone());
+        {
+            let mut st = lock(&server.status);
+            st.last_error = Some(failure.clone());
+            st.last_error_at = Some(crate::types::time::now_iso());
+            st.restarts += 1;
+        }
         if !settled {
             settled = true;
             fleet.settled.send_modify(|n| *n += 1);

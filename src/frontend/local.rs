@@ -349,6 +349,9 @@ pub fn servers(session: &Session) -> Vec<ServerView> {
                 tools: st.tools,
                 last_error: st.last_error,
                 stderr: session.bus.stderr_tail(s.name(), 200),
+                up_since: st.up_since,
+                restarts: st.restarts,
+                last_error_at: st.last_error_at,
             }
         })
         .collect()

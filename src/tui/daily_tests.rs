@@ -606,7 +606,7 @@ fn counts_read_as_words() {
     a.servers.truncate(1);
     a.servers[0].tools = 1;
     let s = screen(&a);
-    assert!(s.contains("sample up · 1 tool"), "{s}");
+    assert!(s.contains("sample up · 1 tool "), "{s}");
     assert!(!s.contains("legacy"), "{s}");
 }
 
@@ -647,4 +647,25 @@ fn enter_sends_the_palette_arguments_once_they_are_whole_json() {
             .any(|r| matches!(r, Request::CallTool { name, .. } if name == "sample_list_orders")),
         "{reqs:?}"
     );
+}
+
+#[test]
+fn servers_show_uptime_restarts_calls_and_when_they_failed() {
+    let mut a = started();
+    a.size = (160, 45);
+    a.now_secs = crate::types::time::parse_iso("2026-11-30T10:10:00Z").unwrap();
+    a.focus = Pane::Servers;
+    let s = screen(&a);
+    // The fixture: `sample` up since 09:58 with four calls (12, 24, 36, 48 ms), `fs` failing.
+    assert!(s.contains("sample up · 6 tools · MCP 2025"), "{s}");
+    assert!(s.contains("up 12m · 4 calls p50 36 ms"), "{s}");
+    assert!(s.contains("fs restarting 1/5 · 0 tools"), "{s}");
+    // Zoomed, the last error reads whole, with its time.
+    press(&mut a, vec![Msg::char('z')]);
+    let s = screen(&a);
+    assert!(
+        s.contains("1 restart · failed at 10:00:02: exited with status 1"),
+        "{s}"
+    );
+    assert_eq!(crate::tui::ui::duration(3 * 3600 + 300), "3h 5m");
 }

@@ -39,7 +39,8 @@ impl From<&str> for EngineError {
 /// below (or an event) changes shape. 2: typed describe payload, drop reasons. 3: typed
 /// errors (`EngineError`) in the JSON-RPC error's `data`. 4: a server's state is typed
 /// (`ServerState`), not a label. 5: cancel a tool call by its number; read and search parked
-/// text; the number of connected clients.
+/// text; the number of connected clients; a server's uptime, restarts and when its last error
+/// happened.
 pub const WORKBENCH_PROTOCOL: u32 = 5;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -184,6 +185,15 @@ pub struct ServerView {
     pub tools: usize,
     pub last_error: Option<String>,
     pub stderr: Vec<String>,
+    /// When the server last came up (ISO 8601), while it is up.
+    #[serde(default)]
+    pub up_since: Option<String>,
+    /// How often it failed and was restarted since loom started.
+    #[serde(default)]
+    pub restarts: u32,
+    /// When `last_error` happened (ISO 8601).
+    #[serde(default)]
+    pub last_error_at: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]

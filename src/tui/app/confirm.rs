@@ -133,8 +133,25 @@ impl App {
         }
     }
 
+    /// Finished calls to `server` this workbench knows of, and their median latency.
+    pub fn server_calls(&self, server: &str) -> (usize, Option<u64>) {
+        let mut ms: Vec<u64> = self
+            .calls
+            .iter()
+            .filter(|c| c.server == server && c.outcome != crate::types::events::Outcome::Running)
+            .map(|c| c.millis)
+            .collect();
+        ms.sort_unstable();
+        let p50 = ms.get(ms.len() / 2).copied().filter(|_| !ms.is_empty());
+        (ms.len(), p50)
+    }
+
     /// Seconds since `at` (an ISO date of the session), by the runtime's clock.
     pub fn elapsed_secs(&self, at: &str) -> Option<u64> {
+        // No clock yet (before the runtime's first tick, or in a test that sets none).
+        if self.now_secs == 0 {
+            return None;
+        }
         crate::types::time::parse_iso(at).map(|t| self.now_secs.saturating_sub(t))
     }
 }

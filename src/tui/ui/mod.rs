@@ -251,6 +251,16 @@ pub fn plural(n: impl Into<u64>, one: &str) -> String {
     }
 }
 
+/// `45s`, `12m`, `3h 5m`, `2d 4h`: a duration as a person reads it at a glance.
+pub fn duration(secs: u64) -> String {
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86_400 => format!("{}h {}m", secs / 3600, secs % 3600 / 60),
+        _ => format!("{}d {}h", secs / 86_400, secs % 86_400 / 3600),
+    }
+}
+
 /// The display columns `s` takes.
 pub fn display_width(s: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(s)

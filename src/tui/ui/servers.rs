@@ -16,10 +16,16 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     // When not every server fits, the view follows the selection, the title says which are
     // shown and, where there is a row for it, the last row says how many more: nothing is cut
     // silently.
-    let (skip, shown) = if n <= room {
+    // Two rows a server (its state, then its numbers) when there is room, else one.
+    let per = if room >= 2 * n || room >= 3 { 2 } else { 1 };
+    let (skip, shown) = if n * per <= room {
         (0, n)
     } else {
-        let shown = if room >= 3 { room - 1 } else { room.max(1) };
+        let shown = if room > per {
+            (room - 1) / per
+        } else {
+            (room / per).max(1)
+        };
         (
             app.server_sel.saturating_sub(shown - 1).min(n - shown),
             shown,
@@ -66,7 +72,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         .enumerate()
         .skip(skip)
         .take(shown)
-        .map(|(i, s)| {
+        .flat_map(|(i, s)| {
             let (state_style, mark) = match s.state {
                 ServerState::Up => (th.success, "●"),
                 ServerState::Delisted | ServerState::Stopped => (th.error, "✕"),
@@ -83,28 +89,64 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 .last_error
                 .as_deref()
                 .filter(|_| s.state != ServerState::Up)
-                .map(|e| format!(" {e}"))
+                .map(|e| {
+                    let at = s
+                        .last_error_at
+                        .as_deref()
+                        .and_then(|t| t.get(11..19))
+                        .map(|t| format!(" at {t}"))
+                        .unwrap_or_default();
+                    format!("failed{at}: {e}")
+                })
                 .unwrap_or_default();
+            // How long it has been up, how often it restarted, and how its calls went.
+            let up = s
+                .up_since
+                .as_deref()
+                .and_then(|t| app.elapsed_secs(t))
+                .map(|secs| format!("up {}", super::duration(secs)))
+                .unwrap_or_default();
+            let restarts = match s.restarts {
+                0 => String::new(),
+                n => format!(" · {}", super::plural(n, "restart")),
+            };
+            let up = if up.is_empty() { String::new() } else { up };
+            let (calls, p50) = app.server_calls(&s.name);
+            let calls = match (calls, p50) {
+                (0, _) => String::new(),
+                (n, Some(p)) => format!(" · {} p50 {p} ms", super::plural(n as u64, "call")),
+                (n, None) => format!(" · {}", super::plural(n as u64, "call")),
+            };
             let text = format!(
                 "{} {} · {}{era}",
                 s.name,
                 s.state,
                 super::plural(s.tools as u64, "tool")
             );
-            let mut spans = vec![
+            let first = Line::from(vec![
                 Span::styled(format!("{mark} "), state_style),
                 Span::raw(fit(&text, w.saturating_sub(2))),
-            ];
+            ]);
+            let numbers = format!("  {}{restarts}{calls}", up.trim_start());
+            let numbers = numbers.trim_end_matches(" · ").replacen("   · ", "  ", 1);
+            let mut second = vec![Span::styled(fit(&numbers, w), th.muted)];
             if !err.is_empty() {
-                let room = w.saturating_sub(2 + text.chars().count());
-                spans.push(Span::styled(fit(&err, room), th.error));
+                let err = if numbers.trim().is_empty() {
+                    err
+                } else {
+                    format!(" · {err}")
+                };
+                let room = w.saturating_sub(numbers.chars().count());
+                second.push(Span::styled(fit(&err, room), th.error));
             }
-            let line = Line::from(spans);
-            if i == app.server_sel && app.focus == Pane::Servers {
-                line.style(th.selection)
-            } else {
-                line
+            let mut rows = vec![first];
+            if per == 2 {
+                rows.push(Line::from(second));
             }
+            let selected = i == app.server_sel && app.focus == Pane::Servers;
+            rows.into_iter()
+                .map(move |l| if selected { l.style(th.selection) } else { l })
+                .collect::<Vec<_>>()
         })
         .collect();
     if shown < n && lines.len() < room {
