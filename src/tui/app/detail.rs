@@ -152,7 +152,10 @@ pub(super) fn dataset_lines(dataset: &str, d: &Description, th: &Theme) -> Vec<L
     )];
     if let Some(p) = &d.provenance {
         lines.push(Line::styled(
-            format!("from {}/{} at {} ({})", p.server, p.tool, p.at, p.rung),
+            format!(
+                "from {}/{} at {}, rows found in {}",
+                p.server, p.tool, p.at, p.rung
+            ),
             th.muted,
         ));
         if let Some(a) = &p.arguments {
