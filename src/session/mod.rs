@@ -147,6 +147,7 @@ impl StoreSlot {
 /// server and the tool that makes that kind.
 fn catalog_event(change: CatalogChange) -> Event {
     match change {
+        CatalogChange::Memory { key } => Event::MemoryChanged { key },
         CatalogChange::Created {
             dataset,
             rows,
@@ -234,7 +235,12 @@ impl Session {
         let bus = EventBus::default();
         Arc::new(Session {
             store: StoreSlot::new(&config, bus.clone()),
-            memories: Arc::new(Memories::new(memory_path, limits)),
+            memories: {
+                let memories = Memories::new(memory_path, limits);
+                let bus = bus.clone();
+                memories.report_changes(Arc::new(move |change| bus.publish(catalog_event(change))));
+                Arc::new(memories)
+            },
             calls: calls::CallLog::default(),
             cancels: calls::Cancels::default(),
             approvals: approvals::Approvals::default(),

@@ -80,6 +80,10 @@ pub enum CatalogChange {
         key: String,
         bytes: u64,
     },
+    /// A memory got a new version, or was deleted.
+    Memory {
+        key: String,
+    },
 }
 
 pub type ChangeSink = std::sync::Arc<dyn Fn(CatalogChange) + Send + Sync>;

@@ -2,7 +2,6 @@
 //! log entry every call gets.
 
 use super::*;
-use tools::LoomTool;
 
 impl ClientSession {
     pub(super) async fn call_tool(
@@ -25,20 +24,13 @@ impl ClientSession {
             let result = match tools::validate(spec, &args) {
                 Err(msg) => tool_error(&msg),
                 Ok(()) if spec.tool.is_memory() => {
+                    // The memories report what they write to the session themselves.
                     let mem = self.session.memories.clone();
-                    let bus = self.session.bus.clone();
-                    let key = args.get("key").and_then(Value::as_str).map(str::to_owned);
                     let author = self.caller;
-                    let out = run_blocking(spec.name(), move || {
+                    run_blocking(spec.name(), move || {
                         tools::run_memory(&mem, spec.tool, &args, author.as_str())
                     })
-                    .await;
-                    if let Some(key) = key
-                        && matches!(spec.tool, LoomTool::MemorySet | LoomTool::MemoryDelete)
-                    {
-                        bus.publish(Event::MemoryChanged { key });
-                    }
-                    out
+                    .await
                 }
                 Ok(()) => match self.session.store.get().await {
                     Err(e) => tool_error(&format!("the dataset store is not available: {e}")),

@@ -93,6 +93,8 @@ pub struct Memories {
     limits: MemoryLimits,
     /// What the most recent replay skipped, for callers to show.
     skipped: Mutex<Skipped>,
+    /// Where each written or deleted version is reported (the session republishes it).
+    changes: std::sync::OnceLock<super::ChangeSink>,
 }
 
 /// The default memory file for a project: `$XDG_DATA_HOME/loom/projects/<hash of the config
@@ -124,7 +126,41 @@ impl Memories {
             path,
             limits,
             skipped: Mutex::new(Skipped::default()),
+            changes: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Hands the memories the sink their changes go to (the first one set stays): every front
+    /// end hears of a version written or deleted, whoever wrote it.
+    pub fn report_changes(&self, sink: super::ChangeSink) {
+        let _ = self.changes.set(sink);
+    }
+
+    fn reported(&self, written: Result<Memory, MemoryError>) -> Result<Memory, MemoryError> {
+        if let (Ok(m), Some(sink)) = (&written, self.changes.get()) {
+            sink(super::CatalogChange::Memory { key: m.key.clone() });
+        }
+        written
+    }
+
+    /// Writes a new version of `key` (see `write`); reported to the change sink.
+    pub fn set(
+        &self,
+        key: &str,
+        content: &str,
+        tags: Vec<String>,
+        pinned: bool,
+        if_version: Option<u64>,
+        author: &str,
+    ) -> Result<Memory, MemoryError> {
+        let written = self.write(key, content, tags, pinned, if_version, author);
+        self.reported(written)
+    }
+
+    /// Deletes `key` with a tombstone version; reported to the change sink.
+    pub fn delete(&self, key: &str, author: &str) -> Result<Memory, MemoryError> {
+        let written = self.tombstone(key, author);
+        self.reported(written)
     }
 
     /// What the most recent read of the file skipped (nothing before the first read).
@@ -232,7 +268,7 @@ impl Memories {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn set(
+    fn write(
         &self,
         key: &str,
         content: &str,
@@ -307,7 +343,7 @@ impl Memories {
         }
     }
 
-    pub fn delete(&self, key: &str, author: &str) -> Result<Memory, MemoryError> {
+    fn tombstone(&self, key: &str, author: &str) -> Result<Memory, MemoryError> {
         let mut locked = self.lock(true)?;
         let replayed = self.replay(&locked)?;
         let versions = replayed

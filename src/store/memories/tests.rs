@@ -396,3 +396,17 @@ fn primer_stays_within_budget_and_says_what_it_left_out() {
     assert!(crate::intercept::tokens::estimate(&p) <= 360, "{p}");
     assert!(p.contains("more left out"), "{p}");
 }
+
+#[test]
+fn every_write_and_delete_is_reported_and_a_refused_one_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Memories::new(dir.path().join("m.jsonl"), MemoryLimits::default());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    m.report_changes(std::sync::Arc::new(move |c| s.lock().unwrap().push(c)));
+    m.set("db", "one", vec![], false, None, "human").unwrap();
+    assert!(m.set("db", "two", vec![], false, Some(7), "model").is_err());
+    m.delete("db", "model").unwrap();
+    let key = |k: &str| crate::store::CatalogChange::Memory { key: k.into() };
+    assert_eq!(*seen.lock().unwrap(), vec![key("db"), key("db")]);
+}
