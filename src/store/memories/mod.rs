@@ -136,33 +136,6 @@ impl Memories {
         let _ = self.changes.set(sink);
     }
 
-    fn reported(&self, written: Result<Memory, MemoryError>) -> Result<Memory, MemoryError> {
-        if let (Ok(m), Some(sink)) = (&written, self.changes.get()) {
-            sink(super::CatalogChange::Memory { key: m.key.clone() });
-        }
-        written
-    }
-
-    /// Writes a new version of `key` (see `write`); reported to the change sink.
-    pub fn set(
-        &self,
-        key: &str,
-        content: &str,
-        tags: Vec<String>,
-        pinned: bool,
-        if_version: Option<u64>,
-        author: &str,
-    ) -> Result<Memory, MemoryError> {
-        let written = self.write(key, content, tags, pinned, if_version, author);
-        self.reported(written)
-    }
-
-    /// Deletes `key` with a tombstone version; reported to the change sink.
-    pub fn delete(&self, key: &str, author: &str) -> Result<Memory, MemoryError> {
-        let written = self.tombstone(key, author);
-        self.reported(written)
-    }
-
     /// What the most recent read of the file skipped (nothing before the first read).
     pub fn skipped(&self) -> Skipped {
         self.skipped
@@ -264,11 +237,16 @@ impl Memories {
             .file
             .write_all(line.as_bytes())
             .map_err(|e| self.io(e))?;
-        locked.file.flush().map_err(|e| self.io(e))
+        locked.file.flush().map_err(|e| self.io(e))?;
+        // Written: every front end hears of it, whoever wrote it.
+        if let Some(sink) = self.changes.get() {
+            sink(super::CatalogChange::Memory { key: m.key.clone() });
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn write(
+    pub fn set(
         &self,
         key: &str,
         content: &str,
@@ -343,7 +321,7 @@ impl Memories {
         }
     }
 
-    fn tombstone(&self, key: &str, author: &str) -> Result<Memory, MemoryError> {
+    pub fn delete(&self, key: &str, author: &str) -> Result<Memory, MemoryError> {
         let mut locked = self.lock(true)?;
         let replayed = self.replay(&locked)?;
         let versions = replayed
