@@ -14,7 +14,7 @@ use loom::types::data::{
 };
 use loom::types::events::{
     ApprovalRequest, CallRecord, CallSummary, Caller, Decision, Event, Outcome, Sequenced,
-    ServerState,
+    ServerState, Settlement,
 };
 use serde_json::{Value, json};
 
@@ -330,7 +330,7 @@ fn events() -> Vec<Sequenced> {
         Event::ApprovalRequested(approval()),
         Event::ApprovalSettled {
             approval: 3,
-            decision: "approved once".into(),
+            decision: Settlement::ApprovedOnce,
         },
         Event::ExportProgress {
             table: "t".into(),

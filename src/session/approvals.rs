@@ -10,6 +10,7 @@ pub use crate::types::events::{ApprovalRequest, Decision};
 
 use super::{Event, EventBus};
 use crate::downstream::connection::lock;
+use crate::types::events::Settlement;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -52,7 +53,7 @@ impl Drop for Waiting<'_> {
             lock(&self.approvals.pending).remove(&self.id);
             self.bus.publish(Event::ApprovalSettled {
                 approval: self.id,
-                decision: "withdrawn".into(),
+                decision: Settlement::Withdrawn,
             });
         }
     }
@@ -154,13 +155,13 @@ impl Approvals {
         let (verdict, label) = match outcome {
             Ok(Ok(Decision::Once)) => (
                 Verdict::Allowed("approved once by a human".into()),
-                "approved once",
+                Settlement::ApprovedOnce,
             ),
             Ok(Ok(Decision::Session)) => {
                 lock(&self.session_allowed).insert(key);
                 (
                     Verdict::Allowed("approved for the session by a human".into()),
-                    "approved for the session",
+                    Settlement::ApprovedForSession,
                 )
             }
             Ok(Ok(Decision::Deny { reason })) => (
@@ -168,29 +169,29 @@ impl Approvals {
                     Some(r) => format!("denied by a human: {r}"),
                     None => "denied by a human".into(),
                 }),
-                "denied",
+                Settlement::Denied,
             ),
             Ok(Err(_)) => (
                 Verdict::Denied("denied: the approval was dropped".into()),
-                "dropped",
+                Settlement::Dropped,
             ),
             Err(true) => (
                 Verdict::Denied(format!(
                     "denied: no human decided within {}s (approval_timeout)",
                     timeout.as_secs()
                 )),
-                "timed out",
+                Settlement::TimedOut,
             ),
             Err(false) => (
                 Verdict::Denied(
                     "denied: everyone detached while it waited (a call a person was asked about is never settled by `unattended`)".into(),
                 ),
-                "denied: nobody attached",
+                Settlement::NobodyAttached,
             ),
         };
         bus.publish(Event::ApprovalSettled {
             approval: id,
-            decision: label.into(),
+            decision: label,
         });
         verdict
     }

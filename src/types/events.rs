@@ -40,7 +40,7 @@ pub enum Event {
     ApprovalRequested(ApprovalRequest),
     ApprovalSettled {
         approval: u64,
-        decision: String,
+        decision: Settlement,
     },
     ExportProgress {
         table: String,
@@ -186,6 +186,38 @@ words!(Outcome {
     Error = "error",
     Denied = "denied",
     Cancelled = "cancelled",
+});
+
+/// How a waiting call was settled, as everyone watching its prompt learns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Settlement {
+    #[serde(rename = "approved once")]
+    ApprovedOnce,
+    #[serde(rename = "approved for the session")]
+    ApprovedForSession,
+    #[serde(rename = "denied")]
+    Denied,
+    /// The decision's channel was dropped (the session is going away).
+    #[serde(rename = "dropped")]
+    Dropped,
+    #[serde(rename = "timed out")]
+    TimedOut,
+    /// Every person detached while it waited.
+    #[serde(rename = "denied: nobody attached")]
+    NobodyAttached,
+    /// The call went away (cancelled, or its client left) before anyone decided.
+    #[serde(rename = "withdrawn")]
+    Withdrawn,
+}
+
+words!(Settlement {
+    ApprovedOnce = "approved once",
+    ApprovedForSession = "approved for the session",
+    Denied = "denied",
+    Dropped = "dropped",
+    TimedOut = "timed out",
+    NobodyAttached = "denied: nobody attached",
+    Withdrawn = "withdrawn",
 });
 
 /// Where a server is in its life, as the supervisor sees it.
