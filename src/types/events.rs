@@ -144,6 +144,21 @@ pub enum Outcome {
 
 /// Text forms of the small enums above, as they travel and as a person filters by them.
 macro_rules! words {
+    // `serde`: the words are also how the type travels.
+    (serde $t:ty { $($v:ident = $w:literal),* $(,)? }) => {
+        words!($t { $($v = $w),* });
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
     ($t:ty { $($v:ident = $w:literal),* $(,)? }) => {
         impl $t {
             pub fn as_str(self) -> &'static str {
@@ -188,29 +203,23 @@ words!(Outcome {
     Cancelled = "cancelled",
 });
 
-/// How a waiting call was settled, as everyone watching its prompt learns it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// How a waiting call was settled, as everyone watching its prompt learns it; it travels as
+/// its words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settlement {
-    #[serde(rename = "approved once")]
     ApprovedOnce,
-    #[serde(rename = "approved for the session")]
     ApprovedForSession,
-    #[serde(rename = "denied")]
     Denied,
     /// The decision's channel was dropped (the session is going away).
-    #[serde(rename = "dropped")]
     Dropped,
-    #[serde(rename = "timed out")]
     TimedOut,
     /// Every person detached while it waited.
-    #[serde(rename = "denied: nobody attached")]
     NobodyAttached,
     /// The call went away (cancelled, or its client left) before anyone decided.
-    #[serde(rename = "withdrawn")]
     Withdrawn,
 }
 
-words!(Settlement {
+words!(serde Settlement {
     ApprovedOnce = "approved once",
     ApprovedForSession = "approved for the session",
     Denied = "denied",
