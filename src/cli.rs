@@ -269,6 +269,7 @@ pub async fn export(
         .request(Request::Export {
             table: dataset.to_owned(),
             format: format.to_owned(),
+            options: Default::default(),
         })
         .await;
     progress.abort();

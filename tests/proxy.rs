@@ -286,15 +286,8 @@ async fn crash_loop_ends_in_delisting() {
     let mut c = RawClient::spawn(&cfg.path);
     c.initialize().await;
     assert!(!c.tool_names().await.is_empty());
-    c.call("t_crash", json!({})).await;
-    // Restarted once (within budget); crash it again to exceed the budget.
-    wait_until("the restarted server to crash again", async || {
-        let r = c.call("t_crash", json!({})).await;
-        text_of(&r)
-            .contains("failed during tools/call")
-            .then_some(())
-    })
-    .await;
+    // Restarted once (within budget); crashed again to exceed the budget.
+    crash_twice(&mut c).await;
     c.wait_for(T, |v| v["method"] == "notifications/tools/list_changed")
         .await;
     wait_until(

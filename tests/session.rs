@@ -435,16 +435,35 @@ async fn approvals_approve_once_for_the_session_and_deny_with_a_reason() {
         .map(|c| (c.outcome.to_string(), c.decision.clone()))
         .collect();
     assert_eq!(decisions.len(), 4, "{decisions:?}");
-    assert_eq!(decisions[0].1.as_deref(), Some("approved once by a human"));
-    assert_eq!(decisions[1].0, "denied");
-    assert_eq!(
-        decisions[1].1.as_deref(),
-        Some("denied by a human: not during the demo")
+    // The person reading the log learns at which terminal each was decided.
+    let at = format!("(at loom attach, pid {}", std::process::id());
+    let decided = |i: usize| decisions[i].1.clone().unwrap_or_default();
+    assert!(
+        decided(0).starts_with("approved once by a human ") && decided(0).contains(&at),
+        "{decisions:?}"
     );
+    assert_eq!(decisions[1].0, "denied");
+    assert!(
+        decided(1).starts_with("denied by a human: not during the demo ")
+            && decided(1).contains(&at),
+        "{decisions:?}"
+    );
+    assert!(
+        decided(2).starts_with("approved for the session by a human ") && decided(2).contains(&at),
+        "{decisions:?}"
+    );
+    // Asked once, then allowed for the session without waiting again.
     assert_eq!(
         decisions[3].1.as_deref(),
         Some("approved for the session by a human")
     );
+    let waits: Vec<Option<u64>> = calls
+        .iter()
+        .filter(|c| c.tool == "sample_cancel_order")
+        .map(|c| c.waited_millis)
+        .collect();
+    assert!(waits[..3].iter().all(Option::is_some), "{waits:?}");
+    assert_eq!(waits[3], None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -467,7 +486,9 @@ async fn approvals_time_out_follow_unattended_and_policy_deny_always_holds() {
             .await
             .expect("the approval settled in time")
             .expect("feed open");
-        if let Event::ApprovalSettled { approval, decision } = ev.event
+        if let Event::ApprovalSettled {
+            approval, decision, ..
+        } = ev.event
             && approval == req.approval
         {
             assert_eq!(decision, "timed out");
@@ -580,7 +601,9 @@ async fn a_call_cancelled_while_it_waits_for_approval_never_runs_and_its_prompt_
             .await
             .expect("settled in time")
             .expect("feed open");
-        if let Event::ApprovalSettled { approval, decision } = ev.event
+        if let Event::ApprovalSettled {
+            approval, decision, ..
+        } = ev.event
             && approval == req.approval
         {
             assert_eq!(decision, "withdrawn");
@@ -894,4 +917,124 @@ async fn every_catalog_change_the_model_makes_reaches_an_attached_workbench() {
         )),
         "the budget evicted nothing: {seen:#?}"
     );
+}
+
+/// A person restarts a server and re-enables a delisted one from an attached workbench; the
+/// server's log shows each change with its time, and who asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_restarts_a_server_and_re_enables_a_delisted_one_and_the_log_shows_it() {
+    let toml = format!(
+        "{}max_restarts = 1\nrestart_backoff = 0.05\n",
+        common::testserver_entry("t", &[])
+    );
+    let cfg = TempConfig::new(&toml);
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    assert!(!c.tool_names().await.is_empty());
+    let entry = entry_of(&cfg).await;
+    let (eng, _feed) = attacher(&entry).await;
+    let state = async |eng: &Arc<RemoteEngine>| {
+        let Ok(Reply::Servers { servers }) = eng.request(Request::Servers).await else {
+            panic!("servers")
+        };
+        (servers[0].state.clone(), servers[0].restarts)
+    };
+    // A restart of a healthy server is not a failure: nothing is counted.
+    eng.request(Request::RestartServer { server: "t".into() })
+        .await
+        .expect("restart");
+    wait_until("the server to be up again", async || {
+        (state(&eng).await == (loom::types::events::ServerState::Up, 0)).then_some(())
+    })
+    .await;
+    let r = c.call("t_echo", json!({ "x": 1 })).await;
+    assert!(!is_error_result(&r), "{r}");
+    // Crash it past its budget: delisted.
+    common::crash_twice(&mut c).await;
+    wait_until("delisting", async || {
+        (state(&eng).await.0 == loom::types::events::ServerState::Delisted).then_some(())
+    })
+    .await;
+    assert!(c.tool_names().await.is_empty());
+    // Re-enabled by a person: it comes back, and so do its tools.
+    eng.request(Request::RestartServer { server: "t".into() })
+        .await
+        .expect("re-enable");
+    wait_until("the re-enabled server's tools", async || {
+        c.tool_names()
+            .await
+            .contains(&"t_echo".to_owned())
+            .then_some(())
+    })
+    .await;
+    let r = c.call("t_echo", json!({ "x": 2 })).await;
+    assert!(!is_error_result(&r), "{r}");
+    // The log tells the story in order, each line with its time.
+    let Ok(Reply::ServerLog { lines }) =
+        eng.request(Request::ServerLog { server: "t".into() }).await
+    else {
+        panic!("log")
+    };
+    let story: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.kind == loom::types::events::LogKind::State)
+        .map(|l| l.text.as_str())
+        .collect();
+    let position = |needle: &str| {
+        story
+            .iter()
+            .position(|t| t.contains(needle))
+            .unwrap_or_else(|| panic!("`{needle}` in {story:#?}"))
+    };
+    let who = format!(
+        "asked for by a person at loom attach, pid {}",
+        std::process::id()
+    );
+    assert!(position(&format!("restart {who}")) < position("delisted"));
+    assert!(position("delisted") < position(&format!("re-enable {who}")));
+    assert!(
+        lines
+            .iter()
+            .all(|l| loom::types::time::parse_iso(&l.at).is_some()),
+        "{lines:#?}"
+    );
+    // Unknown servers are refused by name.
+    let err = eng
+        .request(Request::RestartServer {
+            server: "nope".into(),
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no server named `nope`"), "{err}");
+}
+
+/// A large result that reached the model whole says why in the call log, for the person
+/// reading the call in Detail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_call_log_says_why_a_large_result_passed_through_whole() {
+    let cfg = sample_config("", "intercept = \"never\"\npark_never = [\"tail_*\"]");
+    let (mut client, entry) = started(&cfg).await;
+    let (eng, _feed) = attacher(&entry).await;
+    client
+        .call("sample_list_orders", json!({ "limit": 2000 }))
+        .await;
+    client
+        .call("sample_tail_logs", json!({ "lines": 3000 }))
+        .await;
+    client
+        .call("sample_list_orders", json!({ "limit": 2 }))
+        .await;
+    let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 10 }).await else {
+        panic!("calls")
+    };
+    let because: Vec<(String, Option<String>)> = calls
+        .iter()
+        .map(|c| (c.tool.clone(), c.passed_because.clone()))
+        .collect();
+    let of = |i: usize| because[i].1.clone().unwrap_or_default();
+    assert!(of(0).contains("intercept = \"never\""), "{because:?}");
+    assert!(of(1).contains("parking is off"), "{because:?}");
+    // A small result needs no reason.
+    assert_eq!(because[2].1, None, "{because:?}");
 }

@@ -595,3 +595,63 @@ fn a_workbench_cancel_never_interrupts_the_models_query() {
     let r = bench.join().unwrap();
     assert!(r.is_err(), "the cancel did nothing: {r:?}");
 }
+
+/// A person's export options: another delimiter (quoting follows it), no header, a chosen
+/// name, and a range of rows (a selection in the grid).
+#[test]
+fn export_options_delimiter_header_name_and_a_range_of_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let r = ingest_json(&store, "list_orders", ORDERS);
+    let options = loom::types::engine::ExportOptions {
+        delimiter: ';',
+        header: false,
+        filename: Some("picked".into()),
+        rows: Some((1, 1)),
+    };
+    let mut progress = |_| {};
+    let (path, n) = store
+        .export_with_progress(&r, ExportFormat::Csv, &options, &mut progress)
+        .unwrap();
+    assert_eq!(n, 1);
+    assert_eq!(path.file_name().unwrap(), "picked.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let fields: Vec<&str> = text.trim_end().split(';').collect();
+    assert_eq!(fields.len(), 8, "{text}");
+    // The same row, in the table's order, is the second of a full export.
+    let (all, _) = store.export(&r, ExportFormat::Csv, None).unwrap();
+    let second = std::fs::read_to_string(all)
+        .unwrap()
+        .lines()
+        .nth(2)
+        .unwrap()
+        .to_owned();
+    assert_eq!(second.split(',').next(), fields.first().copied());
+    // A field holding the delimiter is quoted.
+    let q = store
+        .materialize("SELECT 'a;b' AS v, 'c,d' AS w", "semi")
+        .unwrap();
+    let (path, _) = store
+        .export_with_progress(
+            &q.dataset_ref,
+            ExportFormat::Csv,
+            &options_all(';'),
+            &mut progress,
+        )
+        .unwrap();
+    assert_eq!(std::fs::read_to_string(path).unwrap(), "v;w\n\"a;b\";c,d\n");
+    // A delimiter that cannot separate fields is refused before a file is made.
+    let err = store
+        .export_with_progress(&r, ExportFormat::Csv, &options_all('"'), &mut progress)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot separate"), "{err}");
+}
+
+fn options_all(delimiter: char) -> loom::types::engine::ExportOptions {
+    loom::types::engine::ExportOptions {
+        delimiter,
+        ..Default::default()
+    }
+}

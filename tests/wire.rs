@@ -6,15 +6,16 @@
 //! below have no wildcard: a new variant does not compile until it has a sample here.
 
 use loom::frontend::engine::{
-    BlobView, DatasetView, EngineError, Reply, Request, ServerView, SessionInfo, WORKBENCH_PROTOCOL,
+    BlobView, DatasetView, EngineError, ExportOptions, Reply, Request, ServerView, SessionInfo,
+    WORKBENCH_PROTOCOL,
 };
 use loom::types::data::{
     Bar, ColumnStats, DatasetKind, Description, DropReason, JoinHint, MemoryView, Provenance,
     ResultTable,
 };
 use loom::types::events::{
-    ApprovalRequest, CallRecord, CallSummary, Caller, Decision, Event, Outcome, Sequenced,
-    ServerState, Settlement,
+    ApprovalRequest, CallRecord, CallSummary, Caller, Decision, Event, LogKind, LogLine, Outcome,
+    Sequenced, ServerState, Settlement,
 };
 use serde_json::{Value, json};
 
@@ -33,7 +34,9 @@ fn summary() -> CallSummary {
         bytes_out: 2_000,
         tokens_out: 500,
         arguments: "{\"limit\":1000}".into(),
-        decision: Some("approved once".into()),
+        decision: Some("approved once by a human (at loom attach, pid 9 on /dev/pts/3)".into()),
+        waited_millis: Some(1500),
+        passed_because: None,
     }
 }
 
@@ -113,6 +116,17 @@ fn requests() -> Vec<Request> {
         Request::Export {
             table: "t".into(),
             format: "csv".into(),
+            options: ExportOptions::default(),
+        },
+        Request::Export {
+            table: "t".into(),
+            format: "csv".into(),
+            options: ExportOptions {
+                delimiter: ';',
+                header: false,
+                filename: Some("paid".into()),
+                rows: Some((10, 5)),
+            },
         },
         Request::Blobs,
         Request::Memories,
@@ -142,6 +156,12 @@ fn requests() -> Vec<Request> {
             key: "b1".into(),
             pattern: "error|warn".into(),
         },
+        Request::ServerLog {
+            server: "sample".into(),
+        },
+        Request::RestartServer {
+            server: "sample".into(),
+        },
     ];
     for r in &all {
         match r {
@@ -164,7 +184,9 @@ fn requests() -> Vec<Request> {
             | Request::Approvals
             | Request::CancelCall { .. }
             | Request::BlobText { .. }
-            | Request::BlobSearch { .. } => {}
+            | Request::BlobSearch { .. }
+            | Request::ServerLog { .. }
+            | Request::RestartServer { .. } => {}
         }
     }
     all
@@ -272,6 +294,20 @@ fn replies() -> Vec<Reply> {
             text: "line 1\nline 2".into(),
         },
         Reply::BlobMatches { lines: vec![0, 4] },
+        Reply::ServerLog {
+            lines: vec![
+                LogLine {
+                    at: "2026-12-01T00:00:00Z".into(),
+                    kind: LogKind::Stderr,
+                    text: "ready".into(),
+                },
+                LogLine {
+                    at: "2026-12-01T00:00:01Z".into(),
+                    kind: LogKind::State,
+                    text: "restarting 1/5: exit status 1".into(),
+                },
+            ],
+        },
         Reply::Done,
     ];
     for r in &all {
@@ -293,6 +329,7 @@ fn replies() -> Vec<Reply> {
             | Reply::Approvals { .. }
             | Reply::BlobText { .. }
             | Reply::BlobMatches { .. }
+            | Reply::ServerLog { .. }
             | Reply::Done => {}
         }
     }
@@ -309,6 +346,7 @@ fn events() -> Vec<Sequenced> {
         Event::ServerStderr {
             server: "sample".into(),
             line: "ready".into(),
+            at: "2026-12-01T00:00:00Z".into(),
         },
         Event::CallStarted(summary()),
         Event::CallFinished(summary()),
@@ -331,7 +369,16 @@ fn events() -> Vec<Sequenced> {
         Event::ApprovalSettled {
             approval: 3,
             decision: Settlement::ApprovedOnce,
+            by: Some("loom attach, pid 9 on /dev/pts/3".into()),
         },
+        Event::CallFinished(CallSummary {
+            outcome: Outcome::Passed,
+            reference: None,
+            decision: None,
+            waited_millis: None,
+            passed_because: Some("non-text content".into()),
+            ..summary()
+        }),
         Event::ExportProgress {
             table: "t".into(),
             rows: 10,

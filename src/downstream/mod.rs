@@ -89,6 +89,8 @@ pub struct ServerHandle {
     status: Mutex<ServerStatus>,
     lists: Mutex<Lists>,
     conn: Mutex<Option<Arc<Connection>>>,
+    /// A person asked for a restart: the supervisor stops the server and starts it again.
+    restart: tokio::sync::Notify,
 }
 
 impl ServerHandle {
@@ -162,6 +164,39 @@ impl std::fmt::Display for Unavailable {
 
 impl std::error::Error for Unavailable {}
 
+/// What a person's restart did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Restart {
+    /// The server is being stopped and started again.
+    Restarting,
+    /// A delisted server is being started again; its tools return once it is up.
+    Relisted,
+}
+
+/// Why a restart was not done.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RestartRefused {
+    #[error("no server named `{0}`")]
+    Unknown(String),
+    #[error("server `{0}` is starting now; restart it once it is up or has failed")]
+    Starting(String),
+    #[error("loom is shutting down")]
+    ShuttingDown,
+}
+
+fn set_state_starting(fleet: &Fleet, server: &ServerHandle) {
+    {
+        let mut st = lock(&server.status);
+        st.state = ServerState::Starting;
+        st.up_since = None;
+    }
+    (fleet.events)(FleetEvent::State {
+        server: server.name().into(),
+        state: ServerState::Starting,
+        detail: None,
+    });
+}
+
 /// Where an exposed tool or prompt name leads.
 pub struct Route {
     pub server: Arc<ServerHandle>,
@@ -208,6 +243,7 @@ impl Fleet {
                     }),
                     lists: Mutex::new(Lists::default()),
                     conn: Mutex::new(None),
+                    restart: tokio::sync::Notify::new(),
                 })
             })
             .collect();
@@ -460,6 +496,34 @@ impl Fleet {
     }
 
     /// Stops every server: stdin closed, then SIGTERM, then SIGKILL of its process group.
+    /// Restarts a server at a person's request: a running or restarting one at once (without
+    /// counting a failure), a delisted one is supervised afresh and listed again once up.
+    pub fn restart(self: &Arc<Self>, name: &str) -> Result<Restart, RestartRefused> {
+        let server = self
+            .server(name)
+            .ok_or_else(|| RestartRefused::Unknown(name.to_owned()))?
+            .clone();
+        if *self.shutdown.borrow() {
+            return Err(RestartRefused::ShuttingDown);
+        }
+        match server.status().state {
+            ServerState::Up | ServerState::Restarting { .. } => {
+                // Starting from now on, for whoever looks next; the supervisor does the rest.
+                set_state_starting(self, &server);
+                server.restart.notify_one();
+                Ok(Restart::Restarting)
+            }
+            ServerState::Delisted => {
+                set_state_starting(self, &server);
+                let task = tokio::spawn(supervisor::supervise(self.clone(), server));
+                lock(&self.tasks).push(task);
+                Ok(Restart::Relisted)
+            }
+            ServerState::Starting => Err(RestartRefused::Starting(name.to_owned())),
+            ServerState::Stopped => Err(RestartRefused::ShuttingDown),
+        }
+    }
+
     pub async fn shutdown(&self) {
         self.shutdown.send_replace(true);
         let tasks: Vec<_> = lock(&self.tasks).drain(..).collect();

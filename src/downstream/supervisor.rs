@@ -64,6 +64,12 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
                 let started = Instant::now();
                 let reason = tokio::select! {
                     reason = running.conn.wait_closed() => reason,
+                    _ = server.restart.notified() => {
+                        // A person asked (and the state already says starting): not a
+                        // failure, so nothing is counted and there is no backoff.
+                        stop(&fleet, &mut running).await;
+                        continue;
+                    }
                     _ = stopping(&mut shutdown) => {
                         stop(&fleet, &mut running).await;
                         set_state(&fleet, &server, ServerState::Stopped, None);
@@ -123,6 +129,8 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
             .min(policy.backoff_max);
         tokio::select! {
             _ = tokio::time::sleep(backoff) => {}
+            // A person's restart skips the wait.
+            _ = server.restart.notified() => {}
             _ = stopping(&mut shutdown) => {
                 set_state(&fleet, &server, ServerState::Stopped, None);
                 return;

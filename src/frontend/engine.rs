@@ -24,7 +24,29 @@ pub struct EventFeed {
 /// One session as a workbench sees it, whatever the transport.
 pub trait Engine: Send + Sync + 'static {
     fn request(&self, request: Request) -> EngineFuture;
+    /// A request made at another terminal, named in words (`loom attach, pid 4242 on
+    /// /dev/pts/3)`): what a person decides there is recorded as decided there.
+    fn request_from(&self, request: Request, terminal: String) -> EngineFuture {
+        let _ = terminal;
+        self.request(request)
+    }
     /// Subscribes to the session's events. With `human`, a person counts as attached (and
     /// `ask` approvals wait for them) while the feed is held.
     fn events(&self, human: bool) -> EventFeed;
+}
+
+/// A terminal in words, for the record of who decided: `loom attach, pid 4242 on /dev/pts/3`.
+/// The terminal is read from the process's standard input, and named only when it is one.
+pub fn terminal_words(program: &str, pid: u32) -> String {
+    let tty = std::fs::read_link(format!("/proc/{pid}/fd/0"))
+        .ok()
+        .map(|p| p.display().to_string())
+        .filter(|p| {
+            (p.starts_with("/dev/pts/") || p.starts_with("/dev/tty"))
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '/')
+        });
+    match tty {
+        Some(tty) => format!("{program}, pid {pid} on {tty}"),
+        None => format!("{program}, pid {pid}"),
+    }
 }

@@ -99,7 +99,12 @@ impl Inner {
         }
     }
 
-    async fn handle(self: Arc<Self>, request: Request) -> Result<Reply, EngineError> {
+    /// Answers one request; `terminal` names where it was made when not in this process.
+    async fn handle(
+        self: Arc<Self>,
+        request: Request,
+        terminal: Option<String>,
+    ) -> Result<Reply, EngineError> {
         let session = self.session.clone();
         match request {
             Request::Session => Ok(Reply::Session(Box::new(SessionInfo {
@@ -173,7 +178,10 @@ impl Inner {
                 approvals: session.approvals.waiting(),
             }),
             Request::Approve { approval, decision } => {
-                if session.approvals.decide(approval, decision) {
+                let by = terminal.unwrap_or_else(|| {
+                    super::engine::terminal_words("loom tui", std::process::id())
+                });
+                if session.approvals.decide(approval, decision, &by) {
                     Ok(Reply::Done)
                 } else {
                     Err(format!(
@@ -211,6 +219,33 @@ impl Inner {
                     Ok(Reply::BlobMatches { lines })
                 })
                 .await
+            }
+            Request::ServerLog { server } => {
+                if !session.server_names().contains(&server) {
+                    return Err(EngineError::Unknown(format!("no server named `{server}`")));
+                }
+                Ok(Reply::ServerLog {
+                    lines: session.server_logs.lines(&server),
+                })
+            }
+            Request::RestartServer { server } => {
+                let fleet = session.fleet().ok_or_else(|| {
+                    EngineError::Failed("the servers have not been started yet".into())
+                })?;
+                let done = fleet
+                    .restart(&server)
+                    .map_err(|e| EngineError::Failed(e.to_string()))?;
+                let by = terminal.unwrap_or_else(|| {
+                    super::engine::terminal_words("loom tui", std::process::id())
+                });
+                let what = match done {
+                    crate::downstream::Restart::Restarting => "restart",
+                    crate::downstream::Restart::Relisted => "re-enable",
+                };
+                session
+                    .server_logs
+                    .note(&server, format!("{what} asked for by a person at {by}"));
+                Ok(Reply::Done)
             }
             Request::CancelQuery => {
                 match session.store.try_get() {
@@ -266,21 +301,29 @@ impl Inner {
                 })
                 .await
             }
-            Request::Export { table, format } => {
+            Request::Export {
+                table,
+                format,
+                options,
+            } => {
                 let store = session.store.get().await?;
                 let fmt = crate::store::ExportFormat::parse(&format).ok_or_else(|| {
                     format!("unknown export format `{format}`; use csv, json or jsonl")
                 })?;
                 let bus = session.bus.clone();
                 blocking(move || {
-                    let total = store
+                    let all = store
                         .dataset(&table)
                         .map(|d| d.rows)
                         .or_else(|_| store.result_rows(&table))
                         .unwrap_or(0);
+                    let total = match options.rows {
+                        Some((offset, limit)) => all.saturating_sub(offset).min(limit),
+                        None => all,
+                    };
                     let t = table.clone();
                     let (path, rows) = store
-                        .export_with_progress(&table, fmt, None, &mut |rows| {
+                        .export_with_progress(&table, fmt, &options, &mut |rows| {
                             bus.publish(crate::session::Event::ExportProgress {
                                 table: t.clone(),
                                 rows,
@@ -348,7 +391,7 @@ pub fn servers(session: &Session) -> Vec<ServerView> {
                 version: st.version,
                 tools: st.tools,
                 last_error: st.last_error,
-                stderr: session.bus.stderr_tail(s.name(), 200),
+                stderr: session.server_logs.stderr_tail(s.name(), 200),
                 up_since: st.up_since,
                 restarts: st.restarts,
                 last_error_at: st.last_error_at,
@@ -359,7 +402,11 @@ pub fn servers(session: &Session) -> Vec<ServerView> {
 
 impl Engine for LocalEngine {
     fn request(&self, request: Request) -> EngineFuture {
-        Box::pin(self.inner.clone().handle(request))
+        Box::pin(self.inner.clone().handle(request, None))
+    }
+
+    fn request_from(&self, request: Request, terminal: String) -> EngineFuture {
+        Box::pin(self.inner.clone().handle(request, Some(terminal)))
     }
 
     fn events(&self, human: bool) -> EventFeed {

@@ -263,7 +263,17 @@ pub fn listen(
                 tokio::spawn(refuse(stream, peer));
                 continue;
             }
-            tokio::spawn(serve_connection(session.clone(), engine.clone(), stream));
+            // Who decides at this connection, in words, for the record of approvals.
+            let terminal = match cred.and_then(|c| c.pid()) {
+                Some(pid) if pid > 0 => super::engine::terminal_words("loom attach", pid as u32),
+                _ => "loom attach".to_owned(),
+            };
+            tokio::spawn(serve_connection(
+                session.clone(),
+                engine.clone(),
+                stream,
+                terminal,
+            ));
         }
     });
     Ok(SessionSocket { entry, task })
@@ -321,7 +331,12 @@ async fn refuse_with(mut stream: UnixStream, why: String) {
 }
 
 /// One socket connection: MCP for the session, plus the workbench methods.
-async fn serve_connection(session: Arc<Session>, engine: Arc<dyn Engine>, stream: UnixStream) {
+async fn serve_connection(
+    session: Arc<Session>,
+    engine: Arc<dyn Engine>,
+    stream: UnixStream,
+    terminal: String,
+) {
     let (read, write) = stream.into_split();
     let (events_tx, events_rx) = mpsc::channel::<String>(EVENT_QUEUE);
     let (out_tx, writer) = line_writer(write, Some(events_rx));
@@ -335,7 +350,12 @@ async fn serve_connection(session: Arc<Session>, engine: Arc<dyn Engine>, stream
         match lines.next_line().await {
             Ok(Some(Line::Complete(bytes))) => {
                 if let Some(msg) = workbench_message(&bytes) {
-                    handle_workbench(&engine, msg, &out_tx, &events_tx, &mut feed_task);
+                    let link = Link {
+                        out: &out_tx,
+                        events: &events_tx,
+                        terminal: &terminal,
+                    };
+                    handle_workbench(&engine, msg, link, &mut feed_task);
                 } else {
                     client.handle_line(&bytes).await;
                 }
@@ -364,13 +384,24 @@ fn workbench_message(bytes: &[u8]) -> Option<RawMessage> {
     msg.method.as_deref()?.starts_with("loom/").then_some(msg)
 }
 
+/// Where a workbench connection's answers and events go, and the terminal it runs in.
+struct Link<'a> {
+    out: &'a mpsc::UnboundedSender<String>,
+    events: &'a mpsc::Sender<String>,
+    terminal: &'a str,
+}
+
 fn handle_workbench(
     engine: &Arc<dyn Engine>,
     msg: RawMessage,
-    out: &mpsc::UnboundedSender<String>,
-    events: &mpsc::Sender<String>,
+    link: Link<'_>,
     feed_task: &mut Option<tokio::task::JoinHandle<()>>,
 ) {
+    let Link {
+        out,
+        events,
+        terminal,
+    } = link;
     let Some(id) = msg.id else { return };
     let method = msg.method.unwrap_or_default();
     let params: Value = msg
@@ -461,7 +492,7 @@ fn handle_workbench(
         }
         "loom/request" => match serde_json::from_value::<Request>(params) {
             Ok(req) => {
-                let fut = engine.request(req);
+                let fut = engine.request_from(req, terminal.to_owned());
                 let out = out.clone();
                 tokio::spawn(async move {
                     let line = match fut.await {

@@ -24,9 +24,21 @@ pub enum Verdict {
     Denied(String),
 }
 
+/// Where a person's decision goes, with the terminal they decided at.
+type Decider = oneshot::Sender<(Decision, String)>;
+
+/// What asking came to, and the terminal where a person decided (when one did).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asked {
+    pub verdict: Verdict,
+    pub by: Option<String>,
+    /// How long the call waited for a person, when it was put to one.
+    pub waited: Option<Duration>,
+}
+
 #[derive(Default)]
 pub struct Approvals {
-    pending: Mutex<HashMap<u64, (oneshot::Sender<Decision>, ApprovalRequest)>>,
+    pending: Mutex<HashMap<u64, (Decider, ApprovalRequest)>>,
     session_allowed: Mutex<HashSet<(String, String)>>,
     next: AtomicU64,
     humans: Arc<Humans>,
@@ -54,6 +66,7 @@ impl Drop for Waiting<'_> {
             self.bus.publish(Event::ApprovalSettled {
                 approval: self.id,
                 decision: Settlement::Withdrawn,
+                by: None,
             });
         }
     }
@@ -107,19 +120,28 @@ impl Approvals {
         mut req: ApprovalRequest,
         unattended_allow: bool,
         timeout: Duration,
-    ) -> Verdict {
+    ) -> Asked {
         let key = (req.server.clone(), req.original.clone());
         if lock(&self.session_allowed).contains(&key) {
-            return Verdict::Allowed("approved for the session by a human".into());
+            return Asked {
+                verdict: Verdict::Allowed("approved for the session by a human".into()),
+                by: None,
+                waited: None,
+            };
         }
         if self.humans() == 0 {
-            return Self::unattended(unattended_allow, "nobody is attached");
+            return Asked {
+                verdict: Self::unattended(unattended_allow, "nobody is attached"),
+                by: None,
+                waited: None,
+            };
         }
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
         req.approval = id;
         req.timeout_secs = timeout.as_secs();
         let (tx, mut rx) = oneshot::channel();
         lock(&self.pending).insert(id, (tx, req.clone()));
+        let asked_at = tokio::time::Instant::now();
         bus.publish(Event::ApprovalRequested(req));
         // If the caller gives up (cancelled, disconnected), the prompt is withdrawn.
         let mut waiting = Waiting {
@@ -152,19 +174,23 @@ impl Approvals {
             }
         }
         waiting.settled = true;
+        let by = match &outcome {
+            Ok(Ok((_, by))) => Some(by.clone()),
+            _ => None,
+        };
         let (verdict, label) = match outcome {
-            Ok(Ok(Decision::Once)) => (
+            Ok(Ok((Decision::Once, _))) => (
                 Verdict::Allowed("approved once by a human".into()),
                 Settlement::ApprovedOnce,
             ),
-            Ok(Ok(Decision::Session)) => {
+            Ok(Ok((Decision::Session, _))) => {
                 lock(&self.session_allowed).insert(key);
                 (
                     Verdict::Allowed("approved for the session by a human".into()),
                     Settlement::ApprovedForSession,
                 )
             }
-            Ok(Ok(Decision::Deny { reason })) => (
+            Ok(Ok((Decision::Deny { reason }, _))) => (
                 Verdict::Denied(match reason.filter(|r| !r.trim().is_empty()) {
                     Some(r) => format!("denied by a human: {r}"),
                     None => "denied by a human".into(),
@@ -192,14 +218,20 @@ impl Approvals {
         bus.publish(Event::ApprovalSettled {
             approval: id,
             decision: label,
+            by: by.clone(),
         });
-        verdict
+        Asked {
+            verdict,
+            by,
+            waited: Some(asked_at.elapsed()),
+        }
     }
 
-    /// Settles a waiting call; false if it is no longer waiting.
-    pub fn decide(&self, approval: u64, decision: Decision) -> bool {
+    /// Settles a waiting call, `by` naming the terminal the person decided at; false if it
+    /// is no longer waiting.
+    pub fn decide(&self, approval: u64, decision: Decision, by: &str) -> bool {
         match lock(&self.pending).remove(&approval) {
-            Some((tx, _)) => tx.send(decision).is_ok(),
+            Some((tx, _)) => tx.send((decision, by.to_owned())).is_ok(),
             None => false,
         }
     }
@@ -233,7 +265,7 @@ mod tests {
         approvals: &Arc<Approvals>,
         bus: &EventBus,
         unattended: bool,
-    ) -> tokio::task::JoinHandle<Verdict> {
+    ) -> tokio::task::JoinHandle<Asked> {
         let (approvals, bus) = (approvals.clone(), bus.clone());
         tokio::spawn(async move {
             approvals
@@ -251,11 +283,12 @@ mod tests {
         let waiting = ask_in_background(&approvals, &bus, true);
         prompted(&mut rx).await;
         drop(person);
-        let verdict = waiting.await.expect("the wait ends");
+        let asked = waiting.await.expect("the wait ends");
         assert!(
-            matches!(&verdict, Verdict::Denied(why) if why.contains("detached")),
-            "{verdict:?}"
+            matches!(&asked.verdict, Verdict::Denied(why) if why.contains("detached")),
+            "{asked:?}"
         );
+        assert_eq!(asked.by, None);
     }
 
     #[tokio::test]
@@ -265,11 +298,11 @@ mod tests {
         let allow = approvals
             .ask(&bus, request(), true, Duration::from_secs(3600))
             .await;
-        assert!(matches!(allow, Verdict::Allowed(_)), "{allow:?}");
+        assert!(matches!(allow.verdict, Verdict::Allowed(_)), "{allow:?}");
         let deny = approvals
             .ask(&bus, request(), false, Duration::from_secs(3600))
             .await;
-        assert!(matches!(deny, Verdict::Denied(_)), "{deny:?}");
+        assert!(matches!(deny.verdict, Verdict::Denied(_)), "{deny:?}");
     }
 
     #[tokio::test]
@@ -283,9 +316,10 @@ mod tests {
         prompted(&mut rx).await;
         drop(first);
         let id = approvals.waiting()[0].approval;
-        assert!(approvals.decide(id, Decision::Once));
-        let verdict = waiting.await.expect("the wait ends");
-        assert!(matches!(verdict, Verdict::Allowed(_)), "{verdict:?}");
+        assert!(approvals.decide(id, Decision::Once, "loom attach, pid 7"));
+        let asked = waiting.await.expect("the wait ends");
+        assert!(matches!(asked.verdict, Verdict::Allowed(_)), "{asked:?}");
+        assert_eq!(asked.by.as_deref(), Some("loom attach, pid 7"));
         drop(second);
     }
 }

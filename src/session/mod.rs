@@ -7,6 +7,7 @@
 pub mod approvals;
 pub mod calls;
 pub mod log_file;
+pub mod server_log;
 
 pub use crate::types::events::{Event, Sequenced};
 
@@ -56,22 +57,6 @@ impl EventBus {
     pub fn subscribe_with_backlog(&self) -> (Vec<Sequenced>, broadcast::Receiver<Sequenced>) {
         let b = lock(&self.backlog);
         (b.1.iter().cloned().collect(), self.tx.subscribe())
-    }
-
-    /// The last `n` stderr lines of one server, oldest first.
-    pub fn stderr_tail(&self, server: &str, n: usize) -> Vec<String> {
-        let b = lock(&self.backlog);
-        let mut lines: Vec<String> =
-            b.1.iter()
-                .rev()
-                .filter_map(|s| match &s.event {
-                    Event::ServerStderr { server: s, line } if s == server => Some(line.clone()),
-                    _ => None,
-                })
-                .take(n)
-                .collect();
-        lines.reverse();
-        lines
     }
 }
 
@@ -215,6 +200,8 @@ pub struct Session {
     /// How to stop each running tool call, for a person's cancel.
     pub cancels: calls::Cancels,
     pub approvals: approvals::Approvals,
+    /// Each server's recent stderr and state changes, with times.
+    pub server_logs: server_log::ServerLogs,
     pub started_at: String,
     fleet: OnceCell<Arc<Fleet>>,
     listeners: Mutex<Vec<Weak<dyn FleetListener>>>,
@@ -244,6 +231,7 @@ impl Session {
             calls: calls::CallLog::default(),
             cancels: calls::Cancels::default(),
             approvals: approvals::Approvals::default(),
+            server_logs: server_log::ServerLogs::default(),
             bus,
             config,
             started_at: crate::store::now_iso(),
@@ -325,13 +313,18 @@ impl Session {
                 server,
                 state,
                 detail,
-            } => self.bus.publish(Event::ServerState {
-                server,
-                state,
-                detail,
-            }),
+            } => {
+                self.server_logs.state(&server, &state, detail.as_deref());
+                self.bus.publish(Event::ServerState {
+                    server,
+                    state,
+                    detail,
+                })
+            }
             FleetEvent::Stderr { server, line } => {
-                self.bus.publish(Event::ServerStderr { server, line })
+                let at = crate::types::time::now_iso();
+                self.server_logs.stderr(&server, &line, &at);
+                self.bus.publish(Event::ServerStderr { server, line, at })
             }
             FleetEvent::ListChanged(kind) => {
                 for l in self.listeners() {

@@ -4,6 +4,7 @@
 //! workbench result table exports the same way as a dataset.
 
 use super::{Result, Store, StoreError, quote_ident};
+pub use crate::types::engine::ExportOptions;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -36,7 +37,12 @@ impl ExportFormat {
 /// One CSV field, quoted (RFC 4180) when it holds a separator, a quote, a line break or edge
 /// spaces.
 pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
+    csv_field_with(s, ',')
+}
+
+/// One CSV field for files separated by `delimiter`.
+pub fn csv_field_with(s: &str, delimiter: char) -> String {
+    if s.contains([delimiter, '"', '\n', '\r']) || s.starts_with(' ') || s.ends_with(' ') {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_owned()
@@ -89,9 +95,16 @@ pub fn export(
     store: &Store,
     r: &str,
     format: ExportFormat,
-    filename: Option<&str>,
+    options: &ExportOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(PathBuf, u64)> {
+    let delimiter = options.delimiter;
+    if format == ExportFormat::Csv && matches!(delimiter, '"' | '\n' | '\r') {
+        return Err(StoreError::Refused(format!(
+            "{delimiter:?} cannot separate CSV fields; use a comma, a semicolon, a tab or a bar"
+        )));
+    }
+    let filename = options.filename.as_deref().filter(|f| !f.trim().is_empty());
     let columns = store.table_columns(r)?;
     let dir = &store.config.export_dir;
     std::fs::create_dir_all(dir)
@@ -104,12 +117,23 @@ pub fn export(
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     let io = |e: std::io::Error| StoreError::Io(format!("writing {}: {e}", path.display()));
     let reader = Store::lock(&store.reader);
-    let t = quote_ident(r);
+    let t = match options.rows {
+        Some((offset, limit)) => format!(
+            "(SELECT * FROM {} LIMIT {limit} OFFSET {offset})",
+            quote_ident(r)
+        ),
+        None => quote_ident(r),
+    };
     let mut count = 0u64;
     match format {
         ExportFormat::Csv => {
-            let header: Vec<String> = columns.iter().map(|(n, _)| csv_field(n)).collect();
-            writeln!(out, "{}", header.join(",")).map_err(io)?;
+            if options.header {
+                let header: Vec<String> = columns
+                    .iter()
+                    .map(|(n, _)| csv_field_with(n, delimiter))
+                    .collect();
+                writeln!(out, "{}", header.join(&delimiter.to_string())).map_err(io)?;
+            }
             let cols: Vec<String> = columns
                 .iter()
                 .map(|(n, _)| format!("{}::VARCHAR", quote_ident(n)))
@@ -122,10 +146,10 @@ pub fn export(
                 line.clear();
                 for i in 0..n {
                     if i > 0 {
-                        line.push(',');
+                        line.push(delimiter);
                     }
                     if let Some(v) = row.get::<_, Option<String>>(i)? {
-                        line.push_str(&csv_field(&v));
+                        line.push_str(&csv_field_with(&v, delimiter));
                     }
                 }
                 line.push('\n');

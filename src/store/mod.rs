@@ -582,17 +582,22 @@ impl Store {
         format: ExportFormat,
         filename: Option<&str>,
     ) -> Result<(PathBuf, u64)> {
-        export::export(self, r, format, filename, &mut |_| {})
+        let options = export::ExportOptions {
+            filename: filename.map(str::to_owned),
+            ..Default::default()
+        };
+        export::export(self, r, format, &options, &mut |_| {})
     }
 
-    /// Like `export`, reporting the rows written so far every few thousand rows.
+    /// Like `export`, with a person's options, reporting the rows written so far every few
+    /// thousand rows.
     pub fn export_with_progress(
         &self,
         r: &str,
         format: ExportFormat,
-        filename: Option<&str>,
+        options: &export::ExportOptions,
         progress: &mut dyn FnMut(u64),
     ) -> Result<(PathBuf, u64)> {
-        export::export(self, r, format, filename, progress)
+        export::export(self, r, format, options, progress)
     }
 }

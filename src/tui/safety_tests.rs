@@ -157,6 +157,7 @@ fn hostile_text_in_every_pane_is_drawn_without_control_characters() {
                 event: Event::ServerStderr {
                     server: evil("srv"),
                     line: evil("live stderr"),
+                    at: String::new(),
                 },
             }),
             Msg::Event(Sequenced {

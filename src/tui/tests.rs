@@ -61,6 +61,7 @@ pub(super) fn call(
         tokens_out: 400,
         arguments: "{\"limit\":1000}".into(),
         decision: None,
+        ..Default::default()
     }
 }
 
@@ -253,6 +254,8 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
         Request::BlobText { .. } => Reply::BlobText { text: (1..=300).map(|i| format!("{i:03} {}", if i % 50 == 0 { "ERROR disk full" } else { "ok" })).collect::<Vec<_>>().join("\n") },
         Request::BlobSearch { .. } => Reply::BlobMatches { lines: vec![49, 99, 149, 199, 249, 299] },
         Request::Approvals => Reply::Approvals { approvals: vec![] },
+        Request::ServerLog { .. } => Reply::ServerLog { lines: vec![] },
+        Request::RestartServer { .. } => Reply::Done,
     })
 }
 

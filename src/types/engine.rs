@@ -2,7 +2,7 @@
 //! the same in process and over the session socket.
 
 use super::data::{Bar, Description, MemoryView, Page, ResultTable};
-use super::events::{ApprovalRequest, CallRecord, CallSummary, Decision, ServerState};
+use super::events::{ApprovalRequest, CallRecord, CallSummary, Decision, LogLine, ServerState};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -40,8 +40,10 @@ impl From<&str> for EngineError {
 /// errors (`EngineError`) in the JSON-RPC error's `data`. 4: a server's state is typed
 /// (`ServerState`), not a label. 5: cancel a tool call by its number; read and search parked
 /// text; the number of connected clients; a server's uptime, restarts and when its last error
-/// happened.
-pub const WORKBENCH_PROTOCOL: u32 = 5;
+/// happened. 6: a server's log with times and restart separators; restart or re-enable a
+/// server; export options (delimiter, header, file name, a range of rows); who decided an
+/// approval; how long a call waited for one; why a large result passed through whole.
+pub const WORKBENCH_PROTOCOL: u32 = 6;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]
@@ -75,6 +77,8 @@ pub enum Request {
     Export {
         table: String,
         format: String,
+        #[serde(default)]
+        options: ExportOptions,
     },
     Blobs,
     Memories,
@@ -102,6 +106,39 @@ pub enum Request {
         key: String,
         pattern: String,
     },
+    /// A server's recent log: stderr lines and state changes, oldest first.
+    ServerLog {
+        server: String,
+    },
+    /// Restarts a server now (a running one is stopped first); a delisted one is listed again.
+    RestartServer {
+        server: String,
+    },
+}
+
+/// How a table is written out. Every field has the default a person would expect.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct ExportOptions {
+    /// The CSV field separator.
+    pub delimiter: char,
+    /// Whether a CSV file starts with the column names.
+    pub header: bool,
+    /// The file name under `export_dir` (never a path); the table's name when empty.
+    pub filename: Option<String>,
+    /// Only these rows, in the table's order: `[offset, offset + limit)`.
+    pub rows: Option<(u64, u64)>,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            delimiter: ',',
+            header: true,
+            filename: None,
+            rows: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -160,6 +197,9 @@ pub enum Reply {
     /// 0-based numbers of the matching lines, in order.
     BlobMatches {
         lines: Vec<u64>,
+    },
+    ServerLog {
+        lines: Vec<LogLine>,
     },
     Done,
 }

@@ -16,6 +16,9 @@ pub enum Event {
     ServerStderr {
         server: String,
         line: String,
+        /// When loom read the line (ISO 8601, UTC).
+        #[serde(default)]
+        at: String,
     },
     CallStarted(CallSummary),
     CallFinished(CallSummary),
@@ -41,6 +44,10 @@ pub enum Event {
     ApprovalSettled {
         approval: u64,
         decision: Settlement,
+        /// The terminal that decided, in words (`this workbench`, `the workbench attached
+        /// from /dev/pts/3, pid 4242`), when a person did.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
     },
     ExportProgress {
         table: String,
@@ -81,6 +88,14 @@ pub struct CallSummary {
     /// Who let the call through or stopped it, when it needed approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<String>,
+    /// How long the call waited for a person's decision: part of `millis`, shown apart so the
+    /// server's own latency is not mistaken for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_millis: Option<u64>,
+    /// Why a result large enough to be intercepted reached the caller whole (`non-text
+    /// content`, `below threshold`, `no table found`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed_because: Option<String>,
 }
 
 /// One call with its full request and response text.
@@ -228,6 +243,25 @@ words!(serde Settlement {
     NobodyAttached = "denied: nobody attached",
     Withdrawn = "withdrawn",
 });
+
+/// One line of a server's log as a person reads it: what it wrote on stderr, and where its
+/// life changed (started, failed, restarted), so restarts stand apart in the text.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LogLine {
+    /// When it happened (ISO 8601, UTC).
+    pub at: String,
+    pub kind: LogKind,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogKind {
+    /// A line the server wrote on stderr.
+    Stderr,
+    /// The server's state changed; the text says to what, and why.
+    State,
+}
 
 /// Where a server is in its life, as the supervisor sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

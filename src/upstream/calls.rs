@@ -136,7 +136,8 @@ impl ClientSession {
                     ..Default::default()
                 };
                 let config = &self.session.config;
-                self.session
+                let asked = self
+                    .session
                     .approvals
                     .ask(
                         &self.session.bus,
@@ -144,16 +145,23 @@ impl ClientSession {
                         config.unattended_allow,
                         config.approval_timeout,
                     )
-                    .await
+                    .await;
+                track.summary.waited_millis = asked.waited.map(|w| w.as_millis() as u64);
+                if let Some(by) = &asked.by {
+                    // The person watching learns where it was decided; the model does not.
+                    let (Verdict::Allowed(why) | Verdict::Denied(why)) = &asked.verdict;
+                    track.summary.decision = Some(format!("{why} (at {by})"));
+                }
+                asked.verdict
             }
         };
         match verdict {
             Verdict::Allowed(why) => {
-                track.summary.decision = Some(why);
+                track.summary.decision.get_or_insert(why);
                 Ok(())
             }
             Verdict::Denied(why) => {
-                track.summary.decision = Some(why.clone());
+                track.summary.decision.get_or_insert_with(|| why.clone());
                 Err(why)
             }
         }

@@ -1,6 +1,7 @@
 //! Forwarding one request to a server: its progress token and cancellation mapped both ways, the
 //! timeout, and the reply spliced back byte for byte.
 
+use super::intercept::Interception;
 use super::*;
 
 impl ClientSession {
@@ -105,8 +106,25 @@ impl ClientSession {
                 Ok(None)
             }
             Some(Reply::Result(raw)) => {
-                let (raw, dataset) = if is_call && (server.spec.intercept || server.spec.park) {
-                    self.intercept(raw, server, &tool, call_args).await
+                let (raw, dataset) = if is_call {
+                    match self.intercept(raw, server, &tool, call_args).await {
+                        Interception::Replaced {
+                            body,
+                            outcome,
+                            reference,
+                            original_bytes,
+                            original_tokens,
+                        } => (
+                            body,
+                            Some(((outcome, reference), original_bytes, original_tokens)),
+                        ),
+                        Interception::Passed { body, because } => {
+                            if let Some(t) = lock(&track).as_mut() {
+                                t.summary.passed_because = because;
+                            }
+                            (body, None)
+                        }
+                    }
                 } else {
                     (raw, None)
                 };

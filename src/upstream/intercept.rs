@@ -3,6 +3,27 @@
 
 use super::*;
 
+/// The new body, what it is and its reference, and the original's tokens.
+type Replacement = (Box<RawValue>, (Outcome, String), usize);
+
+/// What became of a tool result.
+pub(super) enum Interception {
+    /// It became a dataset (the caller gets its envelope) or parked text (a pointer).
+    Replaced {
+        body: Box<RawValue>,
+        outcome: Outcome,
+        reference: String,
+        original_bytes: usize,
+        original_tokens: usize,
+    },
+    /// It reaches the caller whole; `because` says why when it was large enough to be
+    /// considered (a person reading the call wants to know).
+    Passed {
+        body: Box<RawValue>,
+        because: Option<String>,
+    },
+}
+
 impl ClientSession {
     /// Turns a large tabular result into a dataset and answers with its envelope; anything
     /// that fails or does not pay off forwards the original untouched.
@@ -12,14 +33,29 @@ impl ClientSession {
         server: &Arc<ServerHandle>,
         tool: &str,
         arguments: Option<Value>,
-    ) -> (Box<RawValue>, Option<((Outcome, String), usize, usize)>) {
+    ) -> Interception {
         // Cheap check first: small results never wait for the store.
         let threshold = self.session.config.token_threshold as usize;
         if raw.get().len() < threshold {
-            return (raw, None);
+            return Interception::Passed {
+                body: raw,
+                because: None,
+            };
         }
-        let Ok(store) = self.session.store.get().await else {
-            return (raw, None);
+        if !server.spec.intercept && !server.spec.park {
+            return Interception::Passed {
+                body: raw,
+                because: Some("interception and parking are off for this server (intercept and park = \"never\")".into()),
+            };
+        }
+        let store = match self.session.store.get().await {
+            Ok(store) => store,
+            Err(e) => {
+                return Interception::Passed {
+                    body: raw,
+                    because: Some(format!("the store is unavailable: {e}")),
+                };
+            }
         };
         let denied = server.spec.provenance_denylist.matches(tool);
         let provenance_args = if denied {
@@ -33,87 +69,109 @@ impl ClientSession {
         let tool = tool.to_owned();
         let original = raw.clone();
         let original_len = raw.get().len();
-        let work = tokio::task::spawn_blocking(
-            move || -> Option<(Box<RawValue>, (Outcome, String), usize)> {
-                let (mut table, tokens) = match crate::intercept::decide(&raw, threshold) {
-                    crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
-                        (table, tokens)
-                    }
-                    crate::intercept::Decision::Text { text, tokens } if park_text => {
-                        let content_type = if serde_json::from_str::<Value>(&text).is_ok() {
-                            "application/json"
-                        } else {
-                            "text/plain"
-                        };
-                        let summary = format!(
-                            "{server_name}/{tool}: {}",
-                            crate::store::blobs::first_lines(&text)
-                        );
-                        let blob = store.park(
-                            text,
-                            summary,
-                            content_type.into(),
-                            crate::store::blobs::DEFAULT_TTL,
-                        );
-                        let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
-                        let pointer_tokens =
-                            crate::intercept::tokens::estimate(&pointer.to_string());
-                        return (pointer_tokens < tokens).then(|| {
-                            (
-                                jsonrpc::to_raw(&pointer),
-                                (Outcome::Parked, blob.key.clone()),
-                                tokens,
-                            )
-                        });
-                    }
-                    _ => return None,
-                };
-                if let Value::Object(context) = crate::intercept::redact::redact(&Value::Object(
-                    std::mem::take(&mut table.context),
-                )) {
-                    table.context = context;
+        let work = tokio::task::spawn_blocking(move || -> Result<Replacement, String> {
+            let (mut table, tokens) = match crate::intercept::decide(&raw, threshold) {
+                crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
+                    (table, tokens)
                 }
-                let provenance = crate::store::Provenance {
-                    server: server_name,
-                    tool,
-                    arguments: provenance_args,
-                    at: crate::store::now_iso(),
-                    rung: table.rung.to_owned(),
-                };
-                let meta = match store.ingest(&table, provenance) {
-                    Ok(m) => m,
-                    Err(e) => {
-                        tracing::warn!("ingest failed, passing the result through: {e}");
-                        return None;
-                    }
-                };
-                let envelope = store.profile(&meta.dataset_ref, 5).map(|p| {
-                    crate::store::envelope::render(
-                        &meta,
-                        &p,
-                        store.config().envelope_budget,
-                        Some(tokens),
-                    )
-                });
-                match envelope {
-                    Ok((env, env_tokens)) if env_tokens < tokens => Some((
+                crate::intercept::Decision::Table { .. } => {
+                    return Err(
+                        "tables are not intercepted for this server (intercept = \"never\")".into(),
+                    );
+                }
+                crate::intercept::Decision::Text { text, tokens } if park_text => {
+                    let content_type = if serde_json::from_str::<Value>(&text).is_ok() {
+                        "application/json"
+                    } else {
+                        "text/plain"
+                    };
+                    let summary = format!(
+                        "{server_name}/{tool}: {}",
+                        crate::store::blobs::first_lines(&text)
+                    );
+                    let blob = store.park(
+                        text,
+                        summary,
+                        content_type.into(),
+                        crate::store::blobs::DEFAULT_TTL,
+                    );
+                    let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
+                    let pointer_tokens = crate::intercept::tokens::estimate(&pointer.to_string());
+                    return if pointer_tokens < tokens {
+                        Ok((
+                            jsonrpc::to_raw(&pointer),
+                            (Outcome::Parked, blob.key.clone()),
+                            tokens,
+                        ))
+                    } else {
+                        Err("the pointer to parked text would not be smaller".into())
+                    };
+                }
+                crate::intercept::Decision::Text { .. } => {
+                    return Err("text that is not a table, and parking is off for this tool (park, park_never)".into());
+                }
+                crate::intercept::Decision::Pass(why) => return Err(why.to_owned()),
+            };
+            if let Value::Object(context) =
+                crate::intercept::redact::redact(&Value::Object(std::mem::take(&mut table.context)))
+            {
+                table.context = context;
+            }
+            let provenance = crate::store::Provenance {
+                server: server_name,
+                tool,
+                arguments: provenance_args,
+                at: crate::store::now_iso(),
+                rung: table.rung.to_owned(),
+            };
+            let meta = match store.ingest(&table, provenance) {
+                Ok(m) => m,
+                Err(e) => {
+                    tracing::warn!("ingest failed, passing the result through: {e}");
+                    return Err(format!("the table could not be stored: {e}"));
+                }
+            };
+            let envelope = store.profile(&meta.dataset_ref, 5).map(|p| {
+                crate::store::envelope::render(
+                    &meta,
+                    &p,
+                    store.config().envelope_budget,
+                    Some(tokens),
+                )
+            });
+            let why = match envelope {
+                Ok((env, env_tokens)) if env_tokens < tokens => {
+                    return Ok((
                         jsonrpc::to_raw(&env),
                         (Outcome::Intercepted, meta.dataset_ref.clone()),
                         tokens,
-                    )),
-                    other => {
-                        if let Err(e) = other {
-                            tracing::warn!("profiling failed, passing the result through: {e}");
-                        }
-                        let _ = store.drop_dataset(&meta.dataset_ref);
-                        None
-                    }
+                    ));
                 }
-            },
-        );
+                Ok(_) => "the envelope would not be smaller than the result".to_owned(),
+                Err(e) => {
+                    tracing::warn!("profiling failed, passing the result through: {e}");
+                    format!("the table could not be profiled: {e}")
+                }
+            };
+            let _ = store.drop_dataset(&meta.dataset_ref);
+            Err(why)
+        });
         match work.await {
-            Ok(Some((env, r, tokens))) => (env, Some((r, original_len, tokens))),
-            _ => (original, None),
+            Ok(Ok((body, (outcome, reference), tokens))) => Interception::Replaced {
+                body,
+                outcome,
+                reference,
+                original_bytes: original_len,
+                original_tokens: tokens,
+            },
+            Ok(Err(because)) => Interception::Passed {
+                body: original,
+                because: Some(because),
+            },
+            Err(e) => Interception::Passed {
+                body: original,
+                because: Some(format!("interception failed inside loom: {e}")),
+            },
         }
     }
 }

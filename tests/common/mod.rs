@@ -350,3 +350,15 @@ pub async fn wait_until<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Crashes the test server `t` (its `t_crash` tool), then again once it has restarted.
+pub async fn crash_twice(c: &mut RawClient) {
+    c.call("t_crash", json!({})).await;
+    wait_until("the restarted server to crash again", async || {
+        let r = c.call("t_crash", json!({})).await;
+        text_of(&r)
+            .contains("failed during tools/call")
+            .then_some(())
+    })
+    .await;
+}

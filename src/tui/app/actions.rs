@@ -204,6 +204,7 @@ impl App {
                             Request::Export {
                                 table,
                                 format: format.into(),
+                                options: Default::default(),
                             },
                         );
                         self.set_status(format!("exporting {format}…"), StatusKind::Info);

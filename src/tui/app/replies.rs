@@ -9,7 +9,7 @@ impl App {
                 self.send(Purpose::Servers, Request::Servers);
                 self.tools.clear();
             }
-            Event::ServerStderr { server, line } => {
+            Event::ServerStderr { server, line, .. } => {
                 if let Some(s) = self.servers.iter_mut().find(|s| s.name == server) {
                     s.stderr.push(line);
                     if s.stderr.len() > 200 {
