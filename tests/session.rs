@@ -1038,3 +1038,84 @@ async fn the_call_log_says_why_a_large_result_passed_through_whole() {
     // A small result needs no reason.
     assert_eq!(because[2].1, None, "{because:?}");
 }
+
+/// A person writes, pins, edits and deletes a memory from a workbench: each version is the
+/// human's, an edit of a stale version is refused (never overwriting the model's change), and
+/// the history keeps every version, the deletion included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_edits_pins_and_deletes_a_memory_with_its_history() {
+    let cfg = sample_config("", "");
+    let (mut client, entry) = started(&cfg).await;
+    let (eng, _feed) = attacher(&entry).await;
+    let set = |content: &str, pinned: bool, if_version: Option<u64>| Request::MemorySet {
+        key: "deploys".into(),
+        content: content.into(),
+        tags: vec!["ops".into()],
+        pinned,
+        if_version,
+    };
+    let Ok(Reply::Memory { memory }) = eng.request(set("friday: never", false, None)).await else {
+        panic!("set")
+    };
+    assert_eq!((memory.version, memory.author.as_str()), (1, "human"));
+    // The model changes it meanwhile …
+    let r = client
+        .call(
+            "loom_memory_set",
+            json!({ "key": "deploys", "content": "friday: only hotfixes" }),
+        )
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+    // … so the person's edit of version 1 is refused, naming the version to read.
+    let err = eng
+        .request(set("friday: never, really", true, Some(1)))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is at version 2"), "{err}");
+    let Ok(Reply::Memory { memory }) = eng
+        .request(set("friday: never, really", true, Some(2)))
+        .await
+    else {
+        panic!("pin")
+    };
+    assert!(memory.pinned && memory.version == 3);
+    let Ok(Reply::Memory { memory }) = eng
+        .request(Request::MemoryDelete {
+            key: "deploys".into(),
+        })
+        .await
+    else {
+        panic!("delete")
+    };
+    assert!(memory.deleted);
+    let Ok(Reply::MemoryHistory { versions }) = eng
+        .request(Request::MemoryHistory {
+            key: "deploys".into(),
+        })
+        .await
+    else {
+        panic!("history")
+    };
+    let story: Vec<(u64, &str, bool)> = versions
+        .iter()
+        .map(|v| (v.version, v.author.as_str(), v.deleted))
+        .collect();
+    assert_eq!(
+        story,
+        [
+            (1, "human", false),
+            (2, "model", false),
+            (3, "human", false),
+            (4, "human", true)
+        ]
+    );
+    let err = eng
+        .request(Request::MemoryHistory { key: "nope".into() })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, loom::frontend::engine::EngineError::Unknown(_)),
+        "{err:?}"
+    );
+}

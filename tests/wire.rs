@@ -40,6 +40,19 @@ fn summary() -> CallSummary {
     }
 }
 
+fn memory() -> MemoryView {
+    MemoryView {
+        key: "db".into(),
+        version: 2,
+        content: "never touch prod".into(),
+        tags: vec!["rules".into()],
+        pinned: true,
+        author: "human".into(),
+        at: "2026-12-01T00:00:00Z".into(),
+        deleted: false,
+    }
+}
+
 fn approval() -> ApprovalRequest {
     ApprovalRequest {
         approval: 3,
@@ -162,6 +175,15 @@ fn requests() -> Vec<Request> {
         Request::RestartServer {
             server: "sample".into(),
         },
+        Request::MemorySet {
+            key: "db".into(),
+            content: "never touch prod".into(),
+            tags: vec!["rules".into()],
+            pinned: true,
+            if_version: Some(2),
+        },
+        Request::MemoryDelete { key: "db".into() },
+        Request::MemoryHistory { key: "db".into() },
     ];
     for r in &all {
         match r {
@@ -186,7 +208,10 @@ fn requests() -> Vec<Request> {
             | Request::BlobText { .. }
             | Request::BlobSearch { .. }
             | Request::ServerLog { .. }
-            | Request::RestartServer { .. } => {}
+            | Request::RestartServer { .. }
+            | Request::MemorySet { .. }
+            | Request::MemoryDelete { .. }
+            | Request::MemoryHistory { .. } => {}
         }
     }
     all
@@ -270,15 +295,7 @@ fn replies() -> Vec<Reply> {
             }],
         },
         Reply::Memories {
-            memories: vec![MemoryView {
-                key: "db".into(),
-                version: 2,
-                content: "never touch prod".into(),
-                tags: vec!["rules".into()],
-                pinned: true,
-                author: "human".into(),
-                at: "2026-12-01T00:00:00Z".into(),
-            }],
+            memories: vec![memory()],
             skipped_lines: 1,
         },
         Reply::Tools {
@@ -308,6 +325,17 @@ fn replies() -> Vec<Reply> {
                 },
             ],
         },
+        Reply::Memory { memory: memory() },
+        Reply::MemoryHistory {
+            versions: vec![
+                memory(),
+                MemoryView {
+                    version: 3,
+                    deleted: true,
+                    ..memory()
+                },
+            ],
+        },
         Reply::Done,
     ];
     for r in &all {
@@ -330,6 +358,8 @@ fn replies() -> Vec<Reply> {
             | Reply::BlobText { .. }
             | Reply::BlobMatches { .. }
             | Reply::ServerLog { .. }
+            | Reply::Memory { .. }
+            | Reply::MemoryHistory { .. }
             | Reply::Done => {}
         }
     }

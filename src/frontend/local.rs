@@ -247,6 +247,40 @@ impl Inner {
                     .note(&server, format!("{what} asked for by a person at {by}"));
                 Ok(Reply::Done)
             }
+            Request::MemorySet {
+                key,
+                content,
+                tags,
+                pinned,
+                if_version,
+            } => {
+                let mem = session.memories.clone();
+                memory_op(move || {
+                    mem.set(&key, &content, tags, pinned, if_version, "human")
+                        .map(|m| Reply::Memory {
+                            memory: MemoryView::from(&m),
+                        })
+                })
+                .await
+            }
+            Request::MemoryDelete { key } => {
+                let mem = session.memories.clone();
+                memory_op(move || {
+                    mem.delete(&key, "human").map(|m| Reply::Memory {
+                        memory: MemoryView::from(&m),
+                    })
+                })
+                .await
+            }
+            Request::MemoryHistory { key } => {
+                let mem = session.memories.clone();
+                memory_op(move || {
+                    mem.history(&key).map(|versions| Reply::MemoryHistory {
+                        versions: versions.iter().map(MemoryView::from).collect(),
+                    })
+                })
+                .await
+            }
             Request::CancelQuery => {
                 match session.store.try_get() {
                     Some(s) if s.interrupt_query() => Ok(Reply::Done),
@@ -340,6 +374,19 @@ impl Inner {
             }
         }
     }
+}
+
+/// Runs a memory operation off the async threads; an unknown key is `Unknown`.
+async fn memory_op(
+    f: impl FnOnce() -> Result<Reply, crate::store::memories::MemoryError> + Send + 'static,
+) -> Result<Reply, EngineError> {
+    blocking(move || {
+        f().map_err(|e| match e {
+            crate::store::memories::MemoryError::NotFound(_) => EngineError::Unknown(e.to_string()),
+            e => EngineError::Failed(e.to_string()),
+        })
+    })
+    .await
 }
 
 async fn blocking(

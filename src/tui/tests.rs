@@ -256,6 +256,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
         Request::Approvals => Reply::Approvals { approvals: vec![] },
         Request::ServerLog { .. } => Reply::ServerLog { lines: vec![] },
         Request::RestartServer { .. } => Reply::Done,
+        Request::MemorySet { .. } | Request::MemoryDelete { .. } | Request::MemoryHistory { .. } => Reply::Done,
     })
 }
 

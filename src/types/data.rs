@@ -114,6 +114,9 @@ pub struct MemoryView {
     /// `model` or `human`.
     pub author: String,
     pub at: String,
+    /// This version deleted the memory (only in a history).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
 }
 
 /// Whether a DuckDB column type is a plain number: an integer, float or decimal of any width,

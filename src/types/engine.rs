@@ -41,7 +41,8 @@ impl From<&str> for EngineError {
 /// (`ServerState`), not a label. 5: cancel a tool call by its number; read and search parked
 /// text; the number of connected clients; a server's uptime, restarts and when its last error
 /// happened. 6: a server's log with times and restart separators; restart or re-enable a
-/// server; export options (delimiter, header, file name, a range of rows); who decided an
+/// server; export options (delimiter, header, file name, a range of rows); memories written,
+/// deleted and read back version by version by a person; who decided an
 /// approval; how long a call waited for one; why a large result passed through whole.
 pub const WORKBENCH_PROTOCOL: u32 = 6;
 
@@ -113,6 +114,23 @@ pub enum Request {
     /// Restarts a server now (a running one is stopped first); a delisted one is listed again.
     RestartServer {
         server: String,
+    },
+    /// Writes a memory as the person. With `if_version`, only if it is still at that
+    /// version (someone else's change in between is refused, never overwritten).
+    MemorySet {
+        key: String,
+        content: String,
+        tags: Vec<String>,
+        pinned: bool,
+        if_version: Option<u64>,
+    },
+    /// Deletes a memory as the person (its history stays).
+    MemoryDelete {
+        key: String,
+    },
+    /// Every version of a memory, oldest first, deletions included.
+    MemoryHistory {
+        key: String,
     },
 }
 
@@ -200,6 +218,13 @@ pub enum Reply {
     },
     ServerLog {
         lines: Vec<LogLine>,
+    },
+    /// The memory version just written (or the deletion).
+    Memory {
+        memory: MemoryView,
+    },
+    MemoryHistory {
+        versions: Vec<MemoryView>,
     },
     Done,
 }

@@ -49,6 +49,7 @@ impl From<&Memory> for crate::types::data::MemoryView {
             pinned: m.pinned,
             author: m.author.clone(),
             at: m.at.clone(),
+            deleted: m.deleted,
         }
     }
 }
