@@ -57,12 +57,17 @@ async fn frame_times(full: bool) {
                DATE '2025-01-01' + (range % 365)::INTEGER AS day, \
                CASE WHEN range % 7 = 0 THEN NULL ELSE 'note ' || range END AS note \
                FROM range(1000000)";
-    app.editor = tui_textarea::TextArea::new(vec![sql.into()]);
+    app.editor.area = tui_textarea::TextArea::new(vec![sql.into()]);
     app.focus = loom::tui::app::Pane::Editor;
     let started = Instant::now();
     settle(&mut app, &engine, Msg::ctrl('e')).await;
     let query_s = started.elapsed().as_secs_f64();
-    let rows = app.grid.as_ref().map(|g| g.result.rows).unwrap_or(0);
+    let rows = app
+        .results
+        .grid
+        .as_ref()
+        .map(|g| g.result.rows)
+        .unwrap_or(0);
     assert_eq!(rows, 1_000_000);
     app.focus = loom::tui::app::Pane::Results;
     let mut term = Terminal::new(TestBackend::new(200, 50)).expect("terminal");

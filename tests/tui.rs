@@ -123,6 +123,7 @@ async fn workbench(cfg: &TempConfig) -> (Driver, Arc<Session>) {
     d.dispatch(first);
     d.until("the sample server to be up", |a| {
         a.servers
+            .list
             .first()
             .is_some_and(|s| s.state == "up" && s.tools > 0)
     })
@@ -150,13 +151,15 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     .await;
     assert!(status(&d.app).contains("dataset"), "{}", status(&d.app));
     d.until("the call in Traffic", |a| {
-        a.calls
+        a.traffic
+            .calls
             .iter()
             .any(|c| c.caller == "human" && c.outcome == "intercepted")
     })
     .await;
     let call = d
         .app
+        .traffic
         .calls
         .iter()
         .find(|c| c.caller == "human")
@@ -172,7 +175,7 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     d.press(vec![Msg::char('o')]);
     d.until(
         "the dataset in Detail",
-        |a| matches!(&a.detail, Detail::Dataset { dataset: x, .. } if *x == dataset),
+        |a| matches!(&a.detail.shown, Detail::Dataset { dataset: x, .. } if *x == dataset),
     )
     .await;
     assert!(d.screen().contains("join hints") || d.screen().contains("columns"));
@@ -180,19 +183,24 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     // Query it: the grid fills from the engine a page at a time.
     d.press(vec![Msg::char('s')]);
     d.until("the query result", |a| {
-        a.grid.as_ref().is_some_and(|g| g.cell(0, 0).is_some())
+        a.results
+            .grid
+            .as_ref()
+            .is_some_and(|g| g.cell(0, 0).is_some())
     })
     .await;
     let rows = d
         .app
+        .catalog
         .datasets
         .iter()
         .find(|x| x.dataset == dataset)
         .map(|x| x.rows)
         .expect("listed");
-    assert_eq!(d.app.grid.as_ref().unwrap().result.rows, rows);
+    assert_eq!(d.app.results.grid.as_ref().unwrap().result.rows, rows);
     let first_cell = d
         .app
+        .results
         .grid
         .as_ref()
         .unwrap()
@@ -225,13 +233,14 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     d.type_text(&format!("\nSELECT count(*) AS n FROM {dataset}"));
     d.press(vec![Msg::ctrl('e')]);
     d.until("the count", |a| {
-        a.grid
+        a.results
+            .grid
             .as_ref()
             .is_some_and(|g| g.result.rows == 1 && g.cell(0, 0).is_some())
     })
     .await;
     assert_eq!(
-        d.app.grid.as_ref().unwrap().cell(0, 0).unwrap(),
+        d.app.results.grid.as_ref().unwrap().cell(0, 0).unwrap(),
         Some(rows.to_string().as_str())
     );
 
@@ -242,14 +251,15 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
         Some(format!("n\n{rows}"))
     );
     d.press(vec![Msg::char('5'), Msg::ctrl('e')]);
-    d.until("the same count again", |a| a.running.is_none())
+    d.until("the same count again", |a| a.results.running.is_none())
         .await;
 
     // Hostile SQL is refused with the engine's reason, and nothing is written.
     d.type_text(";\nCOPY (SELECT 1) TO '/tmp/loom-should-not-exist.csv'");
     d.press(vec![Msg::ctrl('e')]);
-    d.until("the refusal", |a| a.query_error.is_some()).await;
-    let msg = d.app.query_error.as_ref().unwrap().message.clone();
+    d.until("the refusal", |a| a.results.query_error.is_some())
+        .await;
+    let msg = d.app.results.query_error.as_ref().unwrap().message.clone();
     assert!(
         msg.contains("not allowed") || msg.contains("disabled"),
         "{msg}"
@@ -261,7 +271,7 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     // running"): press again until one is taken, then the query must end as cancelled.
     d.type_text(";\nSELECT sum(range) FROM range(100000000000)");
     d.press(vec![Msg::ctrl('e')]);
-    assert!(d.app.running.is_some());
+    assert!(d.app.results.running.is_some());
     let refused = "no workbench query is running";
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
@@ -271,16 +281,17 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
         );
         d.press(vec![Msg::ctrl('c')]);
         d.until("the answer to ctrl-c", |a| {
-            a.running.is_none() || status(a).contains(refused)
+            a.results.running.is_none() || status(a).contains(refused)
         })
         .await;
-        if d.app.running.is_none() {
+        if d.app.results.running.is_none() {
             break;
         }
         d.app.status = None;
     }
     let msg = d
         .app
+        .results
         .query_error
         .as_ref()
         .map(|e| e.message.clone())
@@ -313,7 +324,12 @@ async fn call_as_human(d: &Driver, tool: &str, arguments: serde_json::Value) -> 
 }
 
 fn listed(app: &App) -> Vec<String> {
-    let mut names: Vec<String> = app.datasets.iter().map(|d| d.dataset.clone()).collect();
+    let mut names: Vec<String> = app
+        .catalog
+        .datasets
+        .iter()
+        .map(|d| d.dataset.clone())
+        .collect();
     names.sort();
     names
 }
@@ -331,7 +347,7 @@ async fn the_catalog_follows_every_dataset_made_dropped_or_evicted() {
     )
     .await;
     d.until("the materialized dataset in the catalog", |a| {
-        a.datasets.iter().any(|x| x.dataset == "keep_me")
+        a.catalog.datasets.iter().any(|x| x.dataset == "keep_me")
     })
     .await;
     let mut made = Vec::new();
@@ -367,20 +383,21 @@ async fn the_catalog_follows_every_dataset_made_dropped_or_evicted() {
     d.press(vec![Msg::char('4')]);
     let i = d
         .app
+        .catalog
         .datasets
         .iter()
         .position(|x| x.dataset == "keep_me")
         .expect("listed");
-    d.app.catalog_sel[0] = i;
+    d.app.catalog.sel[0] = i;
     d.press(vec![Msg::code(KeyCode::Enter)]);
     d.until(
         "keep_me in Detail",
-        |a| matches!(&a.detail, Detail::Dataset { dataset, .. } if dataset == "keep_me"),
+        |a| matches!(&a.detail.shown, Detail::Dataset { dataset, .. } if dataset == "keep_me"),
     )
     .await;
     call_as_human(&d, "loom_drop", json!({ "ref": "keep_me" })).await;
     d.until("keep_me to leave the catalog and Detail", |a| {
-        !listed(a).contains(&"keep_me".to_owned()) && matches!(a.detail, Detail::Empty)
+        !listed(a).contains(&"keep_me".to_owned()) && matches!(a.detail.shown, Detail::Empty)
     })
     .await;
     assert_eq!(status(&d.app), "keep_me was dropped");
@@ -396,7 +413,7 @@ async fn the_catalog_follows_every_dataset_made_dropped_or_evicted() {
         .expect("parked")
         .to_owned();
     d.until("the parked text in the catalog", |a| {
-        a.blobs.iter().any(|b| b.key == key)
+        a.catalog.blobs.iter().any(|b| b.key == key)
     })
     .await;
     session.shutdown().await;
@@ -423,8 +440,9 @@ async fn the_describe_view_shows_a_datasets_join_hints_and_top_values() {
     })
     .await;
     d.press(vec![Msg::char('4')]);
-    d.app.catalog_sel[0] = d
+    d.app.catalog.sel[0] = d
         .app
+        .catalog
         .datasets
         .iter()
         .position(|x| x.dataset == orders)
@@ -496,16 +514,22 @@ async fn a_memory_written_from_the_palette_is_the_persons_and_the_status_says_me
     assert!(status.contains("memory db version 1"), "{status}");
     assert!(!status.contains("parked"), "{status}");
     d.until("the memory in the catalog", |a| {
-        a.memories.iter().any(|m| m.key == "db")
+        a.catalog.memories.iter().any(|m| m.key == "db")
     })
     .await;
-    let m = d.app.memories.iter().find(|m| m.key == "db").unwrap();
+    let m = d
+        .app
+        .catalog
+        .memories
+        .iter()
+        .find(|m| m.key == "db")
+        .unwrap();
     assert_eq!(m.author, "human", "{m:?}");
 }
 
 /// The first `n` values of column `col` as the grid holds them.
 fn column_values(app: &App, col: usize, n: u64) -> Vec<Option<String>> {
-    let g = app.grid.as_ref().expect("a result");
+    let g = app.results.grid.as_ref().expect("a result");
     (0..n.min(g.result.rows))
         .map(|r| g.cell(r, col).expect("loaded").map(str::to_owned))
         .collect()
@@ -521,18 +545,22 @@ async fn the_grid_sorts_filters_and_opens_a_cell_on_the_real_engine() {
         .expect("a dataset")
         .to_owned();
     d.press(vec![Msg::char('5')]);
-    d.app.editor = tui_textarea::TextArea::new(vec![format!("SELECT * FROM {orders}")]);
+    d.app.editor.area = tui_textarea::TextArea::new(vec![format!("SELECT * FROM {orders}")]);
     d.press(vec![Msg::ctrl('e')]);
     d.until("the result", |a| {
-        a.grid.as_ref().is_some_and(|g| g.cell(0, 0).is_some())
+        a.results
+            .grid
+            .as_ref()
+            .is_some_and(|g| g.cell(0, 0).is_some())
     })
     .await;
-    let all = d.app.grid.as_ref().unwrap().result.rows;
-    let history = d.app.history.len();
+    let all = d.app.results.grid.as_ref().unwrap().result.rows;
+    let history = d.app.editor.history.len();
     d.press(vec![Msg::code(KeyCode::Esc)]);
     assert_eq!(d.app.focus, Pane::Results);
     let status_col = d
         .app
+        .results
         .grid
         .as_ref()
         .unwrap()
@@ -548,7 +576,8 @@ async fn the_grid_sorts_filters_and_opens_a_cell_on_the_real_engine() {
     // Sort by status, descending on the second press: the same rows, in DuckDB's order.
     d.press(vec![Msg::char('s')]);
     d.until("the sorted view", |a| {
-        a.grid
+        a.results
+            .grid
             .as_ref()
             .is_some_and(|g| g.view.is_some() && g.cell(0, 0).is_some())
     })
@@ -566,11 +595,11 @@ async fn the_grid_sorts_filters_and_opens_a_cell_on_the_real_engine() {
         .map(|r| r[0].clone())
         .collect();
     assert_eq!(column_values(&d.app, status_col, 50), want);
-    assert_eq!(d.app.grid.as_ref().unwrap().result.rows, all);
+    assert_eq!(d.app.results.grid.as_ref().unwrap().result.rows, all);
     assert!(d.screen().contains("by status ↑"), "{}", d.screen());
     d.press(vec![Msg::char('s')]);
     d.until("descending", |a| {
-        a.grid.as_ref().is_some_and(|g| {
+        a.results.grid.as_ref().is_some_and(|g| {
             g.view
                 .as_ref()
                 .is_some_and(|v| v.sort.as_ref().is_some_and(|s| s.1))
@@ -584,7 +613,7 @@ async fn the_grid_sorts_filters_and_opens_a_cell_on_the_real_engine() {
     d.type_text("SHIPPED");
     d.press(vec![Msg::code(KeyCode::Enter)]);
     d.until("the filtered view", |a| {
-        a.grid.as_ref().is_some_and(|g| {
+        a.results.grid.as_ref().is_some_and(|g| {
             g.view.as_ref().is_some_and(|v| v.filter.is_some()) && g.cell(0, 0).is_some()
         })
     })
@@ -600,19 +629,22 @@ async fn the_grid_sorts_filters_and_opens_a_cell_on_the_real_engine() {
                 .any(|c| c.to_lowercase().contains("shipped"))
         })
         .count() as u64;
-    let g = d.app.grid.as_ref().unwrap();
+    let g = d.app.results.grid.as_ref().unwrap();
     assert!(shipped > 0 && shipped < all, "{shipped} of {all}");
     assert_eq!(g.result.rows, shipped);
     for v in column_values(&d.app, status_col, 200) {
         assert_eq!(v.as_deref(), Some("shipped"));
     }
     // Sorting and filtering never touch the editor's history.
-    assert_eq!(d.app.history.len(), history);
+    assert_eq!(d.app.editor.history.len(), history);
 
     // The cell view shows a value whole; `>` widens the column and fitting leaves it so.
-    let before = d.app.grid.as_ref().unwrap().widths[status_col];
+    let before = d.app.results.grid.as_ref().unwrap().widths[status_col];
     d.press(vec![Msg::char('>')]);
-    assert_eq!(d.app.grid.as_ref().unwrap().widths[status_col], before + 4);
+    assert_eq!(
+        d.app.results.grid.as_ref().unwrap().widths[status_col],
+        before + 4
+    );
     d.press(vec![Msg::code(KeyCode::Enter)]);
     assert!(matches!(&d.app.overlay, Overlay::Pager(p) if p.title.starts_with("status")));
     assert!(d.screen().contains("shipped"), "{}", d.screen());

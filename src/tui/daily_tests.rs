@@ -66,8 +66,8 @@ fn typing_sql_while_a_call_waits_keeps_every_key_in_the_editor() {
     // The exact keys of the report: `a` of "amount" never approves, nothing is lost.
     let reqs = sent(&mut a, typed("amount"));
     assert!(decisions(&reqs).is_empty(), "{reqs:?}");
-    assert_eq!(a.editor.lines().join("\n"), "SELECT amount");
-    assert_eq!(a.approvals.len(), 1);
+    assert_eq!(a.editor.area.lines().join("\n"), "SELECT amount");
+    assert_eq!(a.approvals.waiting.len(), 1);
     // Opened on purpose, the prompt answers at once; the editor keeps its text.
     press(&mut a, vec![Msg::ctrl('g')]);
     let s = screen(&a);
@@ -77,8 +77,8 @@ fn typing_sql_while_a_call_waits_keeps_every_key_in_the_editor() {
     );
     let reqs = sent(&mut a, vec![Msg::char('a')]);
     assert_eq!(decisions(&reqs), vec![Decision::Once]);
-    assert!(a.approvals.is_empty());
-    assert_eq!(a.editor.lines().join("\n"), "SELECT amount");
+    assert!(a.approvals.waiting.is_empty());
+    assert_eq!(a.editor.area.lines().join("\n"), "SELECT amount");
     assert_eq!(a.focus, Pane::Editor);
 }
 
@@ -86,7 +86,7 @@ fn typing_sql_while_a_call_waits_keeps_every_key_in_the_editor() {
 fn a_prompt_that_opens_by_itself_takes_keys_only_after_its_grace() {
     let mut a = started();
     assert_eq!(a.focus, Pane::Traffic);
-    a.approval_grace = Duration::from_secs(3600);
+    a.approvals.grace = Duration::from_secs(3600);
     press(&mut a, vec![approval(2)]);
     let s = screen(&a);
     assert!(s.contains("approve a call?"), "{s}");
@@ -97,7 +97,7 @@ fn a_prompt_that_opens_by_itself_takes_keys_only_after_its_grace() {
     assert!(decisions(&reqs).is_empty(), "{reqs:?}");
     assert_eq!(a.focus, Pane::Catalog, "the `4` reached the panes");
     // Once the grace is over, the prompt decides.
-    a.approval_grace = Duration::ZERO;
+    a.approvals.grace = Duration::ZERO;
     let s = screen(&a);
     assert!(s.contains("approve once"), "{s}");
     let reqs = sent(&mut a, vec![Msg::char('A')]);
@@ -107,7 +107,7 @@ fn a_prompt_that_opens_by_itself_takes_keys_only_after_its_grace() {
 #[test]
 fn esc_sets_a_prompt_aside_and_ctrl_g_brings_it_back() {
     let mut a = started();
-    a.approval_grace = Duration::ZERO;
+    a.approvals.grace = Duration::ZERO;
     press(&mut a, vec![approval(3)]);
     screen(&a);
     press(&mut a, vec![Msg::code(KeyCode::Esc)]);
@@ -133,9 +133,9 @@ fn querying_a_dataset_keeps_the_sql_being_written() {
         vec![Msg::code(KeyCode::Esc), Msg::char('4'), Msg::char('s')],
     );
     assert!(
-        a.editor_text().starts_with("SELECT * FROM "),
+        a.editor.text().starts_with("SELECT * FROM "),
         "{}",
-        a.editor_text()
+        a.editor.text()
     );
     // ctrl-up brings the draft back from the history (just before the query `s` ran)…
     press(
@@ -146,7 +146,7 @@ fn querying_a_dataset_keeps_the_sql_being_written() {
             Msg::ctrl_code(KeyCode::Up),
         ],
     );
-    assert_eq!(a.editor_text(), "SELECT 42 AS keep");
+    assert_eq!(a.editor.text(), "SELECT 42 AS keep");
     // …and undo walks back over the replacement too.
     let mut b = started();
     press(&mut b, vec![Msg::char('5')]);
@@ -163,7 +163,7 @@ fn querying_a_dataset_keeps_the_sql_being_written() {
     for _ in 0..2 {
         press(&mut b, vec![Msg::ctrl('u')]);
     }
-    assert_eq!(b.editor_text(), "SELECT 42 AS keep");
+    assert_eq!(b.editor.text(), "SELECT 42 AS keep");
 }
 
 #[test]
@@ -173,16 +173,16 @@ fn walking_the_history_and_back_returns_the_draft() {
     press(&mut a, typed("SELECT 1"));
     press(&mut a, vec![Msg::ctrl('e')]);
     press(&mut a, typed(" + 1"));
-    assert_eq!(a.editor_text(), "SELECT 1 + 1");
+    assert_eq!(a.editor.text(), "SELECT 1 + 1");
     press(&mut a, vec![Msg::ctrl_code(KeyCode::Up)]);
-    assert_eq!(a.editor_text(), "SELECT 1");
+    assert_eq!(a.editor.text(), "SELECT 1");
     press(&mut a, vec![Msg::ctrl_code(KeyCode::Down)]);
-    assert_eq!(a.editor_text(), "SELECT 1 + 1", "the draft came back");
+    assert_eq!(a.editor.text(), "SELECT 1 + 1", "the draft came back");
 }
 
 fn run(a: &mut super::app::App, sql: &str) {
     press(a, vec![Msg::char('5')]);
-    a.editor = tui_textarea::TextArea::new(vec![sql.to_owned()]);
+    a.editor.area = tui_textarea::TextArea::new(vec![sql.to_owned()]);
     press(a, vec![Msg::ctrl('e')]);
 }
 
@@ -190,9 +190,9 @@ fn run(a: &mut super::app::App, sql: &str) {
 fn a_failed_query_leaves_no_older_result_to_act_on() {
     let mut a = started();
     run(&mut a, "SELECT * FROM sample_list_orders_1");
-    assert!(a.grid.is_some());
+    assert!(a.results.grid.is_some());
     run(&mut a, "SELECT nope FROM t");
-    assert!(a.grid.is_none(), "the old result is gone");
+    assert!(a.results.grid.is_none(), "the old result is gone");
     a.focus = Pane::Results;
     let s = screen(&a);
     assert!(s.contains("query failed"), "{s}");
@@ -222,7 +222,7 @@ fn page_down_turns_exactly_one_screen_of_rows() {
     let rows = a.grid_rows();
     screen(&a);
     press(&mut a, vec![Msg::code(KeyCode::PageDown)]);
-    let g = a.grid.as_ref().unwrap();
+    let g = a.results.grid.as_ref().unwrap();
     assert_eq!(
         (g.top, g.row),
         (rows, rows),
@@ -231,7 +231,7 @@ fn page_down_turns_exactly_one_screen_of_rows() {
     let s = screen(&a);
     assert!(s.contains(&format!(" {} ", rows)), "{s}");
     press(&mut a, vec![Msg::code(KeyCode::PageUp)]);
-    let g = a.grid.as_ref().unwrap();
+    let g = a.results.grid.as_ref().unwrap();
     assert_eq!((g.top, g.row), (0, 0));
 }
 
@@ -260,7 +260,7 @@ fn copy_all_loads_the_rows_then_copies_on_one_press() {
     press(&mut a, vec![Msg::code(KeyCode::Esc), Msg::ctrl('y')]);
     let copied = a.clipboard.register().unwrap_or_default().to_owned();
     assert_eq!(copied.lines().count(), 451, "a header and every row");
-    assert!(!a.copy_all_pending);
+    assert!(!a.results.copy_all_pending);
 }
 
 #[test]
@@ -269,8 +269,8 @@ fn the_editor_scrolls_back_when_a_resize_gives_it_room() {
     a.size = (80, 24);
     press(&mut a, vec![Msg::char('5')]);
     let text: Vec<String> = (0..12).map(|i| format!("-- line {i}")).collect();
-    a.editor = tui_textarea::TextArea::new(text);
-    a.editor.move_cursor(tui_textarea::CursorMove::Bottom);
+    a.editor.area = tui_textarea::TextArea::new(text);
+    a.editor.area.move_cursor(tui_textarea::CursorMove::Bottom);
     let s = screen(&a);
     assert!(
         !s.contains("-- line 0\n") && !s.contains("-- line 0 "),
@@ -311,7 +311,7 @@ fn a_running_call_shows_its_elapsed_time_and_cancels_by_key() {
     press(&mut a, vec![running_call(9, "model")]);
     // `call` dates call 9 at 10:00:09.
     a.now_secs = crate::types::time::parse_iso("2026-11-30T10:00:21Z").unwrap();
-    a.detail = running_detail(9, "model");
+    a.detail.shown = running_detail(9, "model");
     press(&mut a, vec![Msg::Tick]);
     assert!(
         screen(&a).contains(" c cancel call "),
@@ -331,7 +331,7 @@ fn a_running_call_shows_its_elapsed_time_and_cancels_by_key() {
     assert_eq!(reqs, vec![Request::CancelCall { call: 9 }]);
     // From Detail, and a person's own call stops without a question.
     press(&mut a, vec![running_call(10, "human"), Msg::char('2')]);
-    a.detail = running_detail(10, "human");
+    a.detail.shown = running_detail(10, "human");
     let reqs = sent(&mut a, vec![Msg::char('c')]);
     assert!(reqs.contains(&Request::CancelCall { call: 10 }), "{reqs:?}");
     // A finished call is not cancelled.
@@ -348,7 +348,7 @@ fn a_running_call_shows_its_elapsed_time_and_cancels_by_key() {
 #[test]
 fn parked_text_opens_in_a_pager_that_searches_and_copies() {
     let mut a = started();
-    a.blobs = vec![crate::frontend::engine::BlobView {
+    a.catalog.blobs = vec![crate::frontend::engine::BlobView {
         key: "a1b2c3d4e5f6".into(),
         summary: "logs".into(),
         chars: 2400,
@@ -585,12 +585,12 @@ fn quitting_asks_first_while_clients_are_connected_and_an_attached_one_detaches(
 #[test]
 fn the_prompt_counts_down_to_its_timeout() {
     let mut a = started();
-    a.approval_grace = Duration::ZERO;
+    a.approvals.grace = Duration::ZERO;
     press(&mut a, vec![approval(4)]);
     let earlier = std::time::Instant::now()
         .checked_sub(Duration::from_secs(20))
         .unwrap();
-    a.approval_seen.insert(4, earlier);
+    a.approvals.seen.insert(4, earlier);
     let s = screen(&a);
     assert!(s.contains("denied in 40 s without an answer"), "{s}");
 }
@@ -603,8 +603,8 @@ fn counts_read_as_words() {
     assert_eq!(plural(3u64, "match"), "3 matches");
     assert_eq!(plural(1u64, "match"), "1 match");
     let mut a = started();
-    a.servers.truncate(1);
-    a.servers[0].tools = 1;
+    a.servers.list.truncate(1);
+    a.servers.list[0].tools = 1;
     let s = screen(&a);
     assert!(s.contains("sample up · 1 tool "), "{s}");
     assert!(!s.contains("legacy"), "{s}");
@@ -616,10 +616,10 @@ fn tab_completes_or_indents_in_the_editor_and_esc_leaves_it() {
     press(&mut a, vec![Msg::char('5')]);
     press(&mut a, vec![Msg::code(KeyCode::Tab)]);
     assert_eq!(a.focus, Pane::Editor, "tab stays in the editor");
-    assert_eq!(a.editor_text(), "    ");
+    assert_eq!(a.editor.text(), "    ");
     press(&mut a, typed("SELECT * FROM sample_list_cu"));
     press(&mut a, vec![Msg::code(KeyCode::Tab)]);
-    assert_eq!(a.editor_text(), "    SELECT * FROM sample_list_customers_2");
+    assert_eq!(a.editor.text(), "    SELECT * FROM sample_list_customers_2");
     press(&mut a, vec![Msg::code(KeyCode::Esc)]);
     assert_ne!(a.focus, Pane::Editor);
 }

@@ -16,31 +16,34 @@ fn completion_offers_datasets_columns_and_keywords() {
         press(&mut a, vec![Msg::char(c)]);
     }
     press(&mut a, vec![Msg::ctrl(' ')]);
-    assert_eq!(a.editor.lines()[0], "SELECT * FROM sample_list_orders_1");
+    assert_eq!(
+        a.editor.area.lines()[0],
+        "SELECT * FROM sample_list_orders_1"
+    );
     for c in " WHERE cust".chars() {
         press(&mut a, vec![Msg::char(c)]);
     }
     press(&mut a, vec![Msg::ctrl(' ')]);
     assert!(
-        a.editor.lines()[0].ends_with("WHERE customer_id"),
+        a.editor.area.lines()[0].ends_with("WHERE customer_id"),
         "{}",
-        a.editor.lines()[0]
+        a.editor.area.lines()[0]
     );
 }
 
 #[test]
 fn history_walks_back_and_forth() {
     let mut a = started();
-    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
     press(&mut a, vec![Msg::char('5'), Msg::ctrl('e')]);
-    a.editor = tui_textarea::TextArea::new(vec!["SELECT 2".into()]);
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 2".into()]);
     press(&mut a, vec![Msg::ctrl('e')]);
     let up = Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
     press(&mut a, vec![up]);
-    assert_eq!(a.editor.lines()[0], "SELECT 2");
+    assert_eq!(a.editor.area.lines()[0], "SELECT 2");
     let up = Msg::Key(KeyEvent::new(KeyCode::Up, KeyModifiers::CONTROL));
     press(&mut a, vec![up]);
-    assert_eq!(a.editor.lines()[0], "SELECT 1");
+    assert_eq!(a.editor.area.lines()[0], "SELECT 1");
 }
 
 #[test]
@@ -99,7 +102,7 @@ fn a_dropped_result_is_known_by_its_kind() {
         ),
     ] {
         let mut a = started();
-        a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+        a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
         a.focus = Pane::Editor;
         let mut queue = a.update(Msg::ctrl('e'));
         let (t, q) = queue.pop().expect("the query is sent");
@@ -112,7 +115,7 @@ fn a_dropped_result_is_known_by_its_kind() {
             .expect("a page is asked for");
         assert!(matches!(r, Request::Rows { .. }));
         a.update(Msg::Reply(t, Err(error.clone())));
-        assert_eq!(a.grid.is_none(), closes, "{error:?}");
+        assert_eq!(a.results.grid.is_none(), closes, "{error:?}");
         assert_eq!(
             a.status.as_ref().map(|s| s.0.contains("was dropped")),
             Some(closes),

@@ -76,9 +76,9 @@ pub fn build_app(opts: &TuiOptions, clipboard: clipboard::Clipboard) -> anyhow::
     let mut app = App::new(keys, theme, name, clipboard);
     app.title = opts.title.clone();
     app.attached = opts.attached;
-    app.history_file = opts.history_file.clone();
+    app.editor.history_file = opts.history_file.clone();
     if let Some(h) = &opts.history_file {
-        app.history = app::load_history(h);
+        app.editor.history = app::load_history(h);
     }
     Ok(app)
 }

@@ -170,10 +170,13 @@ fn hostile_text_in_every_pane_is_drawn_without_control_characters() {
     // The text around the sequences is still shown: only the control characters are gone.
     assert!(screen.contains("srv"), "{screen}");
     // A query whose columns and cells carry escape sequences, then a failing request.
-    app.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    app.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
     app.focus = Pane::Editor;
     feed(&mut app, vec![Msg::ctrl('e')]);
-    assert!(app.grid.is_some(), "the hostile result is in the grid");
+    assert!(
+        app.results.grid.is_some(),
+        "the hostile result is in the grid"
+    );
     assert_clean(&app, "results grid");
     feed(&mut app, vec![Msg::code(KeyCode::Esc), Msg::char('e')]);
     assert_clean(&app, "export error in the status line");

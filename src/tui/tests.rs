@@ -328,7 +328,7 @@ fn every_pane_snapshot() {
     let mut a = started();
     // A result in the grid and a dataset shown in detail.
     press(&mut a, vec![Msg::char('5'), Msg::ctrl('e')]);
-    a.editor = tui_textarea::TextArea::new(vec!["SELECT * FROM sample_list_orders_1".into()]);
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT * FROM sample_list_orders_1".into()]);
     press(&mut a, vec![Msg::ctrl('e')]);
     insta::assert_snapshot!("pane_servers", pane_text(&a, Pane::Servers));
     insta::assert_snapshot!("pane_traffic", pane_text(&a, Pane::Traffic));
@@ -358,16 +358,16 @@ fn every_pane_snapshot() {
 #[test]
 fn the_grid_builds_only_what_is_on_screen_and_pages_in_as_it_scrolls() {
     let mut a = started();
-    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
     a.focus = Pane::Editor;
     let reqs = a.update(Msg::ctrl('e'));
     // The query, then only the first page of rows.
     answer(&mut a, reqs);
-    let g = a.grid.as_ref().expect("grid");
+    let g = a.results.grid.as_ref().expect("grid");
     assert_eq!(g.result.rows, 1_000_000);
     assert_eq!(g.pages.len(), 1, "only the page on screen was fetched");
     press(&mut a, vec![Msg::code(KeyCode::Esc), Msg::char('G')]);
-    let g = a.grid.as_ref().expect("grid");
+    let g = a.results.grid.as_ref().expect("grid");
     assert_eq!(g.row, 999_999);
     assert!(g.pages.contains_key(&(999_999 / super::app::PAGE_ROWS)));
     assert!(
@@ -383,7 +383,7 @@ fn the_grid_builds_only_what_is_on_screen_and_pages_in_as_it_scrolls() {
 #[test]
 fn copy_cell_row_and_a_small_result_to_the_register() {
     let mut a = started();
-    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
     press(
         &mut a,
         vec![
@@ -415,7 +415,7 @@ fn copy_cell_row_and_a_small_result_to_the_register() {
 #[test]
 fn export_from_the_grid_reports_the_written_path() {
     let mut a = started();
-    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
     press(
         &mut a,
         vec![
@@ -435,10 +435,11 @@ fn export_from_the_grid_reports_the_written_path() {
 #[test]
 fn query_error_is_placed_in_the_editor() {
     let mut a = started();
-    a.editor = tui_textarea::TextArea::new(vec!["SELECT 1;".into(), "SELECT nope FROM t".into()]);
-    a.editor.move_cursor(tui_textarea::CursorMove::Bottom);
+    a.editor.area =
+        tui_textarea::TextArea::new(vec!["SELECT 1;".into(), "SELECT nope FROM t".into()]);
+    a.editor.area.move_cursor(tui_textarea::CursorMove::Bottom);
     press(&mut a, vec![Msg::char('5'), Msg::ctrl('e')]);
-    let e = a.query_error.as_ref().expect("error");
+    let e = a.results.query_error.as_ref().expect("error");
     assert_eq!(e.at, Some((1, 7)), "{}", e.message);
     let s = screen(&a);
     assert!(s.contains("at line 2, column 8"), "{s}");
@@ -483,7 +484,7 @@ fn palette_validates_then_calls_as_the_human() {
 #[test]
 fn live_events_update_traffic_and_follow_keeps_the_newest_selected() {
     let mut a = started();
-    let n = a.calls.len();
+    let n = a.traffic.calls.len();
     let ev = |seq, c| {
         Msg::Event(Sequenced {
             seq,
@@ -497,13 +498,13 @@ fn live_events_update_traffic_and_follow_keeps_the_newest_selected() {
             call(5, "sample_get_weather", "running", None, "model"),
         )],
     );
-    assert_eq!(a.calls.len(), n + 1);
-    assert_eq!(a.visible_calls()[0].call, 5);
-    assert_eq!(a.traffic_sel, 0);
+    assert_eq!(a.traffic.calls.len(), n + 1);
+    assert_eq!(a.traffic.visible_calls()[0].call, 5);
+    assert_eq!(a.traffic.sel, 0);
     // Not following: the selection stays on the same call as new ones arrive.
     press(&mut a, vec![Msg::char('1'), Msg::char('j')]);
-    assert!(!a.follow);
-    let selected = a.visible_calls()[a.traffic_sel].call;
+    assert!(!a.traffic.follow);
+    let selected = a.traffic.visible_calls()[a.traffic.sel].call;
     press(
         &mut a,
         vec![ev(
@@ -511,15 +512,15 @@ fn live_events_update_traffic_and_follow_keeps_the_newest_selected() {
             call(6, "sample_get_weather", "running", None, "model"),
         )],
     );
-    assert_eq!(a.visible_calls()[a.traffic_sel].call, selected);
+    assert_eq!(a.traffic.visible_calls()[a.traffic.sel].call, selected);
     // Filter by text.
     press(&mut a, vec![Msg::char('/')]);
     for c in "parked".chars() {
         press(&mut a, vec![Msg::char(c)]);
     }
     press(&mut a, vec![Msg::code(KeyCode::Enter)]);
-    assert_eq!(a.visible_calls().len(), 1);
-    assert_eq!(a.visible_calls()[0].tool, "sample_tail_logs");
+    assert_eq!(a.traffic.visible_calls().len(), 1);
+    assert_eq!(a.traffic.visible_calls()[0].tool, "sample_tail_logs");
 }
 
 #[test]
@@ -535,9 +536,9 @@ fn jump_from_an_intercepted_call_to_its_dataset() {
         ],
     );
     assert_eq!(a.focus, Pane::Catalog);
-    assert_eq!(a.section, Section::Datasets);
+    assert_eq!(a.catalog.section, Section::Datasets);
     assert!(
-        matches!(&a.detail, super::app::Detail::Dataset { dataset, .. } if dataset == "sample_list_orders_1")
+        matches!(&a.detail.shown, super::app::Detail::Dataset { dataset, .. } if dataset == "sample_list_orders_1")
     );
 }
 
@@ -554,7 +555,7 @@ fn mouse_click_focuses_and_selects() {
     };
     press(&mut a, vec![Msg::Mouse(click)]);
     assert_eq!(a.focus, Pane::Catalog);
-    assert_eq!(a.catalog_sel[0], 1);
+    assert_eq!(a.catalog.sel[0], 1);
 }
 
 /// A click acts on the pane where it was last drawn, even when the terminal has been resized
@@ -602,7 +603,7 @@ fn skipped_memory_lines_are_counted_beside_the_memories() {
     }
     let s = screen(&a);
     assert!(s.contains("mem 0 !2"), "{s}");
-    a.section = Section::Memories;
+    a.catalog.section = Section::Memories;
     let s = screen(&a);
     assert!(s.contains("! 2 damaged lines in"), "{s}");
 }
@@ -611,7 +612,7 @@ fn skipped_memory_lines_are_counted_beside_the_memories() {
 fn the_approval_prompt_shows_every_argument_and_scrolls_instead_of_cutting() {
     use crate::types::events::ApprovalRequest;
     let mut a = started();
-    a.approval_grace = std::time::Duration::ZERO;
+    a.approvals.grace = std::time::Duration::ZERO;
     let arguments: serde_json::Map<String, serde_json::Value> = (0..300)
         .map(|i| (format!("key{i:03}"), json!(format!("value {i}"))))
         .collect();
@@ -675,14 +676,14 @@ fn the_approval_prompt_shows_every_argument_and_scrolls_instead_of_cutting() {
 fn a_dropped_or_evicted_dataset_leaves_the_catalog_and_every_view_of_it() {
     use super::app::{Detail, Overlay};
     let mut a = started();
-    assert_eq!(a.datasets.len(), 2);
+    assert_eq!(a.catalog.datasets.len(), 2);
     // The dataset is open in Detail and in the describe view.
     press(
         &mut a,
         vec![Msg::char('4'), Msg::code(KeyCode::Enter), Msg::char('d')],
     );
     assert!(
-        matches!(&a.detail, Detail::Dataset { dataset, .. } if dataset == "sample_list_orders_1")
+        matches!(&a.detail.shown, Detail::Dataset { dataset, .. } if dataset == "sample_list_orders_1")
     );
     assert!(matches!(a.overlay, Overlay::Describe(_)));
     let ev = |seq, event| Msg::Event(Sequenced { seq, event });
@@ -709,13 +710,14 @@ fn a_dropped_or_evicted_dataset_leaves_the_catalog_and_every_view_of_it() {
     ));
     // Gone at once, from the catalog and from every view that showed it.
     assert!(
-        a.datasets
+        a.catalog
+            .datasets
             .iter()
             .all(|d| d.dataset != "sample_list_orders_1"),
         "{:?}",
-        a.datasets
+        a.catalog.datasets
     );
-    assert!(matches!(a.detail, Detail::Empty));
+    assert!(matches!(a.detail.shown, Detail::Empty));
     assert!(matches!(a.overlay, Overlay::None));
     let status = a.status.as_ref().map(|s| s.0.clone()).unwrap_or_default();
     assert!(
@@ -746,7 +748,12 @@ fn a_dropped_or_evicted_dataset_leaves_the_catalog_and_every_view_of_it() {
         stale[0].0,
         listing(&["sample_list_orders_1", "sample_list_customers_2", "q_9"]),
     ));
-    let names: Vec<&str> = a.datasets.iter().map(|d| d.dataset.as_str()).collect();
+    let names: Vec<&str> = a
+        .catalog
+        .datasets
+        .iter()
+        .map(|d| d.dataset.as_str())
+        .collect();
     assert_eq!(names, ["sample_list_customers_2", "q_9"]);
     let pane = pane_text(&a, Pane::Catalog);
     assert!(
@@ -761,7 +768,7 @@ fn a_dropped_or_evicted_dataset_leaves_the_catalog_and_every_view_of_it() {
             reason: DropReason::Dropped,
         },
     ));
-    assert_eq!(a.datasets.len(), 1);
+    assert_eq!(a.catalog.datasets.len(), 1);
     assert!(
         a.status.as_ref().is_some_and(|s| s.0 == "q_9 was dropped"),
         "{:?}",

@@ -21,11 +21,11 @@ impl App {
     /// The call Traffic or Detail has selected.
     fn selected_call(&self) -> Option<CallSummary> {
         match self.focus {
-            Pane::Detail => match &self.detail {
+            Pane::Detail => match &self.detail.shown {
                 Detail::Call(r) => Some(r.summary.clone()),
                 _ => None,
             },
-            _ => self.visible_calls().get(self.traffic_sel).cloned().cloned(),
+            _ => self.traffic.selected().cloned(),
         }
     }
 
@@ -98,8 +98,10 @@ impl App {
     /// Whether `a` would do something for what is selected now: the key bar shows only those.
     pub fn offers(&self, a: Action) -> bool {
         let running = crate::types::events::Outcome::Running;
-        let datasets_listed = self.section == Section::Datasets && !self.datasets.is_empty();
-        let blobs_listed = self.section == Section::Blobs && !self.blobs.is_empty();
+        let c = &self.catalog;
+        let datasets_listed = c.section == Section::Datasets && !c.datasets.is_empty();
+        let blobs_listed = c.section == Section::Blobs && !c.blobs.is_empty();
+        let has_grid = self.results.grid.is_some();
         match a {
             Action::CancelCall => self.selected_call().is_some_and(|c| c.outcome == running),
             Action::JumpToDataset => self.selected_call().is_some_and(|c| c.reference.is_some()),
@@ -109,49 +111,27 @@ impl App {
             | Action::Sort
             | Action::FilterRows
             | Action::Narrower
-            | Action::Wider => self.grid.is_some(),
+            | Action::Wider => has_grid,
             Action::ExportCsv | Action::ExportJson => match self.focus {
                 Pane::Catalog => datasets_listed,
-                _ => self.grid.is_some() || matches!(self.overlay, Overlay::Describe(_)),
+                _ => has_grid || matches!(self.overlay, Overlay::Describe(_)),
             },
             Action::Describe | Action::QueryDataset if self.focus == Pane::Catalog => {
                 datasets_listed || blobs_listed
             }
             Action::Open if self.focus == Pane::Catalog => {
-                datasets_listed || blobs_listed || !self.memories.is_empty()
+                datasets_listed || blobs_listed || !c.memories.is_empty()
             }
-            Action::CancelQuery => self.running.is_some(),
+            Action::CancelQuery => self.results.running.is_some(),
             Action::Retry => {
                 matches!(&self.overlay, Overlay::Describe(d) if !d.chart_errors.is_empty())
             }
-            Action::ToggleStderr => !self.servers.is_empty(),
-            Action::ClearFilter => !self.filter.is_empty(),
+            Action::ToggleStderr => !self.servers.list.is_empty(),
+            Action::ClearFilter => !self.traffic.filter.is_empty(),
             Action::NextMatch | Action::PrevMatch => {
                 matches!(&self.overlay, Overlay::Pager(p) if !p.matches.is_empty())
             }
             _ => true,
         }
-    }
-
-    /// Finished calls to `server` this workbench knows of, and their median latency.
-    pub fn server_calls(&self, server: &str) -> (usize, Option<u64>) {
-        let mut ms: Vec<u64> = self
-            .calls
-            .iter()
-            .filter(|c| c.server == server && c.outcome != crate::types::events::Outcome::Running)
-            .map(|c| c.millis)
-            .collect();
-        ms.sort_unstable();
-        let p50 = ms.get(ms.len() / 2).copied().filter(|_| !ms.is_empty());
-        (ms.len(), p50)
-    }
-
-    /// Seconds since `at` (an ISO date of the session), by the runtime's clock.
-    pub fn elapsed_secs(&self, at: &str) -> Option<u64> {
-        // No clock yet (before the runtime's first tick, or in a test that sets none).
-        if self.now_secs == 0 {
-            return None;
-        }
-        crate::types::time::parse_iso(at).map(|t| self.now_secs.saturating_sub(t))
     }
 }

@@ -1,32 +1,100 @@
-//! The detail pane: what is shown for a call, dataset, blob or memory, as highlighted lines.
+//! The detail pane: it owns what is shown (a call, dataset, blob or memory), its lines,
+//! highlighted once per change rather than per frame, the scroll, and the ticket of the newest
+//! request made for it (older replies are stale). It never sends requests and never draws.
 
+use super::navigation::step;
 use super::*;
 
-impl App {
-    pub(super) fn set_detail(&mut self, d: Detail) {
-        let same_item = match (&self.detail, &d) {
+/// What the Detail pane shows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Detail {
+    #[default]
+    Empty,
+    Call(Box<CallRecord>),
+    Dataset {
+        dataset: String,
+        describe: Box<Description>,
+    },
+    Blob(BlobView),
+    Memory(MemoryView),
+}
+
+/// The Detail pane's state.
+#[derive(Default)]
+pub struct DetailPane {
+    pub shown: Detail,
+    /// `shown` as highlighted lines.
+    pub lines: Vec<Line<'static>>,
+    /// The first line on screen.
+    pub scroll: usize,
+    /// The newest request for this pane: older replies are stale.
+    pub(super) ticket: u64,
+}
+
+impl DetailPane {
+    /// Shows `d`; the scroll starts at the top unless it is the item already shown.
+    pub(super) fn set(&mut self, d: Detail, th: &Theme, h: &Highlighter, now_secs: u64) {
+        let same_item = match (&self.shown, &d) {
             (Detail::Call(a), Detail::Call(b)) => a.summary.call == b.summary.call,
             (Detail::Dataset { dataset: a, .. }, Detail::Dataset { dataset: b, .. }) => a == b,
             _ => false,
         };
         if !same_item {
-            self.detail_scroll = 0;
+            self.scroll = 0;
         }
-        self.detail = d;
-        self.rebuild_detail_lines();
+        self.shown = d;
+        self.rebuild(th, h, now_secs);
+    }
+
+    /// Whether it shows call `call`.
+    pub(super) fn shows_call(&self, call: u64) -> bool {
+        matches!(&self.shown, Detail::Call(r) if r.summary.call == call)
+    }
+
+    /// Whether it shows call `call`, finished: asking again would show the same.
+    pub(super) fn shows_finished_call(&self, call: u64) -> bool {
+        matches!(&self.shown, Detail::Call(r) if r.summary.call == call && r.summary.outcome != crate::types::events::Outcome::Running)
+    }
+
+    /// Whether it shows a call still running (its elapsed time moves on).
+    pub(super) fn shows_running_call(&self) -> bool {
+        matches!(&self.shown, Detail::Call(r) if r.summary.outcome == crate::types::events::Outcome::Running)
+    }
+
+    /// The dataset it shows, if it shows one.
+    pub fn dataset(&self) -> Option<&str> {
+        match &self.shown {
+            Detail::Dataset { dataset, .. } => Some(dataset),
+            _ => None,
+        }
+    }
+
+    pub(super) fn move_by(&mut self, delta: i64) {
+        self.scroll = step(self.scroll, self.lines.len().max(1), delta);
+    }
+
+    /// What `y` copies: the call's request and response, the description, the key, the memory.
+    pub(super) fn copy_text(&self) -> String {
+        match &self.shown {
+            Detail::Call(r) => format!("{}\n{}", pretty(&r.request), pretty(&r.response)),
+            Detail::Dataset { describe, .. } => {
+                serde_json::to_string_pretty(describe).unwrap_or_default()
+            }
+            Detail::Blob(b) => b.key.clone(),
+            Detail::Memory(m) => m.content.clone(),
+            Detail::Empty => String::new(),
+        }
     }
 
     /// Highlighting is done once per change, not per frame.
-    pub(super) fn rebuild_detail_lines(&mut self) {
-        let th = &self.theme;
-        let h = &self.highlighter;
+    pub(super) fn rebuild(&mut self, th: &Theme, h: &Highlighter, now_secs: u64) {
         let heading = |t: String| Line::styled(t, th.title);
-        self.detail_lines = match &self.detail {
+        self.lines = match &self.shown {
             Detail::Empty => Vec::new(),
             Detail::Call(r) => {
                 let s = &r.summary;
                 let took = if s.outcome == crate::types::events::Outcome::Running {
-                    match self.elapsed_secs(&s.at) {
+                    match elapsed_secs(now_secs, &s.at) {
                         Some(t) => format!("{t} s so far · c cancels"),
                         None => "c cancels".to_owned(),
                     }
@@ -98,6 +166,18 @@ impl App {
                 lines
             }
         };
+    }
+}
+
+impl App {
+    pub(super) fn set_detail(&mut self, d: Detail) {
+        self.detail
+            .set(d, &self.theme, &self.highlighter, self.now_secs);
+    }
+
+    pub(super) fn rebuild_detail_lines(&mut self) {
+        self.detail
+            .rebuild(&self.theme, &self.highlighter, self.now_secs);
     }
 }
 

@@ -1,53 +1,84 @@
-//! The SQL editor: running the statement under the cursor, history, completion.
+//! The SQL editor pane: it owns the text area, the history (walked with ctrl-up/down, a draft
+//! kept while walking), the completion list and whether the highlighting must be applied
+//! again. Running a statement is the app's, as it reaches Results and sends a request; the
+//! editor never sends requests and never draws.
 
+use super::navigation::step;
 use super::*;
 
-impl App {
-    pub(super) fn style_editor(&mut self) {
-        self.editor.set_style(self.theme.base);
-        self.editor
+/// Names offered for the word before the cursor.
+pub struct Completion {
+    pub items: Vec<String>,
+    pub selected: usize,
+    /// Characters before the cursor that the chosen item replaces.
+    pub prefix_len: usize,
+}
+
+/// The SQL editor pane's state.
+pub struct EditorPane {
+    pub area: TextArea<'static>,
+    pub history: Vec<String>,
+    history_pos: Option<usize>,
+    /// The text being written when the person started walking the history.
+    history_draft: Option<String>,
+    pub history_file: Option<PathBuf>,
+    pub completion: Option<Completion>,
+    /// The highlighting must be applied again (the text, the cursor or the theme changed).
+    pub(super) dirty: bool,
+}
+
+impl EditorPane {
+    pub(super) fn new() -> EditorPane {
+        let mut area = TextArea::default();
+        area.set_placeholder_text("SELECT … — ctrl-e runs the statement under the cursor");
+        EditorPane {
+            area,
+            history: Vec::new(),
+            history_pos: None,
+            history_draft: None,
+            history_file: None,
+            completion: None,
+            dirty: false,
+        }
+    }
+
+    pub(super) fn style(&mut self, th: &Theme) {
+        self.area.set_style(th.base);
+        self.area
             .set_cursor_line_style(ratatui::style::Style::default());
-        self.editor.set_line_number_style(self.theme.muted);
-        self.editor.set_placeholder_style(self.theme.muted);
+        self.area.set_line_number_style(th.muted);
+        self.area.set_placeholder_style(th.muted);
     }
 
-    pub(super) fn run_statement_under_cursor(&mut self) {
-        let text = self.editor.lines().join("\n");
-        let (sql, origin) = match self.editor.selection_range() {
-            Some((a, b)) => {
-                let lines = self.editor.lines();
-                (slice_range(lines, a, b), a)
-            }
-            None => statement_at(&text, self.editor.cursor()),
-        };
-        if sql.trim().is_empty() {
-            self.set_status("no statement under the cursor", StatusKind::Error);
+    /// Colours the text again if it changed, and marks where the engine placed an error.
+    pub(super) fn highlight_if_dirty(
+        &mut self,
+        h: &Highlighter,
+        th: &Theme,
+        error_at: Option<(usize, usize)>,
+    ) {
+        if !self.dirty {
             return;
         }
-        self.run_sql(sql, origin);
+        self.dirty = false;
+        h.apply_sql(&mut self.area, th);
+        if let Some((l, c)) = error_at {
+            self.area
+                .custom_highlight(((l, c), (l, c + 1)), th.error, 255);
+        }
     }
 
-    pub(super) fn run_sql(&mut self, sql: String, origin: (usize, usize)) {
-        if self.running.is_some() {
-            self.set_status(
-                "a query is already running (ctrl-c cancels it)",
-                StatusKind::Error,
-            );
-            return;
+    /// The editor's whole text.
+    pub fn text(&self) -> String {
+        self.area.lines().join("\n")
+    }
+
+    /// The selection, else the statement under the cursor, and where it starts.
+    pub(super) fn statement_under_cursor(&self) -> (String, (usize, usize)) {
+        match self.area.selection_range() {
+            Some((a, b)) => (slice_range(self.area.lines(), a, b), a),
+            None => statement_at(&self.text(), self.area.cursor()),
         }
-        let sql = sql.trim().to_owned();
-        self.remember(&sql);
-        self.query_error = None;
-        self.statement_origin = origin;
-        self.statement_sql = sql.clone();
-        self.pending_view = None;
-        self.dirty_highlight = true;
-        let t = self.send(Purpose::Query, Request::Query { sql });
-        self.running = Some(Running {
-            ticket: t,
-            started: Instant::now(),
-        });
-        self.set_status("running…", StatusKind::Info);
     }
 
     pub(super) fn remember(&mut self, sql: &str) {
@@ -61,102 +92,97 @@ impl App {
         }
     }
 
-    pub(super) fn walk_history(&mut self, older: bool) {
+    /// Puts the next older (or newer) statement of the history in the editor; past the newest,
+    /// what the person was writing comes back. Says whether the text changed.
+    pub(super) fn walk_history(&mut self, older: bool) -> bool {
         if self.history.is_empty() {
-            return;
+            return false;
         }
         let n = self.history.len();
         let pos = match (self.history_pos, older) {
             (None, true) => {
-                // What the person was writing comes back when they walk past the newest.
-                self.history_draft = Some(self.editor_text());
+                self.history_draft = Some(self.text());
                 n - 1
             }
-            (None, false) => return,
+            (None, false) => return false,
             (Some(p), true) => p.saturating_sub(1),
             (Some(p), false) if p + 1 >= n => {
                 self.history_pos = None;
                 let draft = self.history_draft.take().unwrap_or_default();
-                self.replace_editor_text(&draft);
-                return;
+                self.replace_text(&draft);
+                return true;
             }
             (Some(p), false) => p + 1,
         };
         let text = self.history[pos].clone();
-        self.replace_editor_text(&text);
+        self.replace_text(&text);
         self.history_pos = Some(pos);
+        true
     }
 
     /// After a resize the editor scrolls no further than its cursor needs: text that now fits
     /// is shown from the top again.
-    pub(super) fn rescroll_editor(&mut self) {
-        if self.editor.is_selecting() {
+    pub(super) fn rescroll(&mut self) {
+        if self.area.is_selecting() {
             return;
         }
-        let (row, col) = self.editor.cursor();
-        self.editor.scroll((-i16::MAX, -i16::MAX));
-        self.editor.move_cursor(tui_textarea::CursorMove::Jump(
+        let (row, col) = self.area.cursor();
+        self.area.scroll((-i16::MAX, -i16::MAX));
+        self.area.move_cursor(tui_textarea::CursorMove::Jump(
             u16::try_from(row).unwrap_or(u16::MAX),
             u16::try_from(col).unwrap_or(u16::MAX),
         ));
     }
 
-    /// The editor's whole text.
-    pub fn editor_text(&self) -> String {
-        self.editor.lines().join("\n")
-    }
-
     /// Puts `text` in the editor as an edit, so undo (`ctrl-u`) brings back what was there;
     /// the cursor goes to the end.
-    pub(super) fn replace_editor_text(&mut self, text: &str) {
-        self.editor.select_all();
-        self.editor.insert_str(text);
-        self.editor.cancel_selection();
-        self.editor.move_cursor(tui_textarea::CursorMove::Bottom);
-        self.editor.move_cursor(tui_textarea::CursorMove::End);
+    fn replace_text(&mut self, text: &str) {
+        self.area.select_all();
+        self.area.insert_str(text);
+        self.area.cancel_selection();
+        self.area.move_cursor(tui_textarea::CursorMove::Bottom);
+        self.area.move_cursor(tui_textarea::CursorMove::End);
         self.completion = None;
-        self.query_error = None;
-        self.dirty_highlight = true;
+        self.dirty = true;
     }
 
-    /// Replaces the editor's text with a query of the person's choosing (`s` on a dataset). What
-    /// they had written is never lost: it joins the history (ctrl-up) and undo brings it back.
+    /// Replaces the text with a query of the person's choosing (`s` on a dataset). What they
+    /// had written is never lost: it joins the history (ctrl-up) and undo brings it back.
     pub(super) fn open_query(&mut self, sql: &str) {
-        let draft = self.editor_text();
+        let draft = self.text();
         let draft = draft.trim();
         if !draft.is_empty() && draft != sql.trim() {
             let draft = draft.to_owned();
             self.remember(&draft);
         }
-        self.replace_editor_text(sql);
+        self.replace_text(sql);
         self.history_pos = None;
     }
 
-    /// Names the editor can complete: datasets, their columns, SQL keywords.
-    pub(super) fn completion_candidates(&self) -> Vec<String> {
-        let mut all: Vec<String> = self.datasets.iter().map(|d| d.dataset.clone()).collect();
-        for d in &self.datasets {
-            for (c, _) in &d.columns {
-                let quoted = if c
-                    .chars()
-                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
-                {
-                    c.clone()
-                } else {
-                    format!("\"{}\"", c.replace('"', "\"\""))
-                };
-                if !all.contains(&quoted) {
-                    all.push(quoted);
-                }
+    /// A key the keymap did not take: it edits the text.
+    pub(super) fn input(&mut self, k: KeyEvent, datasets: &[DatasetView]) {
+        let edited = self.area.input(k);
+        // Moving the cursor or the selection also re-applies the colours: they are cut out of
+        // the selection so that it stays visible.
+        self.dirty = true;
+        if edited {
+            self.history_pos = None;
+            if self.completion.is_some() {
+                self.complete(false, datasets);
             }
         }
-        all.extend(crate::tui::sql::COMPLETIONS.iter().map(|k| (*k).to_owned()));
-        all
     }
 
-    pub(super) fn open_completion(&mut self, explicit: bool) {
-        let (row, col) = self.editor.cursor();
-        let line = self.editor.lines().get(row).cloned().unwrap_or_default();
+    pub(super) fn paste(&mut self, text: &str) {
+        self.area.insert_str(text);
+        self.dirty = true;
+    }
+
+    /// Offers the names that complete the word before the cursor (`explicit`: asked for, so a
+    /// single one is taken at once). Says whether there was any.
+    pub(super) fn complete(&mut self, explicit: bool, datasets: &[DatasetView]) -> bool {
+        let (row, col) = self.area.cursor();
+        let line = self.area.lines().get(row).cloned().unwrap_or_default();
         let before: String = line.chars().take(col).collect();
         let prefix: String = before
             .chars()
@@ -169,10 +195,9 @@ impl App {
         let p = prefix.trim_start_matches('"').to_lowercase();
         if p.is_empty() && !explicit {
             self.completion = None;
-            return;
+            return true;
         }
-        let items: Vec<String> = self
-            .completion_candidates()
+        let items: Vec<String> = completion_candidates(datasets)
             .into_iter()
             .filter(|c| {
                 c.trim_start_matches('"').to_lowercase().starts_with(&p) && c.len() > p.len()
@@ -181,43 +206,36 @@ impl App {
             .collect();
         if items.is_empty() {
             self.completion = None;
-            if explicit {
-                self.set_status("no completion", StatusKind::Info);
-            }
-            return;
+            return false;
         }
-        if explicit && items.len() == 1 {
-            self.completion = Some(Completion {
-                items,
-                selected: 0,
-                prefix_len: prefix.chars().count(),
-            });
-            self.accept_completion();
-            return;
-        }
+        let single = items.len() == 1;
         self.completion = Some(Completion {
             items,
             selected: 0,
             prefix_len: prefix.chars().count(),
         });
+        if explicit && single {
+            self.accept_completion();
+        }
+        true
     }
 
-    /// `tab` in the editor: completes the word before the cursor, or indents where there is
-    /// none (after a space or at the start of a line). Leaving the editor is `esc`.
-    pub(super) fn complete_or_indent(&mut self) {
-        let (row, col) = self.editor.cursor();
-        let line = self.editor.lines().get(row).cloned().unwrap_or_default();
+    /// `tab`: completes the word before the cursor, or indents where there is none (after a
+    /// space or at the start of a line). Says whether a completion was found or none needed.
+    pub(super) fn complete_or_indent(&mut self, datasets: &[DatasetView]) -> bool {
+        let (row, col) = self.area.cursor();
+        let line = self.area.lines().get(row).cloned().unwrap_or_default();
         let word_before = line
             .chars()
             .take(col)
             .last()
             .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '"');
         if word_before {
-            self.open_completion(true);
-        } else {
-            self.editor.insert_str("    ");
-            self.dirty_highlight = true;
+            return self.complete(true, datasets);
         }
+        self.area.insert_str("    ");
+        self.dirty = true;
+        true
     }
 
     pub(super) fn accept_completion(&mut self) {
@@ -227,13 +245,80 @@ impl App {
         let Some(item) = c.items.get(c.selected) else {
             return;
         };
-        self.editor.delete_str(0);
+        self.area.delete_str(0);
         for _ in 0..c.prefix_len {
-            self.editor.delete_char();
+            self.area.delete_char();
         }
-        self.editor.insert_str(item);
-        self.dirty_highlight = true;
+        self.area.insert_str(item);
+        self.dirty = true;
     }
+
+    /// Moves the completion's selection; says whether a completion list was open.
+    pub(super) fn move_completion(&mut self, delta: i64) -> bool {
+        let Some(c) = &mut self.completion else {
+            return false;
+        };
+        c.selected = step(c.selected, c.items.len(), delta);
+        true
+    }
+}
+
+impl App {
+    pub(super) fn run_statement_under_cursor(&mut self) {
+        let (sql, origin) = self.editor.statement_under_cursor();
+        if sql.trim().is_empty() {
+            self.set_status("no statement under the cursor", StatusKind::Error);
+            return;
+        }
+        self.run_sql(sql, origin);
+    }
+
+    pub(super) fn walk_history(&mut self, older: bool) {
+        if self.editor.walk_history(older) {
+            self.results.query_error = None;
+        }
+    }
+
+    /// Puts `sql` in the editor (`s` on a dataset); the last query's error is no longer its.
+    pub(super) fn open_query(&mut self, sql: &str) {
+        self.editor.open_query(sql);
+        self.results.query_error = None;
+    }
+
+    /// `ctrl-space` (`explicit`) or typing with the list open: completes the word.
+    pub(super) fn open_completion(&mut self, explicit: bool) {
+        if !self.editor.complete(explicit, &self.catalog.datasets) && explicit {
+            self.set_status("no completion", StatusKind::Info);
+        }
+    }
+
+    pub(super) fn complete_or_indent(&mut self) {
+        if !self.editor.complete_or_indent(&self.catalog.datasets) {
+            self.set_status("no completion", StatusKind::Info);
+        }
+    }
+}
+
+/// Names the editor can complete: datasets, their columns, SQL keywords.
+fn completion_candidates(datasets: &[DatasetView]) -> Vec<String> {
+    let mut all: Vec<String> = datasets.iter().map(|d| d.dataset.clone()).collect();
+    for d in datasets {
+        for (c, _) in &d.columns {
+            let quoted = if c
+                .chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+            {
+                c.clone()
+            } else {
+                format!("\"{}\"", c.replace('"', "\"\""))
+            };
+            if !all.contains(&quoted) {
+                all.push(quoted);
+            }
+        }
+    }
+    all.extend(crate::tui::sql::COMPLETIONS.iter().map(|k| (*k).to_owned()));
+    all
 }
 
 /// Where the SQL history lives when no other place is given.

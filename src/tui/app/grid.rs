@@ -1,5 +1,7 @@
-//! The results grid: a result table read a page at a time, column widths, copying cells, rows and
-//! selections.
+//! The results grid: a result table read a page at a time (only the pages near the view stay),
+//! the selected cell, column widths, and copying a cell, a row or the whole result. The grid
+//! owns its rows and selection; asking for pages and the clipboard are the app's. It never
+//! draws.
 
 use super::*;
 
@@ -78,6 +80,137 @@ impl Grid {
             *w = (header.max(widest) as u16).clamp(4, max.max(4));
         }
     }
+
+    /// A new view of the same result as `old`: the person stays on their column, and widths
+    /// they set stay.
+    pub(super) fn keep_place_of(&mut self, old: &Grid) {
+        if old.result.columns != self.result.columns {
+            return;
+        }
+        self.col = old.col;
+        self.left = old.left;
+        for &i in &old.fixed_width {
+            self.widths[i] = old.widths[i];
+        }
+        self.fixed_width = old.fixed_width.clone();
+    }
+
+    /// Moves the selected row by `delta`; a page key (`paging`) turns the view by exactly
+    /// what it shows (`page` rows), so the next page starts right after the last row seen.
+    pub(super) fn move_by(&mut self, delta: i64, page: i64, paging: bool) {
+        let n = self.result.rows as i64;
+        if n == 0 {
+            return;
+        }
+        if paging {
+            let max_top = (n - page).max(0);
+            self.top = (self.top as i64).saturating_add(delta).clamp(0, max_top) as u64;
+        }
+        self.row = (self.row as i64).saturating_add(delta).clamp(0, n - 1) as u64;
+    }
+
+    pub(super) fn move_sideways(&mut self, right: bool) {
+        let n = self.result.columns.len();
+        if right && self.col + 1 < n {
+            self.col += 1;
+        } else if !right && self.col > 0 {
+            self.col -= 1;
+        }
+    }
+
+    /// A click on inner row `row` of the pane (row 0 is the header).
+    pub(super) fn click(&mut self, row: usize) {
+        if row >= 1 {
+            let r = self.top + (row - 1) as u64;
+            if r < self.result.rows {
+                self.row = r;
+            }
+        }
+    }
+
+    /// `<` / `>`: narrows or widens the selected column; fitting leaves it alone from then on.
+    pub(super) fn resize_column(&mut self, wider: bool) {
+        if let Some(w) = self.widths.get_mut(self.col) {
+            *w = if wider {
+                w.saturating_add(4).min(400)
+            } else {
+                w.saturating_sub(4).max(4)
+            };
+            self.fixed_width.insert(self.col);
+        }
+    }
+
+    /// The selected value whole (JSON pretty-printed) and its title; `None` while its row
+    /// loads.
+    pub(super) fn cell_text(&self) -> Option<(String, String)> {
+        let value = self.cell(self.row, self.col)?;
+        let (name, ty) = &self.result.columns[self.col];
+        let text = match value {
+            None => "NULL".to_owned(),
+            Some(v) => match serde_json::from_str::<Value>(v) {
+                Ok(j @ (Value::Object(_) | Value::Array(_))) => {
+                    serde_json::to_string_pretty(&j).unwrap_or_else(|_| v.to_owned())
+                }
+                _ => v.to_owned(),
+            },
+        };
+        let title = format!("{name} ({}) · row {}", ty.to_lowercase(), self.row + 1);
+        Some((title, text))
+    }
+
+    /// Keeps the selected row among the `rows` on screen; returns the pages the view needs.
+    /// Only pages near the view stay cached.
+    fn keep_in_view(&mut self, rows: u64) -> std::ops::RangeInclusive<u64> {
+        if self.row < self.top {
+            self.top = self.row;
+        } else if self.row >= self.top + rows {
+            self.top = self.row + 1 - rows;
+        }
+        let first = self.top / PAGE_ROWS;
+        let last = (self.top + rows) / PAGE_ROWS;
+        self.pages.retain(|p, _| *p + 2 >= first && *p <= last + 2);
+        first..=last
+    }
+
+    /// The pages in `pages` it neither has nor awaits; they count as awaited now.
+    fn missing_pages(&mut self, pages: impl IntoIterator<Item = u64>) -> Vec<u64> {
+        pages
+            .into_iter()
+            .filter(|p| {
+                p * PAGE_ROWS < self.result.rows
+                    && !self.pages.contains_key(p)
+                    && self.requested.insert(*p)
+            })
+            .collect()
+    }
+
+    pub(super) fn page_arrived(&mut self, page: u64, rows: Page) {
+        self.requested.remove(&page);
+        self.pages.insert(page, rows);
+    }
+
+    /// Rows loaded so far.
+    fn loaded(&self) -> u64 {
+        self.pages.values().map(|p| p.len() as u64).sum()
+    }
+
+    /// The whole result as tab-separated text under a header of column names.
+    fn tsv(&self) -> String {
+        let mut text = self
+            .result
+            .columns
+            .iter()
+            .map(|(n, _)| n.clone())
+            .collect::<Vec<_>>()
+            .join("\t");
+        for r in 0..self.result.rows {
+            if let Some(cells) = self.row_cells(r) {
+                text.push('\n');
+                text.push_str(&tsv_row(cells));
+            }
+        }
+        text
+    }
 }
 
 impl App {
@@ -94,7 +227,7 @@ impl App {
         let width = crate::tui::ui::layout(area, zoom).results.width;
         // Room for the row numbers and borders; one column may use most of the rest.
         let max = width.saturating_sub(10).max(8);
-        if let Some(g) = &mut self.grid {
+        if let Some(g) = &mut self.results.grid {
             g.fit(g.top, rows, max);
         }
     }
@@ -102,29 +235,20 @@ impl App {
     /// Keeps the selected row on screen and asks for the pages the view needs.
     pub(super) fn ensure_pages(&mut self) {
         let rows = self.grid_rows().max(1);
-        let Some(g) = &mut self.grid else { return };
-        if g.row < g.top {
-            g.top = g.row;
-        } else if g.row >= g.top + rows {
-            g.top = g.row + 1 - rows;
-        }
-        let first = g.top / PAGE_ROWS;
-        let last = (g.top + rows) / PAGE_ROWS;
-        // Only pages near the view stay cached.
-        g.pages.retain(|p, _| *p + 2 >= first && *p <= last + 2);
-        self.request_pages(first..=last);
+        let Some(g) = &mut self.results.grid else {
+            return;
+        };
+        let pages = g.keep_in_view(rows);
+        self.request_pages(pages);
         self.fit_columns();
     }
 
     /// Asks for the grid's pages in `pages` that it neither has nor awaits.
     pub(super) fn request_pages(&mut self, pages: impl IntoIterator<Item = u64>) {
-        let Some(g) = &mut self.grid else { return };
-        let want: Vec<u64> = pages
-            .into_iter()
-            .filter(|p| {
-                p * PAGE_ROWS < g.result.rows && !g.pages.contains_key(p) && g.requested.insert(*p)
-            })
-            .collect();
+        let Some(g) = &mut self.results.grid else {
+            return;
+        };
+        let want = g.missing_pages(pages);
         let table = g.result.table.clone();
         for p in want {
             self.send(
@@ -139,8 +263,8 @@ impl App {
     }
 
     pub(super) fn copy_grid(&mut self, a: Action) {
-        let Some(g) = &self.grid else {
-            let why = if self.query_error.is_some() {
+        let Some(g) = &self.results.grid else {
+            let why = if self.results.query_error.is_some() {
                 "no result to copy: the last query failed"
             } else {
                 "no result to copy: run a query first"
@@ -166,9 +290,9 @@ impl App {
             _ => {
                 // The whole result: every row must be loaded; large results go to a file.
                 let total = g.result.rows;
-                let loaded: u64 = g.pages.values().map(|p| p.len() as u64).sum();
+                let loaded = g.loaded();
                 if total > COPY_ALL_MAX {
-                    self.copy_all_pending = false;
+                    self.results.copy_all_pending = false;
                     self.set_status(
                         format!("{total} rows is too many for the clipboard: export with x (CSV) or X (JSON)"),
                         StatusKind::Error,
@@ -177,7 +301,7 @@ impl App {
                 }
                 if loaded < total {
                     // Load every page, then copy: one press is enough.
-                    self.copy_all_pending = true;
+                    self.results.copy_all_pending = true;
                     self.set_status(
                         format!("loading {total} rows to copy… ({loaded} so far)"),
                         StatusKind::Info,
@@ -186,20 +310,8 @@ impl App {
                     self.request_pages(0..pages);
                     return;
                 }
-                self.copy_all_pending = false;
-                let mut text = g
-                    .result
-                    .columns
-                    .iter()
-                    .map(|(n, _)| n.clone())
-                    .collect::<Vec<_>>()
-                    .join("\t");
-                for r in 0..total {
-                    if let Some(cells) = g.row_cells(r) {
-                        text.push('\n');
-                        text.push_str(&tsv_row(cells));
-                    }
-                }
+                self.results.copy_all_pending = false;
+                let text = g.tsv();
                 self.copy(
                     &text,
                     &format!("result ({})", crate::tui::ui::plural(total, "row")),

@@ -1,31 +1,19 @@
-//! Keys and pastes: routed to the overlay, the focused pane's editor or the keymap's actions.
+//! Keys and pastes: a bound key becomes an action for the reducer; any other key is text for
+//! whatever takes text now (the denial reason, the row filter, an overlay, the SQL editor),
+//! which handles it itself.
 
 use super::*;
 
 impl App {
     pub(super) fn on_key(&mut self, k: KeyEvent) {
         if let Some(spec) = KeySpec::from_event(&k) {
-            let editing_args = matches!(
-                &self.overlay,
-                Overlay::Palette(Palette {
-                    stage: PaletteStage::Edit { .. },
-                    ..
-                })
-            );
-            // `enter` sends the arguments once they are a whole JSON object; before that it
-            // starts a new line.
-            let complete = match &self.overlay {
-                Overlay::Palette(Palette {
-                    stage: PaletteStage::Edit { args, .. },
-                    ..
-                }) => {
-                    serde_json::from_str::<serde_json::Map<String, Value>>(&args.lines().join("\n"))
-                        .is_ok()
-                }
-                _ => false,
+            let (editing_args, complete) = match &self.overlay {
+                Overlay::Palette(p) => (p.editing(), p.arguments_complete()),
+                _ => (false, false),
             };
             for ctx in self.contexts() {
-                // While arguments are being typed, plain keys belong to the text.
+                // While arguments are being typed, plain keys belong to the text; `enter`
+                // sends them once they are a whole JSON object, before that it starts a line.
                 if editing_args
                     && ctx == Context::Palette
                     && !k.modifiers.contains(KeyModifiers::CONTROL)
@@ -41,32 +29,22 @@ impl App {
             }
         }
         // Not bound: text input where there is some.
-        if let Some(reason) = &mut self.deny_reason {
+        if let Some(reason) = &mut self.approvals.deny_reason {
             edit_line(reason, k.code);
             return;
         }
-        if let Some(text) = &mut self.row_filter {
+        if let Some(text) = &mut self.results.row_filter {
             edit_line(text, k.code);
             return;
         }
         match &mut self.overlay {
             Overlay::Filter => {
-                edit_line(&mut self.filter, k.code);
-                self.traffic_sel = 0;
-                self.select_call();
+                edit_line(&mut self.traffic.filter, k.code);
+                self.follow_newest();
                 return;
             }
             Overlay::Palette(p) => {
-                match &mut p.stage {
-                    PaletteStage::Pick => {
-                        edit_line(&mut p.filter, k.code);
-                        p.selected = 0;
-                    }
-                    PaletteStage::Edit { args, .. } => {
-                        args.input(k);
-                        p.error = None;
-                    }
-                }
+                p.input(k);
                 return;
             }
             Overlay::Pager(p) => {
@@ -79,37 +57,20 @@ impl App {
             _ => return,
         }
         if self.focus == Pane::Editor {
-            let edited = self.editor.input(k);
-            // Moving the cursor or the selection also re-applies the colours: they are cut
-            // out of the selection so that it stays visible.
-            self.dirty_highlight = true;
-            if edited {
-                self.history_pos = None;
-                if self.completion.is_some() {
-                    self.open_completion(false);
-                }
-            }
+            self.editor.input(k, &self.catalog.datasets);
         }
     }
 
     pub(super) fn on_paste(&mut self, text: &str) {
         match &mut self.overlay {
-            Overlay::Palette(Palette {
-                stage: PaletteStage::Edit { args, .. },
-                ..
-            }) => {
-                args.insert_str(text);
-            }
-            Overlay::Filter => self.filter.push_str(text),
+            Overlay::Palette(p) => p.paste(text),
+            Overlay::Filter => self.traffic.filter.push_str(text),
             Overlay::Pager(p) => {
                 if let Some(t) = &mut p.typing {
                     t.push_str(&text.replace(['\n', '\r'], " "));
                 }
             }
-            Overlay::None if self.focus == Pane::Editor => {
-                self.editor.insert_str(text);
-                self.dirty_highlight = true;
-            }
+            Overlay::None if self.focus == Pane::Editor => self.editor.paste(text),
             _ => {}
         }
     }

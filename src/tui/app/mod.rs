@@ -1,12 +1,16 @@
-//! The workbench's state and its one reducer. `App::update` takes a message (a key, a mouse
-//! event, an event from the session, a reply to an earlier request, a tick) and changes the
-//! state, returning the requests to send to the Engine API; it never draws and never waits.
-//! Tests drive it with messages and read the state or the drawn screen.
+//! The workbench's shared state and its one reducer. `App::update` takes a message (a key, a
+//! mouse event, an event from the session, a reply to an earlier request, a tick) and routes it
+//! to the pane it concerns, returning the requests to send to the Engine API; it never draws
+//! and never waits. Each pane owns its state in its own file (`Traffic`, `Servers`,
+//! `DetailPane`, `Catalog`, `EditorPane`, `Results`, `Approvals`, and the overlays `Palette`,
+//! `Describe`, `Pager`); `App` keeps only what they share and must never grow a pane's
+//! fields back. Tests drive it with messages and read the state or the drawn screen.
 
 mod actions;
 mod approvals;
 mod catalog;
 mod confirm;
+mod describe;
 mod detail;
 mod editor;
 mod grid;
@@ -16,19 +20,26 @@ mod navigation;
 mod pager;
 mod palette;
 mod replies;
+mod results;
+mod servers;
 mod traffic;
 mod view;
 
 pub use super::sql::{error_position, statement_at};
-pub use approvals::{APPROVAL_GRACE, ApprovalView};
+pub use approvals::{APPROVAL_GRACE, ApprovalView, Approvals};
+pub use catalog::{Catalog, Section};
 pub use confirm::{Confirm, Confirmed};
+pub use describe::Describe;
+pub use detail::{Detail, DetailPane};
 pub(crate) use detail::{hint_text, scalar, top_text};
-pub use editor::{default_history_file, load_history};
+pub use editor::{Completion, EditorPane, default_history_file, load_history};
 pub use pager::Pager;
-pub use palette::{prefill_arguments, validate_arguments};
+pub use palette::{Palette, PaletteStage, prefill_arguments, validate_arguments};
+pub use results::{ExportState, QueryError, Results, Running};
+pub use servers::Servers;
+pub use traffic::Traffic;
 pub use view::GridView;
 
-use detail::pretty;
 use grid::slice_range;
 pub use grid::{COPY_ALL_MAX, Grid, PAGE_ROWS};
 
@@ -96,33 +107,6 @@ impl Pane {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Section {
-    Datasets,
-    Blobs,
-    Memories,
-}
-
-impl Section {
-    pub const ORDER: [Section; 3] = [Section::Datasets, Section::Blobs, Section::Memories];
-    fn index(self) -> usize {
-        Section::ORDER.iter().position(|s| *s == self).unwrap_or(0)
-    }
-}
-
-/// What the Detail pane shows.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Detail {
-    Empty,
-    Call(Box<CallRecord>),
-    Dataset {
-        dataset: String,
-        describe: Box<Description>,
-    },
-    Blob(BlobView),
-    Memory(MemoryView),
-}
-
 /// Where a reply goes.
 #[derive(Debug, Clone, PartialEq)]
 enum Purpose {
@@ -150,38 +134,6 @@ enum Purpose {
     BlobSearch(String),
 }
 
-pub struct Completion {
-    pub items: Vec<String>,
-    pub selected: usize,
-    /// Characters before the cursor that the chosen item replaces.
-    pub prefix_len: usize,
-}
-
-pub enum PaletteStage {
-    Pick,
-    Edit {
-        tool: Value,
-        args: Box<TextArea<'static>>,
-    },
-}
-
-pub struct Palette {
-    pub filter: String,
-    pub selected: usize,
-    pub stage: PaletteStage,
-    pub error: Option<String>,
-}
-
-pub struct Describe {
-    pub dataset: String,
-    pub describe: Option<Box<Description>>,
-    pub charts: HashMap<String, Vec<Bar>>,
-    /// Charts the engine could not draw, by column: shown with the way on (`r` retries).
-    pub chart_errors: HashMap<String, String>,
-    requested: HashSet<String>,
-    pub selected: usize,
-}
-
 pub enum Overlay {
     None,
     Help { scroll: u16 },
@@ -199,24 +151,7 @@ pub enum StatusKind {
     Error,
 }
 
-pub struct Running {
-    pub ticket: u64,
-    pub started: Instant,
-}
-
-pub struct QueryError {
-    pub message: String,
-    /// Line and column in the editor (0-based) when the engine said where.
-    pub at: Option<(usize, usize)>,
-}
-
-pub struct ExportState {
-    pub table: String,
-    pub rows: u64,
-    pub total: u64,
-}
-
-/// Everything the workbench shows.
+/// Everything the workbench shows: what the panes share, and each pane's own state.
 pub struct App {
     pub keymap: Keymap,
     pub theme: Theme,
@@ -236,84 +171,26 @@ pub struct App {
     /// Attached to another process's session: quitting detaches, the session goes on.
     pub attached: bool,
     pub session: Option<SessionInfo>,
-    pub servers: Vec<ServerView>,
-    pub server_sel: usize,
-    pub show_stderr: bool,
-    pub calls: Vec<CallSummary>,
-    pub traffic_sel: usize,
-    pub follow: bool,
-    pub filter: String,
-    pub detail: Detail,
-    pub detail_lines: Vec<Line<'static>>,
-    pub detail_scroll: usize,
-    pub section: Section,
-    pub datasets: Vec<DatasetView>,
-    pub blobs: Vec<BlobView>,
-    pub memories: Vec<MemoryView>,
-    /// Lines of the memory file the engine could not read; shown beside the memory count.
-    pub memory_skipped_lines: u64,
-    pub catalog_sel: [usize; 3],
-    pub editor: TextArea<'static>,
-    pub history: Vec<String>,
-    history_pos: Option<usize>,
-    /// The text being written when the person started walking the history.
-    history_draft: Option<String>,
-    pub history_file: Option<PathBuf>,
-    pub completion: Option<Completion>,
-    pub running: Option<Running>,
-    pub query_error: Option<QueryError>,
-    /// Where the running statement starts in the editor, to place the engine's error.
-    statement_origin: (usize, usize),
-    /// The running statement's text, to read the engine's error position against.
-    statement_sql: String,
-    pub grid: Option<Grid>,
-    /// The sort and filter the running query will show, when it is one.
-    pending_view: Option<GridView>,
-    /// The text rows must contain, while it is typed after `/` in Results.
-    pub row_filter: Option<String>,
-    /// Copy-all was asked for while pages were loading: it runs when the last one arrives.
-    pub copy_all_pending: bool,
+    pub servers: Servers,
+    pub traffic: Traffic,
+    pub detail: DetailPane,
+    pub catalog: Catalog,
+    pub editor: EditorPane,
+    pub results: Results,
+    pub approvals: Approvals,
     pub status: Option<(String, StatusKind)>,
-    pub export: Option<ExportState>,
     pub spinner: usize,
     pub tools: Vec<Value>,
-    /// Calls waiting for this person's decision, oldest first.
-    pub approvals: Vec<crate::types::events::ApprovalRequest>,
-    /// The reason being typed for a denial.
-    pub deny_reason: Option<String>,
-    /// The approval the screen last showed: a key decides that one, never one the person
-    /// has not seen yet.
-    pub drawn_approval: std::cell::Cell<Option<u64>>,
-    /// How far the approval prompt is scrolled, and for which approval (another one starts at
-    /// the top).
-    pub approval_scroll: (u64, usize),
-    /// The furthest the prompt can scroll, as last drawn (the draw knows the wrapped height).
-    pub approval_scroll_max: std::cell::Cell<usize>,
     /// The help overlay as last drawn: rows on screen and rows in all (scrolling stops at
     /// the end).
     pub help_rows: std::cell::Cell<(usize, usize)>,
-    /// When the prompt on screen was first drawn: its keys decide only after `approval_grace`.
-    pub approval_shown: std::cell::Cell<Option<(u64, Instant)>>,
-    pub approval_grace: std::time::Duration,
-    /// When this workbench first saw each waiting call: the prompt counts down from there.
-    pub approval_seen: HashMap<u64, Instant>,
-    /// The approval the person opened on purpose (`ctrl-g`): its keys decide at once.
-    pub approval_review: Option<u64>,
-    /// The approval the person set aside with `esc`: a banner until they open it.
-    pub approval_later: Option<u64>,
     /// Seconds since the epoch (set by the runtime's clock): elapsed times of running calls.
     pub now_secs: u64,
     /// Minutes since the epoch, for the traffic sparkline (set by the runtime's clock).
     pub now_minute: u64,
     pending: HashMap<u64, Purpose>,
     next_ticket: u64,
-    /// The newest request for the Detail pane: older replies are stale.
-    detail_ticket: u64,
-    /// The dataset listing last applied: a reply to an older request that arrives later is
-    /// stale (it may still show a dataset whose drop was already seen).
-    datasets_ticket: u64,
     out: Vec<(u64, Request)>,
-    dirty_highlight: bool,
 }
 
 /// A message for the reducer.
@@ -356,8 +233,6 @@ impl Msg {
 
 impl App {
     pub fn new(keymap: Keymap, theme: Theme, theme_name: &str, clipboard: Clipboard) -> App {
-        let mut editor = TextArea::default();
-        editor.set_placeholder_text("SELECT … — ctrl-e runs the statement under the cursor");
         let mut app = App {
             keymap,
             theme,
@@ -373,61 +248,24 @@ impl App {
             title: "loom tui".into(),
             attached: false,
             session: None,
-            servers: Vec::new(),
-            server_sel: 0,
-            show_stderr: false,
-            calls: Vec::new(),
-            traffic_sel: 0,
-            follow: true,
-            filter: String::new(),
-            detail: Detail::Empty,
-            detail_lines: Vec::new(),
-            detail_scroll: 0,
-            section: Section::Datasets,
-            datasets: Vec::new(),
-            blobs: Vec::new(),
-            memories: Vec::new(),
-            memory_skipped_lines: 0,
-            catalog_sel: [0; 3],
-            editor,
-            history: Vec::new(),
-            history_pos: None,
-            history_draft: None,
-            history_file: None,
-            completion: None,
-            running: None,
-            query_error: None,
-            statement_origin: (0, 0),
-            statement_sql: String::new(),
-            grid: None,
-            copy_all_pending: false,
-            pending_view: None,
-            row_filter: None,
+            servers: Servers::default(),
+            traffic: Traffic::default(),
+            detail: DetailPane::default(),
+            catalog: Catalog::default(),
+            editor: EditorPane::new(),
+            results: Results::default(),
+            approvals: Approvals::default(),
             status: None,
-            export: None,
             spinner: 0,
             tools: Vec::new(),
-            approvals: Vec::new(),
-            deny_reason: None,
-            drawn_approval: std::cell::Cell::new(None),
-            approval_scroll: (0, 0),
-            approval_scroll_max: std::cell::Cell::new(0),
-            approval_shown: std::cell::Cell::new(None),
             help_rows: std::cell::Cell::new((1, 0)),
-            approval_grace: APPROVAL_GRACE,
-            approval_review: None,
-            approval_seen: HashMap::new(),
-            approval_later: None,
             now_minute: 0,
             now_secs: 0,
             pending: HashMap::new(),
             next_ticket: 1,
-            detail_ticket: 0,
-            datasets_ticket: 0,
             out: Vec::new(),
-            dirty_highlight: false,
         };
-        app.style_editor();
+        app.editor.style(&app.theme);
         app
     }
 
@@ -435,17 +273,14 @@ impl App {
     /// take keys, once a second while a call runs or a prompt counts down, else not at all.
     pub fn tick_interval(&self) -> Option<std::time::Duration> {
         use std::time::Duration;
-        if self.running.is_some()
-            || self.export.is_some()
+        if self.results.running.is_some()
+            || self.results.export.is_some()
             || self.approval_view() == (ApprovalView::Prompt { armed: false })
         {
             return Some(Duration::from_millis(100));
         }
-        let running_call = self
-            .calls
-            .iter()
-            .any(|c| c.outcome == crate::types::events::Outcome::Running);
-        (running_call || !self.approvals.is_empty()).then_some(Duration::from_secs(1))
+        (self.traffic.any_running() || !self.approvals.waiting.is_empty())
+            .then_some(Duration::from_secs(1))
     }
 
     /// The first requests: everything the panes show.
@@ -468,11 +303,16 @@ impl App {
         let t = self.next_ticket;
         self.next_ticket += 1;
         if matches!(purpose, Purpose::CallDetail(_) | Purpose::DatasetDetail(_)) {
-            self.detail_ticket = t;
+            self.detail.ticket = t;
         }
         self.pending.insert(t, purpose);
         self.out.push((t, req));
         t
+    }
+
+    /// Seconds since `at` (an ISO date of the session), by the runtime's clock.
+    pub fn elapsed_secs(&self, at: &str) -> Option<u64> {
+        elapsed_secs(self.now_secs, at)
     }
 
     pub fn set_status(&mut self, text: impl Into<String>, kind: StatusKind) {
@@ -488,7 +328,7 @@ impl App {
             Msg::Resize(w, h) => {
                 self.size = (w, h);
                 self.ensure_pages();
-                self.rescroll_editor();
+                self.editor.rescroll();
             }
             Msg::Event(ev) => self.on_event(ev.event),
             Msg::Reply(t, r) => self.on_reply(t, r),
@@ -496,15 +336,12 @@ impl App {
             Msg::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
                 // A running call's elapsed time moves on in Detail.
-                if matches!(&self.detail, Detail::Call(r) if r.summary.outcome == crate::types::events::Outcome::Running)
-                {
+                if self.detail.shows_running_call() {
                     self.rebuild_detail_lines();
                 }
             }
             Msg::SessionEnded => {
-                for s in &mut self.servers {
-                    s.state = crate::types::events::ServerState::Stopped;
-                }
+                self.servers.all_stopped();
                 self.set_status(
                     "the session ended: what is on screen stays readable; q quits",
                     StatusKind::Error,
@@ -515,16 +352,9 @@ impl App {
                 StatusKind::Error,
             ),
         }
-        if self.dirty_highlight {
-            self.dirty_highlight = false;
-            self.highlighter.apply_sql(&mut self.editor, &self.theme);
-            if let Some(e) = &self.query_error
-                && let Some((l, c)) = e.at
-            {
-                self.editor
-                    .custom_highlight(((l, c), (l, c + 1)), self.theme.error, 255);
-            }
-        }
+        let error_at = self.results.query_error.as_ref().and_then(|e| e.at);
+        self.editor
+            .highlight_if_dirty(&self.highlighter, &self.theme, error_at);
         std::mem::take(&mut self.out)
     }
 
@@ -534,7 +364,7 @@ impl App {
     pub fn contexts(&self) -> Vec<Context> {
         if self.approval_view() == (ApprovalView::Prompt { armed: true }) {
             // A prompt that may decide comes first; while a denial reason is typed, keys are text.
-            return if self.deny_reason.is_some() {
+            return if self.approvals.deny_reason.is_some() {
                 vec![Context::Filter]
             } else {
                 vec![Context::Approval, Context::Global]
@@ -548,10 +378,10 @@ impl App {
             Overlay::Confirm(_) => vec![Context::Confirm, Context::Global],
             Overlay::Pager(p) if p.typing.is_some() => vec![Context::Filter],
             Overlay::Pager(_) => vec![Context::Pager, Context::Global],
-            Overlay::None if self.row_filter.is_some() => vec![Context::Filter],
+            Overlay::None if self.results.row_filter.is_some() => vec![Context::Filter],
             Overlay::None => {
                 if self.focus == Pane::Editor {
-                    if self.completion.is_some() {
+                    if self.editor.completion.is_some() {
                         vec![Context::Completion, Context::Editor, Context::Global]
                     } else {
                         vec![Context::Editor, Context::Global]
@@ -562,4 +392,13 @@ impl App {
             }
         }
     }
+}
+
+/// Seconds from `at` (an ISO date of the session) to `now_secs`; none before the runtime's
+/// first tick (or in a test that sets no clock).
+fn elapsed_secs(now_secs: u64, at: &str) -> Option<u64> {
+    if now_secs == 0 {
+        return None;
+    }
+    crate::types::time::parse_iso(at).map(|t| now_secs.saturating_sub(t))
 }

@@ -1,4 +1,5 @@
-//! The mouse: clicks focus and select in the pane under them, the wheel scrolls it.
+//! The mouse: a click is tested against where each pane was last drawn, focuses that pane and
+//! selects what is under it (the pane's own `click` or `select_row`); the wheel scrolls it.
 
 use super::*;
 
@@ -31,40 +32,27 @@ impl App {
                 // The first inner row is 1 below the border; the grid has a header row too.
                 let inner_row = m.row.saturating_sub(rect.y + 1) as usize;
                 match pane {
-                    Pane::Servers => {
-                        self.server_sel = inner_row.min(self.servers.len().saturating_sub(1))
-                    }
+                    Pane::Servers => self.servers.click(inner_row),
                     Pane::Traffic => {
                         // Traffic lists calls below a header line and the sparkline.
                         let first = crate::tui::ui::traffic::LIST_TOP;
-                        if inner_row >= first {
-                            let n = self.visible_calls().len();
-                            let idx = self.traffic_scroll() + inner_row - first;
-                            if idx < n {
-                                self.traffic_sel = idx;
-                                self.follow = idx == 0;
-                                self.select_call();
-                            }
+                        if inner_row >= first
+                            && self
+                                .traffic
+                                .select_row(self.traffic_scroll() + inner_row - first)
+                        {
+                            self.select_call();
                         }
                     }
                     Pane::Catalog => {
                         let first = 1; // the section tabs
-                        if inner_row >= first {
-                            let idx = inner_row - first;
-                            if idx < self.section_len() {
-                                self.catalog_sel[self.section.index()] = idx;
-                                self.open_catalog_item();
-                            }
+                        if inner_row >= first && self.catalog.select_row(inner_row - first) {
+                            self.open_catalog_item();
                         }
                     }
                     Pane::Results => {
-                        if let Some(g) = &mut self.grid
-                            && inner_row >= 1
-                        {
-                            let r = g.top + (inner_row - 1) as u64;
-                            if r < g.result.rows {
-                                g.row = r;
-                            }
+                        if let Some(g) = &mut self.results.grid {
+                            g.click(inner_row);
                         }
                     }
                     _ => {}

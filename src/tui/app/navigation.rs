@@ -1,4 +1,5 @@
-//! Moving the selection in the focused pane, up and down and sideways.
+//! Moving the selection, up and down and sideways: routed to the prompt, the overlay, the
+//! completion list or the focused pane, each of which moves its own selection.
 
 use super::*;
 
@@ -30,14 +31,8 @@ impl App {
             Action::Top => i64::MIN / 2,
             _ => i64::MAX / 2,
         };
-        let step = |cur: usize, len: usize| -> usize {
-            if len == 0 {
-                return 0;
-            }
-            (cur as i64 + delta).clamp(0, len as i64 - 1) as usize
-        };
         if self.approval_view() == (ApprovalView::Prompt { armed: true }) {
-            self.scroll_approval(delta);
+            self.approvals.scroll_by(delta);
             return;
         }
         let (help_visible, help_total) = self.help_rows.get();
@@ -48,60 +43,39 @@ impl App {
                 return;
             }
             Overlay::Palette(p) => {
-                let filter = p.filter.clone();
-                let n = self.palette_matches(&filter).len();
-                if let Overlay::Palette(p) = &mut self.overlay {
-                    p.selected = step(p.selected, n);
-                }
+                p.move_by(delta, &self.tools);
                 return;
             }
             Overlay::Describe(d) => {
-                let n = d.describe.as_ref().map_or(0, |v| v.columns.len());
-                d.selected = step(d.selected, n);
+                d.move_by(delta);
                 self.chart_for_selection();
                 return;
             }
-            Overlay::Pager(_) => {
-                self.scroll_pager(a);
+            Overlay::Pager(p) => {
+                p.scroll(a);
                 return;
             }
             Overlay::Filter | Overlay::Confirm(_) => return,
             Overlay::None => {}
         }
-        if let Some(c) = &mut self.completion {
-            c.selected = step(c.selected, c.items.len());
+        if self.editor.move_completion(delta) {
             return;
         }
         match self.focus {
-            Pane::Servers => self.server_sel = step(self.server_sel, self.servers.len()),
+            Pane::Servers => self.servers.move_by(delta),
             Pane::Traffic => {
-                let n = self.visible_calls().len();
-                self.traffic_sel = step(self.traffic_sel, n);
-                self.follow = self.traffic_sel == 0;
+                self.traffic.move_by(delta);
                 self.select_call();
             }
-            Pane::Detail => {
-                let n = self.detail_lines.len();
-                self.detail_scroll = step(self.detail_scroll, n.max(1));
-            }
+            Pane::Detail => self.detail.move_by(delta),
             Pane::Catalog => {
-                let n = self.section_len();
-                let i = self.section.index();
-                self.catalog_sel[i] = step(self.catalog_sel[i], n);
+                self.catalog.move_by(delta);
                 self.open_catalog_item();
             }
             Pane::Results => {
-                if let Some(g) = &mut self.grid {
-                    let n = g.result.rows as i64;
-                    if n > 0 {
-                        if matches!(a, Action::PageUp | Action::PageDown) {
-                            // A page turns the view by exactly what it shows: the next page
-                            // starts right after the last row seen.
-                            let max_top = (n - page).max(0);
-                            g.top = (g.top as i64).saturating_add(delta).clamp(0, max_top) as u64;
-                        }
-                        g.row = (g.row as i64).saturating_add(delta).clamp(0, n - 1) as u64;
-                    }
+                if let Some(g) = &mut self.results.grid {
+                    let paging = matches!(a, Action::PageUp | Action::PageDown);
+                    g.move_by(delta, page, paging);
                 }
                 self.ensure_pages();
             }
@@ -112,21 +86,20 @@ impl App {
     pub(super) fn move_sideways(&mut self, right: bool) {
         match self.focus {
             Pane::Results => {
-                if let Some(g) = &mut self.grid {
-                    let n = g.result.columns.len();
-                    if right && g.col + 1 < n {
-                        g.col += 1;
-                    } else if !right && g.col > 0 {
-                        g.col -= 1;
-                    }
+                if let Some(g) = &mut self.results.grid {
+                    g.move_sideways(right);
                 }
             }
-            Pane::Catalog => self.apply(if right {
-                Action::NextSection
-            } else {
-                Action::PrevSection
-            }),
+            Pane::Catalog => self.catalog.next_section(right),
             _ => {}
         }
     }
+}
+
+/// `cur` moved by `delta` within a list of `len` (0 when it is empty).
+pub(super) fn step(cur: usize, len: usize, delta: i64) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    (cur as i64 + delta).clamp(0, len as i64 - 1) as usize
 }

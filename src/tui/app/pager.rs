@@ -1,6 +1,7 @@
 //! The pager for parked text: the whole text with line numbers, scrolled like the other views,
 //! `/` searches by the rules of `loom_fetch` (the engine finds the lines, so both agree), `n` and
-//! `N` jump between matches, `y` copies the text.
+//! `N` jump between matches, `y` copies the text. The `Pager` owns its lines, scroll and search;
+//! asking the engine for the text or its matches is the app's. It never draws.
 
 use super::*;
 
@@ -43,6 +44,74 @@ impl Pager {
             rows: std::cell::Cell::new(10),
         }
     }
+
+    /// Scrolls by what `a` asks; it stops with the last line at the bottom.
+    pub(super) fn scroll(&mut self, a: Action) {
+        let rows = self.rows.get().max(1);
+        let n = self.lines.as_ref().map_or(0, Vec::len);
+        let max = n.saturating_sub(rows) as i64;
+        let delta: i64 = match a {
+            Action::Up => -1,
+            Action::Down => 1,
+            Action::PageUp => -(rows as i64),
+            Action::PageDown => rows as i64,
+            Action::Top => i64::MIN / 2,
+            _ => i64::MAX / 2,
+        };
+        self.top = (self.top as i64).saturating_add(delta).clamp(0, max.max(0)) as usize;
+    }
+
+    /// `/`: starts typing a pattern.
+    pub(super) fn start_search(&mut self) {
+        self.typing = Some(String::new());
+    }
+
+    /// Searches text held here by the rules of loom_fetch's pattern: a regular expression,
+    /// any case.
+    fn search_here(&mut self, pattern: &str) {
+        match regex::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .size_limit(10 << 20)
+            .build()
+        {
+            Ok(re) => {
+                let matches = self
+                    .lines
+                    .iter()
+                    .flatten()
+                    .enumerate()
+                    .filter(|(_, l)| re.is_match(l))
+                    .map(|(i, _)| i as u64)
+                    .collect();
+                self.matched(matches);
+            }
+            Err(e) => self.error = Some(format!("invalid pattern: {e}")),
+        }
+    }
+
+    /// The lines the search matched: the view goes to the first.
+    pub(super) fn matched(&mut self, lines: Vec<u64>) {
+        self.matches = lines;
+        self.current = None;
+        if !self.matches.is_empty() {
+            self.jump(true);
+        }
+    }
+
+    /// `n` / `N`: the next or previous match, wrapping; the view puts it near the top.
+    pub(super) fn jump(&mut self, forward: bool) {
+        if self.matches.is_empty() {
+            return;
+        }
+        let n = self.matches.len();
+        let next = match (self.current, forward) {
+            (None, _) => 0,
+            (Some(i), true) => (i + 1) % n,
+            (Some(i), false) => (i + n - 1) % n,
+        };
+        self.current = Some(next);
+        self.top = (self.matches[next] as usize).saturating_sub(2);
+    }
 }
 
 impl App {
@@ -68,31 +137,7 @@ impl App {
         }
     }
 
-    /// Scrolls the pager; it stops with the last line at the bottom.
-    pub(super) fn scroll_pager(&mut self, a: Action) {
-        let Some(p) = self.pager_mut() else { return };
-        let rows = p.rows.get().max(1);
-        let n = p.lines.as_ref().map_or(0, Vec::len);
-        let max = n.saturating_sub(rows) as i64;
-        let delta: i64 = match a {
-            Action::Up => -1,
-            Action::Down => 1,
-            Action::PageUp => -(rows as i64),
-            Action::PageDown => rows as i64,
-            Action::Top => i64::MIN / 2,
-            _ => i64::MAX / 2,
-        };
-        p.top = (p.top as i64).saturating_add(delta).clamp(0, max.max(0)) as usize;
-    }
-
-    /// `/`: starts typing a pattern.
-    pub(super) fn pager_search(&mut self) {
-        if let Some(p) = self.pager_mut() {
-            p.typing = Some(String::new());
-        }
-    }
-
-    /// `enter` after `/`: asks the engine for the matching lines.
+    /// `enter` after `/`: searches text held here, or asks the engine for the matching lines.
     pub(super) fn pager_run_search(&mut self) {
         let Some(p) = self.pager_mut() else { return };
         let Some(pattern) = p.typing.take() else {
@@ -104,28 +149,7 @@ impl App {
         p.pattern = Some(pattern.clone());
         p.error = None;
         if p.local {
-            // The rules of loom_fetch's pattern: a regular expression, any case.
-            match regex::RegexBuilder::new(&pattern)
-                .case_insensitive(true)
-                .size_limit(10 << 20)
-                .build()
-            {
-                Ok(re) => {
-                    p.matches = p
-                        .lines
-                        .iter()
-                        .flatten()
-                        .enumerate()
-                        .filter(|(_, l)| re.is_match(l))
-                        .map(|(i, _)| i as u64)
-                        .collect();
-                    p.current = None;
-                    if !p.matches.is_empty() {
-                        self.pager_jump(true);
-                    }
-                }
-                Err(e) => p.error = Some(format!("invalid pattern: {e}")),
-            }
+            p.search_here(&pattern);
             return;
         }
         let key = p.key.clone();
@@ -133,22 +157,6 @@ impl App {
             Purpose::BlobSearch(key.clone()),
             Request::BlobSearch { key, pattern },
         );
-    }
-
-    /// `n` / `N`: the next or previous match, wrapping; the view puts it near the top.
-    pub(super) fn pager_jump(&mut self, forward: bool) {
-        let Some(p) = self.pager_mut() else { return };
-        if p.matches.is_empty() {
-            return;
-        }
-        let n = p.matches.len();
-        let next = match (p.current, forward) {
-            (None, _) => 0,
-            (Some(i), true) => (i + 1) % n,
-            (Some(i), false) => (i + n - 1) % n,
-        };
-        p.current = Some(next);
-        p.top = (p.matches[next] as usize).saturating_sub(2);
     }
 
     pub(super) fn pager_text(&self) -> Option<String> {

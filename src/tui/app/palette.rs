@@ -1,23 +1,41 @@
-//! The tool palette: choosing a tool, prefilled and validated arguments.
+//! The tool palette (an overlay): it owns the filter, the chosen tool and the arguments being
+//! typed, prefilled from the tool's schema and checked against it before anything is sent.
+//! Listing the tools and calling one are the app's (`App::send`); it never draws.
 
+use super::keys::edit_line;
+use super::navigation::step;
 use super::*;
 
-impl App {
-    pub(super) fn open_palette(&mut self) {
-        if self.tools.is_empty() {
-            self.send(Purpose::Tools, Request::Tools);
-        }
-        self.overlay = Overlay::Palette(Palette {
+pub enum PaletteStage {
+    Pick,
+    Edit {
+        tool: Value,
+        args: Box<TextArea<'static>>,
+    },
+}
+
+/// The palette's state.
+pub struct Palette {
+    pub filter: String,
+    pub selected: usize,
+    pub stage: PaletteStage,
+    pub error: Option<String>,
+}
+
+impl Palette {
+    fn new() -> Palette {
+        Palette {
             filter: String::new(),
             selected: 0,
             stage: PaletteStage::Pick,
             error: None,
-        });
+        }
     }
 
-    pub fn palette_matches(&self, filter: &str) -> Vec<Value> {
-        let f = filter.to_lowercase();
-        self.tools
+    /// The tools whose name or description holds the filter.
+    pub fn matches(&self, tools: &[Value]) -> Vec<Value> {
+        let f = self.filter.to_lowercase();
+        tools
             .iter()
             .filter(|t| {
                 f.is_empty()
@@ -34,6 +52,129 @@ impl App {
             })
             .cloned()
             .collect()
+    }
+
+    /// Whether arguments are being typed: then plain keys are text.
+    pub(super) fn editing(&self) -> bool {
+        matches!(self.stage, PaletteStage::Edit { .. })
+    }
+
+    /// Whether the arguments typed are a whole JSON object (`enter` sends them then).
+    pub(super) fn arguments_complete(&self) -> bool {
+        match &self.stage {
+            PaletteStage::Edit { args, .. } => {
+                serde_json::from_str::<serde_json::Map<String, Value>>(&args.lines().join("\n"))
+                    .is_ok()
+            }
+            PaletteStage::Pick => false,
+        }
+    }
+
+    pub(super) fn move_by(&mut self, delta: i64, tools: &[Value]) {
+        self.selected = step(self.selected, self.matches(tools).len(), delta);
+    }
+
+    /// `esc` while typing arguments goes back to the list; says whether it did.
+    pub(super) fn back(&mut self) -> bool {
+        if !self.editing() {
+            return false;
+        }
+        self.stage = PaletteStage::Pick;
+        self.error = None;
+        true
+    }
+
+    /// A key the keymap did not take: it edits the filter or the arguments.
+    pub(super) fn input(&mut self, k: KeyEvent) {
+        match &mut self.stage {
+            PaletteStage::Pick => {
+                edit_line(&mut self.filter, k.code);
+                self.selected = 0;
+            }
+            PaletteStage::Edit { args, .. } => {
+                args.input(k);
+                self.error = None;
+            }
+        }
+    }
+
+    pub(super) fn paste(&mut self, text: &str) {
+        if let PaletteStage::Edit { args, .. } = &mut self.stage {
+            args.insert_str(text);
+        }
+    }
+
+    /// `enter` on the list: the selected tool, its arguments prefilled, the cursor at the end
+    /// of the first value, ready to edit it.
+    fn pick(&mut self, tools: &[Value]) {
+        let Some(tool) = self.matches(tools).get(self.selected).cloned() else {
+            return;
+        };
+        let prefill = prefill_arguments(&tool);
+        let lines: Vec<String> = prefill.lines().map(str::to_owned).collect();
+        let cursor = match lines.get(1) {
+            Some(l) if lines.len() > 2 => {
+                let n = l.chars().count();
+                (1, if l.ends_with(',') { n - 1 } else { n })
+            }
+            _ => (0, lines.first().map_or(0, |l| l.chars().count())),
+        };
+        let mut args = TextArea::new(lines);
+        args.move_cursor(tui_textarea::CursorMove::Jump(
+            cursor.0 as u16,
+            cursor.1 as u16,
+        ));
+        args.set_cursor_line_style(ratatui::style::Style::default());
+        self.stage = PaletteStage::Edit {
+            tool,
+            args: Box::new(args),
+        };
+    }
+
+    /// `enter` on the arguments: the tool's name and arguments when they pass its schema;
+    /// otherwise the error is shown and nothing is returned.
+    fn checked_call(&mut self) -> Option<(String, Value)> {
+        let PaletteStage::Edit { tool, args } = &self.stage else {
+            return None;
+        };
+        match validate_arguments(tool, &args.lines().join("\n")) {
+            Ok(arguments) => {
+                let name = tool["name"].as_str().unwrap_or_default().to_owned();
+                Some((name, arguments))
+            }
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
+    }
+}
+
+impl App {
+    pub(super) fn open_palette(&mut self) {
+        if self.tools.is_empty() {
+            self.send(Purpose::Tools, Request::Tools);
+        }
+        self.overlay = Overlay::Palette(Palette::new());
+    }
+
+    /// `enter` in the palette: picks the tool, or calls it with the arguments typed.
+    pub(super) fn confirm_palette(&mut self, mut p: Palette) {
+        if !p.editing() {
+            p.pick(&self.tools);
+        } else if let Some((name, arguments)) = p.checked_call() {
+            self.send(
+                Purpose::CallTool(name.clone()),
+                Request::CallTool {
+                    name: name.clone(),
+                    arguments,
+                },
+            );
+            self.set_status(format!("calling {name}…"), StatusKind::Info);
+            self.focus_pane(Pane::Traffic);
+            return;
+        }
+        self.overlay = Overlay::Palette(p);
     }
 }
 

@@ -1,4 +1,7 @@
-//! What comes back from the session: events on its bus, replies to requests and failures.
+//! What comes back from the session: events on its bus, replies to requests and failures,
+//! each routed by its purpose to the pane it is for, which updates its own state (stale
+//! replies to the Detail pane and to older dataset listings are dropped). It never draws and
+//! never keeps a pane's state of its own.
 
 use super::*;
 
@@ -9,40 +12,19 @@ impl App {
                 self.send(Purpose::Servers, Request::Servers);
                 self.tools.clear();
             }
-            Event::ServerStderr { server, line, .. } => {
-                if let Some(s) = self.servers.iter_mut().find(|s| s.name == server) {
-                    s.stderr.push(line);
-                    if s.stderr.len() > 200 {
-                        s.stderr.remove(0);
-                    }
-                }
-            }
+            Event::ServerStderr { server, line, .. } => self.servers.push_stderr(&server, line),
             Event::CallStarted(c) | Event::CallFinished(c) => {
                 let call = c.call;
                 let finished = c.outcome != crate::types::events::Outcome::Running;
-                match self.calls.iter_mut().rev().find(|x| x.call == call) {
-                    Some(x) => *x = c,
-                    None => {
-                        self.calls.push(c);
-                        if !self.follow {
-                            // Keep the same call selected as new ones arrive on top.
-                            self.traffic_sel += 1;
-                        }
-                    }
-                }
-                if self.calls.len() > 5000 {
-                    self.calls.remove(0);
-                }
+                self.traffic.record(c);
                 // Following moves Detail to the newest call only while Detail shows calls.
-                let detail_on_calls = matches!(self.detail, Detail::Empty | Detail::Call(_));
-                if self.follow {
-                    self.traffic_sel = 0;
+                let detail_on_calls = matches!(self.detail.shown, Detail::Empty | Detail::Call(_));
+                if self.traffic.follow {
+                    self.traffic.sel = 0;
                     if detail_on_calls {
                         self.select_call();
                     }
-                } else if finished
-                    && matches!(&self.detail, Detail::Call(r) if r.summary.call == call)
-                {
+                } else if finished && self.detail.shows_call(call) {
                     self.send(Purpose::CallDetail(call), Request::CallDetail { call });
                 }
             }
@@ -57,23 +39,10 @@ impl App {
             Event::MemoryChanged { .. } => {
                 self.send(Purpose::Memories, Request::Memories);
             }
-            Event::ApprovalRequested(req) => {
-                self.approval_seen
-                    .entry(req.approval)
-                    .or_insert_with(Instant::now);
-                if !self.approvals.iter().any(|a| a.approval == req.approval) {
-                    self.approvals.push(req);
-                }
-            }
-            Event::ApprovalSettled { approval, .. } => {
-                self.approvals.retain(|a| a.approval != approval);
-                self.approval_seen.remove(&approval);
-                if self.approvals.is_empty() {
-                    self.deny_reason = None;
-                }
-            }
+            Event::ApprovalRequested(req) => self.approvals.add(req),
+            Event::ApprovalSettled { approval, .. } => self.approvals.settled(approval),
             Event::ExportProgress { table, rows, total } => {
-                if let Some(e) = &mut self.export
+                if let Some(e) = &mut self.results.export
                     && e.table == table
                 {
                     e.rows = rows;
@@ -88,7 +57,7 @@ impl App {
             return;
         };
         if matches!(purpose, Purpose::CallDetail(_) | Purpose::DatasetDetail(_))
-            && ticket != self.detail_ticket
+            && ticket != self.detail.ticket
         {
             return;
         }
@@ -105,120 +74,55 @@ impl App {
                 self.quit_checked(Some(info.clients));
                 self.session = Some(*info);
             }
-            (Purpose::Servers, Reply::Servers { servers }) => {
-                self.servers = servers;
-                self.server_sel = self.server_sel.min(self.servers.len().saturating_sub(1));
-            }
+            (Purpose::Servers, Reply::Servers { servers }) => self.servers.set(servers),
             (Purpose::Calls, Reply::Calls { calls }) => {
-                // Keep calls the live feed already delivered that the reply predates.
-                let newest = calls.last().map(|c| c.call).unwrap_or(0);
-                let later: Vec<CallSummary> =
-                    self.calls.drain(..).filter(|c| c.call > newest).collect();
-                self.calls = calls;
-                self.calls.extend(later);
-                if self.follow {
-                    self.traffic_sel = 0;
-                    self.select_call();
+                self.traffic.replace(calls);
+                if self.traffic.follow {
+                    self.follow_newest();
                 }
             }
             (Purpose::CallDetail(_), Reply::CallDetail { record: Some(r) }) => {
                 self.set_detail(Detail::Call(r))
             }
             (Purpose::Datasets, Reply::Datasets { datasets }) => {
-                if ticket < self.datasets_ticket {
-                    return;
-                }
-                self.datasets_ticket = ticket;
-                self.datasets = datasets;
-                // Keep the list's selection on the dataset Detail shows (a jump may have
-                // arrived before the list knew it).
-                if let Detail::Dataset { dataset, .. } = &self.detail
-                    && let Some(i) = self.datasets.iter().position(|d| &d.dataset == dataset)
-                {
-                    self.catalog_sel[0] = i;
-                }
-                self.catalog_sel[0] =
-                    self.catalog_sel[0].min(self.datasets.len().saturating_sub(1));
+                let shown = self.detail.dataset();
+                self.catalog.set_datasets(ticket, datasets, shown);
             }
-            (Purpose::Blobs, Reply::Blobs { blobs }) => {
-                self.blobs = blobs;
-                self.catalog_sel[1] = self.catalog_sel[1].min(self.blobs.len().saturating_sub(1));
-            }
+            (Purpose::Blobs, Reply::Blobs { blobs }) => self.catalog.set_blobs(blobs),
             (
                 Purpose::Memories,
                 Reply::Memories {
                     memories,
                     skipped_lines,
                 },
-            ) => {
-                self.memories = memories;
-                self.memory_skipped_lines = skipped_lines;
-                self.catalog_sel[2] =
-                    self.catalog_sel[2].min(self.memories.len().saturating_sub(1));
-            }
+            ) => self.catalog.set_memories(memories, skipped_lines),
             (Purpose::DatasetDetail(dataset), Reply::Describe { describe }) => {
                 self.set_detail(Detail::Dataset { dataset, describe })
             }
             (Purpose::Describe(dataset), Reply::Describe { describe }) => {
-                if let Overlay::Describe(d) = &mut self.overlay
-                    && d.dataset == dataset
-                {
+                if let Some(d) = self.describe_of(&dataset) {
                     d.describe = Some(describe);
                 }
                 // Charts are computed on demand, for the column in view.
                 self.chart_for_selection();
             }
             (Purpose::Chart(dataset, column), Reply::Chart { bars }) => {
-                if let Overlay::Describe(d) = &mut self.overlay
-                    && d.dataset == dataset
-                {
+                if let Some(d) = self.describe_of(&dataset) {
                     d.charts.insert(column, bars);
                 }
             }
-            (Purpose::Query, Reply::Query { result }) => {
-                self.running = None;
-                let millis = result.millis;
-                let rows = result.rows;
-                let mut grid = Grid::new(result);
-                grid.view = self.pending_view.take();
-                if grid.view.is_some()
-                    && let Some(old) = &self.grid
-                    && old.result.columns == grid.result.columns
-                {
-                    // A new view of the same result: the person stays on their column, and
-                    // widths they set stay.
-                    grid.col = old.col;
-                    grid.left = old.left;
-                    for &i in &old.fixed_width {
-                        grid.widths[i] = old.widths[i];
-                    }
-                    grid.fixed_width = old.fixed_width.clone();
-                }
-                self.grid = Some(grid);
-                self.ensure_pages();
-                self.set_status(
-                    format!(
-                        "{rows} row{} in {millis} ms",
-                        if rows == 1 { "" } else { "s" }
-                    ),
-                    StatusKind::Success,
-                );
-                self.send(Purpose::Datasets, Request::Datasets);
-            }
+            (Purpose::Query, Reply::Query { result }) => self.query_done(result),
             (Purpose::Rows(table, page), Reply::Rows { rows }) => {
-                if let Some(g) = &mut self.grid
-                    && g.result.table == table
-                {
-                    g.requested.remove(&page);
-                    g.pages.insert(page, rows);
+                if let Some(g) = self.results.grid_of(&table) {
+                    g.page_arrived(page, rows);
                 }
                 self.fit_columns();
-                if self.copy_all_pending {
+                if self.results.copy_all_pending {
                     self.copy_grid(Action::CopyAll);
                 }
             }
             (Purpose::Export, Reply::Exported { path, rows }) => {
-                self.export = None;
+                self.results.export = None;
                 self.set_status(
                     format!("exported {} to {path}", crate::tui::ui::plural(rows, "row")),
                     StatusKind::Success,
@@ -228,14 +132,9 @@ impl App {
             (Purpose::Approvals, Reply::Approvals { approvals }) => {
                 // Calls that waited before this workbench came (the backlog may not reach back).
                 for a in approvals {
-                    self.approval_seen
-                        .entry(a.approval)
-                        .or_insert_with(Instant::now);
-                    if !self.approvals.iter().any(|x| x.approval == a.approval) {
-                        self.approvals.push(a);
-                    }
+                    self.approvals.add(a);
                 }
-                self.approvals.sort_by_key(|a| a.approval);
+                self.approvals.waiting.sort_by_key(|a| a.approval);
             }
             (Purpose::CallTool(name), Reply::ToolResult { result }) => {
                 let is_error = result["isError"] == Value::Bool(true);
@@ -258,9 +157,8 @@ impl App {
                     },
                 );
                 // Follow the human's call: newest first, selected, detail shown.
-                self.follow = true;
-                self.traffic_sel = 0;
-                self.select_call();
+                self.traffic.follow = true;
+                self.follow_newest();
             }
             (Purpose::Cancel, _) => {}
             (Purpose::CancelCall(call), _) => {
@@ -277,12 +175,8 @@ impl App {
                 let Some(p) = self.pager_mut().filter(|p| p.key == key) else {
                     return;
                 };
-                p.matches = lines;
-                p.current = None;
-                let n = p.matches.len();
-                if n > 0 {
-                    self.pager_jump(true);
-                }
+                let n = lines.len();
+                p.matched(lines);
                 self.set_status(
                     format!("{n} matching line{}", if n == 1 { "" } else { "s" }),
                     StatusKind::Info,
@@ -296,50 +190,25 @@ impl App {
         let gone = matches!(error, EngineError::Unknown(_));
         let e = error.to_string();
         match purpose {
-            Purpose::Query => {
-                if self.running.as_ref().is_some_and(|r| r.ticket == ticket) {
-                    self.running = None;
-                }
-                let at = error_position(&e, &self.statement_sql).map(|(l, c)| {
-                    let (ol, oc) = self.statement_origin;
-                    if l == 0 { (ol, oc + c) } else { (ol + l, c) }
-                });
-                self.query_error = Some(QueryError {
-                    message: e.clone(),
-                    at,
-                });
-                self.dirty_highlight = true;
-                // Results shows the last query's state: its failure, never an older result
-                // that an export or a copy would then act on.
-                self.grid = None;
-                self.copy_all_pending = false;
-                let first = e.lines().next().unwrap_or_default().to_owned();
-                self.set_status(format!("query failed: {first}"), StatusKind::Error);
-                // A sort or filter of the grid failed: the person stays in Results.
-                if self.pending_view.take().is_none() && !self.statement_sql.is_empty() {
-                    self.focus = Pane::Editor;
-                }
-            }
+            Purpose::Query => self.query_failed(ticket, &e),
             Purpose::Rows(table, page) => {
-                let current = self.grid.as_ref().is_some_and(|g| g.result.table == table);
+                let current = self.results.grid_of(&table).is_some();
                 if current && gone {
                     // The session keeps only the newest results; this one is gone.
-                    self.grid = None;
+                    self.results.grid = None;
                     self.set_status(
                         "this result was dropped (the session keeps the newest 8): run the query again",
                         StatusKind::Error,
                     );
                     return;
                 }
-                if let Some(g) = &mut self.grid
-                    && current
-                {
+                if let Some(g) = self.results.grid_of(&table) {
                     g.requested.remove(&page);
                 }
                 self.set_status(format!("loading rows failed: {e}"), StatusKind::Error);
             }
             Purpose::Export => {
-                self.export = None;
+                self.results.export = None;
                 self.set_status(format!("export failed: {e}"), StatusKind::Error);
             }
             Purpose::CallTool(name) => {
@@ -355,9 +224,7 @@ impl App {
             }
             Purpose::QuitCheck => self.quit_checked(None),
             Purpose::Chart(dataset, column) => {
-                if let Overlay::Describe(d) = &mut self.overlay
-                    && d.dataset == dataset
-                {
+                if let Some(d) = self.describe_of(&dataset) {
                     d.chart_errors.insert(column, e);
                 }
             }

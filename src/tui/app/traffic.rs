@@ -1,10 +1,39 @@
-//! The traffic pane: the calls shown under the filter, scrolling, and jumping to what a call
-//! produced.
+//! The traffic pane: it owns the calls this workbench knows of, the filter, the selection and
+//! whether it follows the newest call. It answers which calls are shown and keeps the
+//! selection on the same call as new ones arrive; asking the engine for a call's detail and
+//! jumping to what a call produced are the app's, since they reach other panes. It never draws.
 
+use super::navigation::step;
 use super::*;
 use crate::types::events::Outcome;
 
-impl App {
+/// Most calls kept: the oldest leave first.
+const KEPT_CALLS: usize = 5000;
+
+/// The Traffic pane's state.
+pub struct Traffic {
+    /// Every call known, oldest first.
+    pub calls: Vec<CallSummary>,
+    /// The selected row of the visible calls; 0 is the newest.
+    pub sel: usize,
+    /// Whether the selection stays on the newest call as calls arrive.
+    pub follow: bool,
+    /// The text a call must contain to be listed.
+    pub filter: String,
+}
+
+impl Default for Traffic {
+    fn default() -> Traffic {
+        Traffic {
+            calls: Vec::new(),
+            sel: 0,
+            follow: true,
+            filter: String::new(),
+        }
+    }
+}
+
+impl Traffic {
     /// Calls that pass the filter, newest first.
     pub fn visible_calls(&self) -> Vec<&CallSummary> {
         let f = self.filter.to_lowercase();
@@ -29,31 +58,124 @@ impl App {
             .collect()
     }
 
+    /// The selected call, if the list has one there.
+    pub fn selected(&self) -> Option<&CallSummary> {
+        self.visible_calls().get(self.sel).copied()
+    }
+
+    /// The first visible call row when `rows` fit, so the selection stays on screen.
+    pub fn scroll(&self, rows: usize) -> usize {
+        self.sel.saturating_sub(rows.saturating_sub(1))
+    }
+
+    /// Whether some call is still running (its elapsed time moves on screen).
+    pub fn any_running(&self) -> bool {
+        self.calls.iter().any(|c| c.outcome == Outcome::Running)
+    }
+
+    /// Finished calls to `server`, and their median latency.
+    pub fn server_calls(&self, server: &str) -> (usize, Option<u64>) {
+        let mut ms: Vec<u64> = self
+            .calls
+            .iter()
+            .filter(|c| c.server == server && c.outcome != Outcome::Running)
+            .map(|c| c.millis)
+            .collect();
+        ms.sort_unstable();
+        let p50 = ms.get(ms.len() / 2).copied().filter(|_| !ms.is_empty());
+        (ms.len(), p50)
+    }
+
+    /// Moves the selection by `delta` rows; it follows only while on the newest call.
+    pub(super) fn move_by(&mut self, delta: i64) {
+        let n = self.visible_calls().len();
+        self.sel = step(self.sel, n, delta);
+        self.follow = self.sel == 0;
+    }
+
+    /// Selects visible row `idx` if there is one; says whether it did.
+    pub(super) fn select_row(&mut self, idx: usize) -> bool {
+        if idx >= self.visible_calls().len() {
+            return false;
+        }
+        self.sel = idx;
+        self.follow = idx == 0;
+        true
+    }
+
+    /// Turns following on or off; on, the selection goes to the newest call.
+    pub(super) fn toggle_follow(&mut self) -> bool {
+        self.follow = !self.follow;
+        if self.follow {
+            self.sel = 0;
+        }
+        self.follow
+    }
+
+    pub(super) fn clear_filter(&mut self) {
+        self.filter.clear();
+        self.sel = 0;
+    }
+
+    /// A call started or finished: it replaces what was known of it, or joins the list.
+    pub(super) fn record(&mut self, c: CallSummary) {
+        match self.calls.iter_mut().rev().find(|x| x.call == c.call) {
+            Some(x) => *x = c,
+            None => {
+                self.calls.push(c);
+                if !self.follow {
+                    // Keep the same call selected as new ones arrive on top.
+                    self.sel += 1;
+                }
+            }
+        }
+        if self.calls.len() > KEPT_CALLS {
+            self.calls.remove(0);
+        }
+    }
+
+    /// The engine's listing arrived: it replaces the list, keeping calls the live feed
+    /// already delivered that the listing predates.
+    pub(super) fn replace(&mut self, calls: Vec<CallSummary>) {
+        let newest = calls.last().map(|c| c.call).unwrap_or(0);
+        let later: Vec<CallSummary> = self.calls.drain(..).filter(|c| c.call > newest).collect();
+        self.calls = calls;
+        self.calls.extend(later);
+    }
+}
+
+impl App {
     /// The first visible call row, so the selection stays on screen.
     pub fn traffic_scroll(&self) -> usize {
         let rows = crate::tui::ui::traffic_rows(self.size, self.zoom.then_some(self.focus));
-        self.traffic_sel.saturating_sub(rows.saturating_sub(1))
+        self.traffic.scroll(rows)
     }
 
+    /// Asks for the selected call's detail, unless Detail already shows it finished.
     pub(super) fn select_call(&mut self) {
-        let call = self.visible_calls().get(self.traffic_sel).map(|c| c.call);
+        let call = self.traffic.selected().map(|c| c.call);
         if let Some(call) = call {
-            if matches!(&self.detail, Detail::Call(r) if r.summary.call == call && r.summary.outcome != Outcome::Running)
-            {
+            if self.detail.shows_finished_call(call) {
                 return;
             }
             self.send(Purpose::CallDetail(call), Request::CallDetail { call });
         }
     }
 
+    /// Selects the newest call and shows it.
+    pub(super) fn follow_newest(&mut self) {
+        self.traffic.sel = 0;
+        self.select_call();
+    }
+
     pub(super) fn jump_to_reference(&mut self) {
-        let reference = match &self.detail {
+        let reference = match &self.detail.shown {
             Detail::Call(r) => r.summary.reference.clone().map(|x| (r.summary.outcome, x)),
             _ => None,
         }
         .or_else(|| {
-            self.visible_calls()
-                .get(self.traffic_sel)
+            self.traffic
+                .selected()
                 .and_then(|c| c.reference.clone().map(|r| (c.outcome, r)))
         });
         let Some((outcome, reference)) = reference else {
@@ -64,15 +186,9 @@ impl App {
             return;
         };
         if outcome == Outcome::Parked {
-            self.section = Section::Blobs;
-            if let Some(i) = self.blobs.iter().position(|b| b.key == reference) {
-                self.catalog_sel[1] = i;
-            }
+            self.catalog.select_blob(&reference);
         } else {
-            self.section = Section::Datasets;
-            if let Some(i) = self.datasets.iter().position(|d| d.dataset == reference) {
-                self.catalog_sel[0] = i;
-            }
+            self.catalog.select_dataset(&reference);
         }
         self.focus = Pane::Catalog;
         match outcome {

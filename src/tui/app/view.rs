@@ -1,8 +1,9 @@
 //! Looking through a result without writing SQL: sort by the selected column (`s`: ascending,
-//! descending, off), keep only the rows that contain some text (`/`), fit or widen a column
-//! (`<`/`>`), and read a long value whole in a cell view (`enter`, JSON pretty-printed). Sorting
-//! and filtering are queries over the result's own table, run by the engine like any other, so
-//! a million rows sort as fast as DuckDB does; the editor and its history are left alone.
+//! descending, off), keep only the rows that contain some text (`/`), and read a long value
+//! whole in a cell view (`enter`, JSON pretty-printed); narrowing or widening a column
+//! (`<`/`>`) is the grid's own. Sorting and filtering are queries over the result's own table,
+//! run by the engine like any other, so a million rows sort as fast as DuckDB does; the editor
+//! and its history are left alone.
 
 use super::*;
 
@@ -43,7 +44,7 @@ impl GridView {
         sql
     }
 
-    fn is_plain(&self) -> bool {
+    pub(super) fn is_plain(&self) -> bool {
         self.sort.is_none() && self.filter.is_none()
     }
 }
@@ -57,37 +58,21 @@ fn literal(text: &str) -> String {
 }
 
 impl App {
-    fn grid_view(&self) -> Option<GridView> {
-        let g = self.grid.as_ref()?;
-        Some(g.view.clone().unwrap_or_else(|| GridView {
-            base: g.result.table.clone(),
-            ..Default::default()
-        }))
-    }
-
     /// Runs `view` over its base result; the grid shows it when the engine answers.
     fn show_view(&mut self, view: GridView) {
-        if self.running.is_some() {
+        if self.results.running.is_some() {
             self.set_status("a query is running (ctrl-c cancels it)", StatusKind::Error);
             return;
         }
-        if view.is_plain() {
-            self.pending_view = None;
-        } else {
-            self.pending_view = Some(view.clone());
-        }
-        let t = self.send(Purpose::Query, Request::Query { sql: view.sql() });
-        self.running = Some(Running {
-            ticket: t,
-            started: Instant::now(),
-        });
-        self.statement_sql.clear();
+        let sql = view.sql();
+        self.results.begin_view(view);
+        self.start_query(sql);
         self.set_status("sorting and filtering…", StatusKind::Info);
     }
 
     /// `s` in Results: the selected column ascending, then descending, then unsorted.
     pub(super) fn sort_by_column(&mut self) {
-        let (Some(mut view), Some(g)) = (self.grid_view(), self.grid.as_ref()) else {
+        let (Some(mut view), Some(g)) = (self.results.view(), self.results.grid.as_ref()) else {
             self.set_status("no result to sort: run a query first", StatusKind::Error);
             return;
         };
@@ -104,64 +89,33 @@ impl App {
 
     /// `/` in Results: starts typing the text rows must contain.
     pub(super) fn start_row_filter(&mut self) {
-        if self.grid.is_none() {
+        let Some(g) = &self.results.grid else {
             self.set_status("no result to filter: run a query first", StatusKind::Error);
             return;
-        }
-        let current = self
-            .grid
-            .as_ref()
-            .and_then(|g| g.view.as_ref())
-            .and_then(|v| v.filter.clone())
-            .unwrap_or_default();
-        self.row_filter = Some(current);
+        };
+        let current = g.view.as_ref().and_then(|v| v.filter.clone());
+        self.results.row_filter = Some(current.unwrap_or_default());
     }
 
     /// `enter` on the row filter: keeps the rows with that text (empty shows them all).
     pub(super) fn apply_row_filter(&mut self) {
-        let Some(text) = self.row_filter.take() else {
+        let Some(text) = self.results.row_filter.take() else {
             return;
         };
-        let Some(mut view) = self.grid_view() else {
+        let Some(mut view) = self.results.view() else {
             return;
         };
         view.filter = Some(text).filter(|t| !t.is_empty());
         self.show_view(view);
     }
 
-    /// `<` / `>`: narrows or widens the selected column.
-    pub(super) fn resize_column(&mut self, wider: bool) {
-        if let Some(g) = &mut self.grid
-            && let Some(w) = g.widths.get_mut(g.col)
-        {
-            *w = if wider {
-                w.saturating_add(4).min(400)
-            } else {
-                w.saturating_sub(4).max(4)
-            };
-            g.fixed_width.insert(g.col);
-        }
-    }
-
     /// `enter` in Results: the selected value whole, in the pager.
     pub(super) fn open_cell(&mut self) {
-        let Some(g) = &self.grid else { return };
-        let Some(value) = g.cell(g.row, g.col) else {
-            self.set_status("that row is still loading", StatusKind::Info);
-            return;
-        };
-        let (name, ty) = &g.result.columns[g.col];
-        let text = match value {
-            None => "NULL".to_owned(),
-            Some(v) => match serde_json::from_str::<Value>(v) {
-                Ok(j @ (Value::Object(_) | Value::Array(_))) => {
-                    serde_json::to_string_pretty(&j).unwrap_or_else(|_| v.to_owned())
-                }
-                _ => v.to_owned(),
-            },
-        };
-        let title = format!("{name} ({}) · row {}", ty.to_lowercase(), g.row + 1);
-        self.open_text(title, &text);
+        let Some(g) = &self.results.grid else { return };
+        match g.cell_text() {
+            Some((title, text)) => self.open_text(title, &text),
+            None => self.set_status("that row is still loading", StatusKind::Info),
+        }
     }
 }
 

@@ -20,8 +20,8 @@ const FOOTER: u16 = 2;
 pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: bool) {
     let th = &app.theme;
     let r = centred(f, area, 64, 60);
-    let more = if app.approvals.len() > 1 {
-        format!(" (+{} waiting)", app.approvals.len() - 1)
+    let more = if app.approvals.waiting.len() > 1 {
+        format!(" (+{} waiting)", app.approvals.waiting.len() - 1)
     } else {
         String::new()
     };
@@ -50,7 +50,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: 
             Span::raw(format!(
                 "#{} from the model · denied in {} s without an answer",
                 req.call,
-                app.approval_left(req)
+                app.approvals.left(req)
             )),
         ]),
     ];
@@ -72,9 +72,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: 
     let rows = wrap(lines, body.width as usize);
     let visible = body.height as usize;
     let max = rows.len().saturating_sub(visible);
-    app.approval_scroll_max.set(max);
-    let offset = if app.approval_scroll.0 == req.approval {
-        app.approval_scroll.1.min(max)
+    app.approvals.scroll_max.set(max);
+    let offset = if app.approvals.scroll.0 == req.approval {
+        app.approvals.scroll.1.min(max)
     } else {
         0
     };
@@ -98,7 +98,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: 
             Line::raw("")
         });
     }
-    foot.push(match &app.deny_reason {
+    foot.push(match &app.approvals.deny_reason {
         Some(reason) => Line::from(vec![
             Span::styled("reason for denying: ", th.error),
             Span::raw(format!("{reason}▏")),
@@ -140,7 +140,7 @@ pub fn draw_banner(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest) 
             || "review_approval".to_owned(),
             |(k, _)| k.label().to_owned(),
         );
-    let more = match app.approvals.len() {
+    let more = match app.approvals.waiting.len() {
         1 => String::new(),
         n => format!(" (+{} more)", n - 1),
     };

@@ -17,7 +17,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let tab = |s: Section, label: String| {
         Span::styled(
             format!(" {label} "),
-            if app.section == s {
+            if app.catalog.section == s {
                 th.title_focused
             } else {
                 th.muted
@@ -25,37 +25,41 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         )
     };
     let mut lines = vec![Line::from(vec![
-        tab(Section::Datasets, format!("data {}", app.datasets.len())),
-        tab(Section::Blobs, format!("parked {}", app.blobs.len())),
+        tab(
+            Section::Datasets,
+            format!("data {}", app.catalog.datasets.len()),
+        ),
+        tab(
+            Section::Blobs,
+            format!("parked {}", app.catalog.blobs.len()),
+        ),
         tab(
             Section::Memories,
-            match app.memory_skipped_lines {
-                0 => format!("mem {}", app.memories.len()),
+            match app.catalog.memory_skipped_lines {
+                0 => format!("mem {}", app.catalog.memories.len()),
                 // The pane is narrow: the mark here, the words under the list.
-                bad => format!("mem {} !{bad}", app.memories.len()),
+                bad => format!("mem {} !{bad}", app.catalog.memories.len()),
             },
         ),
     ])];
-    let sel = app.catalog_sel[match app.section {
-        Section::Datasets => 0,
-        Section::Blobs => 1,
-        Section::Memories => 2,
-    }];
-    let damage = (app.section == Section::Memories && app.memory_skipped_lines > 0).then(|| {
-        format!(
-            "! {} damaged line{} in the memory file skipped",
-            app.memory_skipped_lines,
-            if app.memory_skipped_lines == 1 {
-                ""
-            } else {
-                "s"
-            }
-        )
-    });
+    let sel = app.catalog.selected();
+    let damage = (app.catalog.section == Section::Memories && app.catalog.memory_skipped_lines > 0)
+        .then(|| {
+            format!(
+                "! {} damaged line{} in the memory file skipped",
+                app.catalog.memory_skipped_lines,
+                if app.catalog.memory_skipped_lines == 1 {
+                    ""
+                } else {
+                    "s"
+                }
+            )
+        });
     let rows = (inner.height as usize).saturating_sub(1 + usize::from(damage.is_some()));
     let scroll = sel.saturating_sub(rows.saturating_sub(1));
-    let mut items: Vec<Line> = match app.section {
+    let mut items: Vec<Line> = match app.catalog.section {
         Section::Datasets => app
+            .catalog
             .datasets
             .iter()
             .map(|d| {
@@ -74,6 +78,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             })
             .collect(),
         Section::Blobs => app
+            .catalog
             .blobs
             .iter()
             .map(|b| {
@@ -85,6 +90,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             })
             .collect(),
         Section::Memories => app
+            .catalog
             .memories
             .iter()
             .map(|m| {
@@ -100,7 +106,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             .collect(),
     };
     if items.is_empty() {
-        let hint: &[&str] = match app.section {
+        let hint: &[&str] = match app.catalog.section {
             Section::Datasets => &[
                 "No datasets yet.",
                 "A large tabular tool result becomes one",

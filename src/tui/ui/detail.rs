@@ -10,19 +10,19 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
-    let extra = match &app.detail {
+    let extra = match &app.detail.shown {
         Detail::Empty => String::new(),
-        _ if app.detail_lines.is_empty() => String::new(),
+        _ if app.detail.lines.is_empty() => String::new(),
         _ => format!(
             "{}/{}",
-            (app.detail_scroll + 1).min(app.detail_lines.len()),
-            app.detail_lines.len()
+            (app.detail.scroll + 1).min(app.detail.lines.len()),
+            app.detail.lines.len()
         ),
     };
     let block = pane_block(app, Pane::Detail, &extra);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    if matches!(app.detail, Detail::Empty) {
+    if matches!(app.detail.shown, Detail::Empty) {
         f.render_widget(
             Paragraph::new(empty_state(
                 &[
@@ -37,9 +37,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     }
     // Only the visible slice is handed to the widget.
     let lines: Vec<_> = app
-        .detail_lines
+        .detail
+        .lines
         .iter()
-        .skip(app.detail_scroll)
+        .skip(app.detail.scroll)
         .take(inner.height as usize * 2)
         .cloned()
         .collect();

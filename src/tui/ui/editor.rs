@@ -12,23 +12,23 @@ pub const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦'
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
-    let extra = match &app.running {
+    let extra = match &app.results.running {
         Some(r) => format!(
             "{} running {:.1}s · ctrl-c cancels",
             SPINNER[app.spinner % SPINNER.len()],
             r.started.elapsed().as_secs_f64()
         ),
-        None if app.query_error.is_some() => "error — see Results".into(),
+        None if app.results.query_error.is_some() => "error — see Results".into(),
         None => "ctrl-e runs the statement under the cursor".into(),
     };
     let block = pane_block(app, Pane::Editor, &extra);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    f.render_widget(&app.editor, inner);
-    if let Some(c) = &app.completion
+    f.render_widget(&app.editor.area, inner);
+    if let Some(c) = &app.editor.completion
         && app.focus == Pane::Editor
     {
-        let (row, col) = app.editor.cursor();
+        let (row, col) = app.editor.area.cursor();
         let h = (c.items.len() as u16 + 2).min(10);
         let w = (c.items.iter().map(|s| s.chars().count()).max().unwrap_or(4) as u16 + 4).min(40);
         let x = (inner.x + col as u16).min(f.area().width.saturating_sub(w));

@@ -214,9 +214,9 @@ pub fn draw(f: &mut Frame, app: &App) {
         Overlay::Describe(d) => describe::draw(f, area, app, d),
     }
     // This frame shows the prompt: its keys may decide from the next key on.
-    app.approval_drawn(app.approval_view());
+    app.approvals.record_drawn(app.approval_view());
     let view = app.approval_view();
-    if let Some(req) = app.approvals.first() {
+    if let Some(req) = app.approvals.waiting.first() {
         match view {
             ApprovalView::Prompt { armed } => approval::draw(f, area, app, req, armed),
             ApprovalView::Banner => approval::draw_banner(f, l.title, app, req),

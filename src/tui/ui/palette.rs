@@ -27,7 +27,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Palette) {
                 Span::styled("› ", th.accent),
                 Span::raw(format!("{}▏", p.filter)),
             ])];
-            let matches = app.palette_matches(&p.filter);
+            let matches = p.matches(&app.tools);
             if app.tools.is_empty() {
                 lines.push(Line::styled("loading tools…", th.muted));
             } else if matches.is_empty() {

@@ -12,7 +12,7 @@ use ratatui::widgets::{Gauge, Paragraph, Wrap};
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
-    let extra = match &app.grid {
+    let extra = match &app.results.grid {
         Some(g) => {
             let mut t = format!(
                 "{} × {} · {} ms",
@@ -35,7 +35,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let block = pane_block(app, Pane::Results, &extra);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    if let Some(e) = &app.query_error {
+    if let Some(e) = &app.results.query_error {
         let mut lines = vec![Line::styled("query failed", th.error)];
         lines.extend(
             e.message
@@ -51,7 +51,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
         return;
     }
-    let Some(g) = &app.grid else {
+    let Some(g) = &app.results.grid else {
         f.render_widget(
             Paragraph::new(empty_state(
                 &[
@@ -154,7 +154,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
     f.render_widget(Paragraph::new(lines), body);
     let foot = Rect::new(inner.x, inner.y + inner.height - 1, inner.width, 1);
-    if let Some(e) = &app.export {
+    if let Some(e) = &app.results.export {
         let ratio = if e.total > 0 {
             (e.rows as f64 / e.total as f64).min(1.0)
         } else {
@@ -169,7 +169,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         );
         return;
     }
-    if let Some(text) = &app.row_filter {
+    if let Some(text) = &app.results.row_filter {
         let line = Line::from(vec![
             Span::styled("rows containing: ", th.info),
             Span::raw(format!("{text}▏")),

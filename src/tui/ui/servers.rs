@@ -12,7 +12,7 @@ use ratatui::widgets::Paragraph;
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
     let room = area.height.saturating_sub(2) as usize;
-    let n = app.servers.len();
+    let n = app.servers.list.len();
     // When not every server fits, the view follows the selection, the title says which are
     // shown and, where there is a row for it, the last row says how many more: nothing is cut
     // silently.
@@ -27,11 +27,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             (room / per).max(1)
         };
         (
-            app.server_sel.saturating_sub(shown - 1).min(n - shown),
+            app.servers.sel.saturating_sub(shown - 1).min(n - shown),
             shown,
         )
     };
-    let extra = if app.show_stderr {
+    let extra = if app.servers.show_stderr {
         "stderr".to_owned()
     } else if shown < n {
         format!("{}–{} of {n}", skip + 1, skip + shown)
@@ -41,7 +41,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let block = pane_block(app, Pane::Servers, &extra);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    if app.servers.is_empty() {
+    if app.servers.list.is_empty() {
         f.render_widget(
             Paragraph::new(empty_state(&["no servers in the config"], th.muted)),
             inner,
@@ -49,8 +49,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let w = inner.width as usize;
-    if app.show_stderr {
-        let s = &app.servers[app.server_sel.min(app.servers.len() - 1)];
+    if app.servers.show_stderr {
+        let s = &app.servers.list[app.servers.sel.min(app.servers.list.len() - 1)];
         let mut lines = vec![Line::styled(format!("{} stderr", s.name), th.title)];
         if s.stderr.is_empty() {
             lines.push(Line::styled("(nothing on stderr)", th.muted));
@@ -68,6 +68,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     }
     let mut lines: Vec<Line> = app
         .servers
+        .list
         .iter()
         .enumerate()
         .skip(skip)
@@ -111,7 +112,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 n => format!(" · {}", super::plural(n, "restart")),
             };
             let up = if up.is_empty() { String::new() } else { up };
-            let (calls, p50) = app.server_calls(&s.name);
+            let (calls, p50) = app.traffic.server_calls(&s.name);
             let calls = match (calls, p50) {
                 (0, _) => String::new(),
                 (n, Some(p)) => format!(" · {} p50 {p} ms", super::plural(n as u64, "call")),
@@ -143,7 +144,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             if per == 2 {
                 rows.push(Line::from(second));
             }
-            let selected = i == app.server_sel && app.focus == Pane::Servers;
+            let selected = i == app.servers.sel && app.focus == Pane::Servers;
             rows.into_iter()
                 .map(move |l| if selected { l.style(th.selection) } else { l })
                 .collect::<Vec<_>>()

@@ -13,6 +13,7 @@ pub fn draw_title(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
     let up = app
         .servers
+        .list
         .iter()
         .filter(|s| s.state == crate::types::events::ServerState::Up)
         .count();
@@ -24,8 +25,14 @@ pub fn draw_title(f: &mut Frame, area: Rect, app: &App) {
     let line = Line::from(vec![
         Span::styled(format!(" {} ", app.title), th.title_focused),
         Span::styled(format!(" {config} "), th.muted),
-        Span::styled(format!(" servers {up}/{} up ", app.servers.len()), th.muted),
-        Span::styled(format!(" datasets {} ", app.datasets.len()), th.muted),
+        Span::styled(
+            format!(" servers {up}/{} up ", app.servers.list.len()),
+            th.muted,
+        ),
+        Span::styled(
+            format!(" datasets {} ", app.catalog.datasets.len()),
+            th.muted,
+        ),
         Span::styled(
             if app.attached {
                 " ? keys  : tools  q detach "
@@ -40,7 +47,7 @@ pub fn draw_title(f: &mut Frame, area: Rect, app: &App) {
 
 pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
-    let status = match (&app.export, &app.status) {
+    let status = match (&app.results.export, &app.status) {
         (Some(e), _) if e.total > 0 => Line::styled(
             format!(
                 " exporting {}: {} of {} rows ({}%)",
@@ -114,7 +121,7 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
     }
     if matches!(app.overlay, Overlay::Filter) {
         spans = vec![Span::styled(
-            format!(" filter: {}▏ (enter keeps, esc closes)", app.filter),
+            format!(" filter: {}▏ (enter keeps, esc closes)", app.traffic.filter),
             th.info,
         )];
     }

@@ -76,21 +76,21 @@ fn spark(values: &[u64]) -> String {
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
-    let visible = app.visible_calls();
+    let visible = app.traffic.visible_calls();
     let mut extra = super::plural(visible.len() as u64, "call");
-    if app.follow {
+    if app.traffic.follow {
         extra.push_str(" · following");
     }
     let typing = matches!(app.overlay, super::super::app::Overlay::Filter);
-    if !app.filter.is_empty() || typing {
+    if !app.traffic.filter.is_empty() || typing {
         // The cursor only while the filter is being typed.
         let cursor = if typing { "▏" } else { "" };
-        extra.push_str(&format!(" · filter: {}{cursor}", app.filter));
+        extra.push_str(&format!(" · filter: {}{cursor}", app.traffic.filter));
     }
     let block = pane_block(app, Pane::Traffic, &extra);
     let inner = block.inner(area);
     f.render_widget(block, area);
-    if app.calls.is_empty() {
+    if app.traffic.calls.is_empty() {
         f.render_widget(
             Paragraph::new(empty_state(
                 &[
@@ -105,8 +105,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let w = inner.width as usize;
-    let (n, saved) = per_minute(&app.calls, app.now_minute);
+    let (n, saved) = per_minute(&app.traffic.calls, app.now_minute);
     let total_saved: u64 = app
+        .traffic
         .calls
         .iter()
         .map(|c| c.tokens_in.saturating_sub(c.tokens_out))
@@ -202,7 +203,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             ),
             Span::styled(cell(&tokens, tok_w), th.muted),
         ]);
-        let selected = i == app.traffic_sel;
+        let selected = i == app.traffic.sel;
         lines.push(if selected && app.focus == Pane::Traffic {
             line.style(th.selection)
         } else if selected {

@@ -1,0 +1,202 @@
+//! The results pane: it owns the query under way, the last query's error (placed in the editor
+//! when the engine said where), the grid of the last result and the view (sort, filter) the
+//! running query will show, the row filter being typed, a pending copy-all and an export in
+//! progress. Sending the query and exporting are the app's (`App::send`); the pane never
+//! draws and never holds an older result next to a newer failure.
+
+use super::*;
+
+/// A query the engine is running.
+pub struct Running {
+    pub ticket: u64,
+    pub started: Instant,
+}
+
+/// Why the last query failed.
+pub struct QueryError {
+    pub message: String,
+    /// Line and column in the editor (0-based) when the engine said where.
+    pub at: Option<(usize, usize)>,
+}
+
+/// An export under way.
+pub struct ExportState {
+    pub table: String,
+    pub rows: u64,
+    pub total: u64,
+}
+
+/// The Results pane's state.
+#[derive(Default)]
+pub struct Results {
+    pub running: Option<Running>,
+    pub query_error: Option<QueryError>,
+    /// Where the running statement starts in the editor, to place the engine's error.
+    statement_origin: (usize, usize),
+    /// The running statement's text, to read the engine's error position against.
+    statement_sql: String,
+    pub grid: Option<Grid>,
+    /// The sort and filter the running query will show, when it is one.
+    pending_view: Option<GridView>,
+    /// The text rows must contain, while it is typed after `/`.
+    pub row_filter: Option<String>,
+    /// Copy-all was asked for while pages were loading: it runs when the last one arrives.
+    pub copy_all_pending: bool,
+    pub export: Option<ExportState>,
+}
+
+impl Results {
+    /// The view the grid shows now: its own, or the plain result.
+    pub(super) fn view(&self) -> Option<GridView> {
+        let g = self.grid.as_ref()?;
+        Some(g.view.clone().unwrap_or_else(|| GridView {
+            base: g.result.table.clone(),
+            ..Default::default()
+        }))
+    }
+
+    /// A statement from the editor starts at `origin`: errors are placed against it.
+    fn begin_statement(&mut self, sql: &str, origin: (usize, usize)) {
+        self.query_error = None;
+        self.statement_origin = origin;
+        self.statement_sql = sql.to_owned();
+        self.pending_view = None;
+    }
+
+    /// A sort or filter of the grid starts: its result becomes the grid's `view`.
+    pub(super) fn begin_view(&mut self, view: GridView) {
+        self.pending_view = (!view.is_plain()).then_some(view);
+        self.statement_sql.clear();
+    }
+
+    /// The result arrived: a new grid. A new view of the same result keeps the person's
+    /// column and the widths they set.
+    fn show(&mut self, result: ResultTable) {
+        self.running = None;
+        let mut grid = Grid::new(result);
+        grid.view = self.pending_view.take();
+        if grid.view.is_some()
+            && let Some(old) = &self.grid
+        {
+            grid.keep_place_of(old);
+        }
+        self.grid = Some(grid);
+    }
+
+    /// The query of `ticket` failed with `message`. Results shows the failure, never an older
+    /// result that an export or a copy would then act on. Says whether it was a statement
+    /// from the editor (not a sort or filter of the grid).
+    fn failed(&mut self, ticket: u64, message: &str) -> bool {
+        if self.running.as_ref().is_some_and(|r| r.ticket == ticket) {
+            self.running = None;
+        }
+        let at = error_position(message, &self.statement_sql).map(|(l, c)| {
+            let (ol, oc) = self.statement_origin;
+            if l == 0 { (ol, oc + c) } else { (ol + l, c) }
+        });
+        self.query_error = Some(QueryError {
+            message: message.to_owned(),
+            at,
+        });
+        self.grid = None;
+        self.copy_all_pending = false;
+        self.pending_view.take().is_none() && !self.statement_sql.is_empty()
+    }
+
+    /// The grid on screen, if it reads `table`.
+    pub(super) fn grid_of(&mut self, table: &str) -> Option<&mut Grid> {
+        self.grid.as_mut().filter(|g| g.result.table == table)
+    }
+}
+
+impl App {
+    pub(super) fn run_sql(&mut self, sql: String, origin: (usize, usize)) {
+        if self.results.running.is_some() {
+            self.set_status(
+                "a query is already running (ctrl-c cancels it)",
+                StatusKind::Error,
+            );
+            return;
+        }
+        let sql = sql.trim().to_owned();
+        self.editor.remember(&sql);
+        self.results.begin_statement(&sql, origin);
+        self.editor.dirty = true;
+        self.start_query(sql);
+        self.set_status("running…", StatusKind::Info);
+    }
+
+    /// Sends `sql` as the query Results waits for.
+    pub(super) fn start_query(&mut self, sql: String) {
+        let t = self.send(Purpose::Query, Request::Query { sql });
+        self.results.running = Some(Running {
+            ticket: t,
+            started: Instant::now(),
+        });
+    }
+
+    pub(super) fn cancel_query(&mut self) {
+        if self.results.running.is_some() {
+            self.send(Purpose::Cancel, Request::CancelQuery);
+            self.set_status("cancelling the query…", StatusKind::Info);
+        }
+    }
+
+    pub(super) fn query_done(&mut self, result: ResultTable) {
+        let millis = result.millis;
+        let rows = result.rows;
+        self.results.show(result);
+        self.ensure_pages();
+        self.set_status(
+            format!(
+                "{rows} row{} in {millis} ms",
+                if rows == 1 { "" } else { "s" }
+            ),
+            StatusKind::Success,
+        );
+        self.send(Purpose::Datasets, Request::Datasets);
+    }
+
+    pub(super) fn query_failed(&mut self, ticket: u64, e: &str) {
+        let statement = self.results.failed(ticket, e);
+        self.editor.dirty = true;
+        let first = e.lines().next().unwrap_or_default().to_owned();
+        self.set_status(format!("query failed: {first}"), StatusKind::Error);
+        // A sort or filter of the grid failed: the person stays in Results.
+        if statement {
+            self.focus = Pane::Editor;
+        }
+    }
+
+    /// `x` / `X`: exports what is in view (the described dataset, the result, the selected
+    /// dataset) to a file.
+    pub(super) fn export(&mut self, format: &str) {
+        let table = match (&self.overlay, self.focus) {
+            (Overlay::Describe(d), _) => Some(d.dataset.clone()),
+            (_, Pane::Results) => self.results.grid.as_ref().map(|g| g.result.table.clone()),
+            (_, Pane::Catalog) => self.catalog.selected_dataset(),
+            _ => None,
+        };
+        let Some(table) = table else {
+            self.set_status(
+                "nothing to export here: select a dataset or run a query",
+                StatusKind::Error,
+            );
+            return;
+        };
+        self.results.export = Some(ExportState {
+            table: table.clone(),
+            rows: 0,
+            total: 0,
+        });
+        self.send(
+            Purpose::Export,
+            Request::Export {
+                table,
+                format: format.into(),
+                options: Default::default(),
+            },
+        );
+        self.set_status(format!("exporting {format}…"), StatusKind::Info);
+    }
+}
