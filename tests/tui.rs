@@ -212,7 +212,8 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
     assert_eq!(d.app.focus, Pane::Results);
     d.press(vec![Msg::char('y')]);
     assert_eq!(d.app.clipboard.register().map(str::to_owned), first_cell);
-    d.press(vec![Msg::char('x')]);
+    // `x` opens the export dialog, prefilled; enter writes.
+    d.press(vec![Msg::char('x'), Msg::code(KeyCode::Enter)]);
     d.until("the export", |a| status(a).starts_with("exported"))
         .await;
     let st = status(&d.app);

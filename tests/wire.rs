@@ -226,6 +226,7 @@ fn replies() -> Vec<Reply> {
             servers: vec!["sample".into()],
             protocol: WORKBENCH_PROTOCOL,
             clients: 2,
+            export_dir: "/home/me/exports".into(),
         })),
         Reply::Servers {
             servers: vec![ServerView {

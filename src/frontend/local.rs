@@ -114,6 +114,7 @@ impl Inner {
                 servers: session.server_names(),
                 protocol: WORKBENCH_PROTOCOL,
                 clients: session.connected_clients() as u32,
+                export_dir: session.config.export_dir.display().to_string(),
             }))),
             Request::Servers => Ok(Reply::Servers {
                 servers: servers(&session),

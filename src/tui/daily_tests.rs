@@ -545,6 +545,7 @@ fn quitting_asks_first_while_clients_are_connected_and_an_attached_one_detaches(
             servers: vec![],
             protocol: 5,
             clients,
+            ..Default::default()
         }))
     };
     let mut a = started();

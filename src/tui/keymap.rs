@@ -71,8 +71,10 @@ actions! {
     CopyCell = "copy_cell": "copy cell",
     CopyRow = "copy_row": "copy row",
     CopyAll = "copy_all": "copy result (TSV)",
-    ExportCsv = "export_csv": "export CSV",
-    ExportJson = "export_json": "export JSON",
+    ExportCsv = "export_csv": "export CSV…",
+    ExportJson = "export_json": "export JSON…",
+    MarkRows = "mark_rows": "mark rows (for export)",
+    ToggleWrap = "toggle_wrap": "wrap long cells",
     ApproveOnce = "approve_once": "approve once",
     ApproveSession = "approve_session": "approve for session",
     Deny = "deny": "deny",
@@ -212,6 +214,7 @@ pub enum Context {
     Approval,
     Confirm,
     Pager,
+    Export,
 }
 
 impl Context {
@@ -232,6 +235,7 @@ impl Context {
         Context::Approval,
         Context::Confirm,
         Context::Pager,
+        Context::Export,
     ];
 
     pub fn name(self) -> &'static str {
@@ -252,6 +256,7 @@ impl Context {
             Context::Approval => "approval",
             Context::Confirm => "confirm",
             Context::Pager => "pager",
+            Context::Export => "export",
         }
     }
 

@@ -49,6 +49,7 @@ fn hostile(req: &Request) -> Result<Reply, String> {
             servers: vec![evil("srv")],
             protocol: 1,
             clients: 0,
+            export_dir: evil("/exports"),
         })),
         Request::Servers => Reply::Servers {
             servers: vec![ServerView {

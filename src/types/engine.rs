@@ -239,6 +239,9 @@ pub struct SessionInfo {
     /// MCP clients connected now (models' clients, not workbenches).
     #[serde(default)]
     pub clients: u32,
+    /// Where exports are written.
+    #[serde(default)]
+    pub export_dir: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]

@@ -62,6 +62,12 @@ impl App {
             Action::Sort => self.sort_by_column(),
             Action::CompleteOrIndent => self.complete_or_indent(),
             Action::FilterRows => self.start_row_filter(),
+            Action::MarkRows => self.mark_rows(),
+            Action::ToggleWrap => {
+                if let Some(g) = &mut self.results.grid {
+                    g.wrap = !g.wrap;
+                }
+            }
             Action::Narrower | Action::Wider => {
                 if let Some(g) = &mut self.results.grid {
                     g.resize_column(a == Action::Wider);
@@ -224,6 +230,7 @@ impl App {
             Overlay::Confirm(c) => self.confirmed(c.yes),
             Overlay::Filter => self.follow_newest(),
             Overlay::Palette(p) => self.confirm_palette(p),
+            Overlay::Export(d) => self.export_as(&d),
             other => self.overlay = other,
         }
     }

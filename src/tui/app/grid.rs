@@ -19,6 +19,10 @@ pub struct Grid {
     pub fixed_width: HashSet<usize>,
     /// The sort and filter this grid shows over the result the person ran, if any.
     pub view: Option<super::view::GridView>,
+    /// One end of a range of marked rows (`v`); the cursor is the other.
+    pub mark: Option<u64>,
+    /// Long cells wrap over a few lines instead of being cut (`w`).
+    pub wrap: bool,
 }
 
 /// Rows per page fetched for the grid.
@@ -45,7 +49,16 @@ impl Grid {
             widths,
             fixed_width: HashSet::new(),
             view: None,
+            mark: None,
+            wrap: false,
         }
+    }
+
+    /// The marked rows as `(offset, count)`, when a mark is set.
+    pub fn marked(&self) -> Option<(u64, u64)> {
+        let mark = self.mark?;
+        let (lo, hi) = (mark.min(self.row), mark.max(self.row));
+        Some((lo, hi - lo + 1))
     }
 
     pub fn cell(&self, row: u64, col: usize) -> Option<Option<&str>> {
@@ -93,6 +106,7 @@ impl Grid {
             self.widths[i] = old.widths[i];
         }
         self.fixed_width = old.fixed_width.clone();
+        self.wrap = old.wrap;
     }
 
     /// Moves the selected row by `delta`; a page key (`paging`) turns the view by exactly

@@ -53,6 +53,14 @@ impl App {
                 }
                 return;
             }
+            Overlay::Export(d) => {
+                match k.code {
+                    KeyCode::Char(c) => d.type_char(c),
+                    KeyCode::Backspace => d.backspace(),
+                    _ => {}
+                }
+                return;
+            }
             Overlay::None => {}
             _ => return,
         }
@@ -65,6 +73,7 @@ impl App {
         match &mut self.overlay {
             Overlay::Palette(p) => p.paste(text),
             Overlay::Filter => self.traffic.filter.push_str(text),
+            Overlay::Export(d) => d.paste(text),
             Overlay::Pager(p) => {
                 if let Some(t) = &mut p.typing {
                     t.push_str(&text.replace(['\n', '\r'], " "));

@@ -13,6 +13,7 @@ mod confirm;
 mod describe;
 mod detail;
 mod editor;
+pub mod export_dialog;
 mod grid;
 mod keys;
 mod mouse;
@@ -33,6 +34,7 @@ pub use describe::Describe;
 pub use detail::{Detail, DetailPane};
 pub(crate) use detail::{hint_text, scalar, top_text};
 pub use editor::{Completion, EditorPane, default_history_file, load_history};
+pub use export_dialog::ExportDialog;
 pub use pager::Pager;
 pub use palette::{Palette, PaletteStage, prefill_arguments, validate_arguments};
 pub use results::{ExportState, QueryError, Results, Running};
@@ -142,6 +144,7 @@ pub enum Overlay {
     Filter,
     Confirm(Confirm),
     Pager(Box<Pager>),
+    Export(Box<ExportDialog>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -376,6 +379,7 @@ impl App {
             Overlay::Describe(_) => vec![Context::Describe, Context::Global],
             Overlay::Filter => vec![Context::Filter],
             Overlay::Confirm(_) => vec![Context::Confirm, Context::Global],
+            Overlay::Export(_) => vec![Context::Export],
             Overlay::Pager(p) if p.typing.is_some() => vec![Context::Filter],
             Overlay::Pager(_) => vec![Context::Pager, Context::Global],
             Overlay::None if self.results.row_filter.is_some() => vec![Context::Filter],

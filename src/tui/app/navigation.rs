@@ -55,6 +55,10 @@ impl App {
                 p.scroll(a);
                 return;
             }
+            Overlay::Export(d) => {
+                d.step(delta > 0);
+                return;
+            }
             Overlay::Filter | Overlay::Confirm(_) => return,
             Overlay::None => {}
         }
@@ -84,6 +88,10 @@ impl App {
     }
 
     pub(super) fn move_sideways(&mut self, right: bool) {
+        if let Overlay::Export(d) = &mut self.overlay {
+            d.cycle(right);
+            return;
+        }
         match self.focus {
             Pane::Results => {
                 if let Some(g) = &mut self.results.grid {

@@ -168,35 +168,84 @@ impl App {
         }
     }
 
-    /// `x` / `X`: exports what is in view (the described dataset, the result, the selected
-    /// dataset) to a file.
+    /// `x` / `X`: opens the export dialog for what is in view (the described dataset, the
+    /// result or its marked rows, the selected dataset), with CSV or JSON first.
     pub(super) fn export(&mut self, format: &str) {
-        let table = match (&self.overlay, self.focus) {
-            (Overlay::Describe(d), _) => Some(d.dataset.clone()),
-            (_, Pane::Results) => self.results.grid.as_ref().map(|g| g.result.table.clone()),
-            (_, Pane::Catalog) => self.catalog.selected_dataset(),
+        let marked = match (&self.overlay, self.focus) {
+            (Overlay::None, Pane::Results) => self.results.grid.as_ref().and_then(Grid::marked),
             _ => None,
         };
-        let Some(table) = table else {
+        let table = match (&self.overlay, self.focus) {
+            (Overlay::Describe(d), _) => d
+                .describe
+                .as_ref()
+                .map(|x| (d.dataset.clone(), Some(x.rows))),
+            (_, Pane::Results) => self
+                .results
+                .grid
+                .as_ref()
+                .map(|g| (g.result.table.clone(), Some(g.result.rows))),
+            (_, Pane::Catalog) => self.catalog.selected_dataset().map(|d| {
+                let rows = self
+                    .catalog
+                    .datasets
+                    .iter()
+                    .find(|v| v.dataset == d)
+                    .map(|v| v.rows);
+                (d, rows)
+            }),
+            _ => None,
+        };
+        let Some((table, rows)) = table else {
             self.set_status(
                 "nothing to export here: select a dataset or run a query",
                 StatusKind::Error,
             );
             return;
         };
+        let count = marked.map(|(_, n)| n).or(rows);
+        let export_dir = self
+            .session
+            .as_ref()
+            .map(|s| s.export_dir.clone())
+            .unwrap_or_default();
+        let mut dialog = ExportDialog::new(&table, marked, count, &export_dir);
+        if format == "json" {
+            dialog.cycle(true);
+        }
+        self.overlay = Overlay::Export(Box::new(dialog));
+    }
+
+    /// Writes what the export dialog says, with progress in the status line.
+    pub(super) fn export_as(&mut self, dialog: &ExportDialog) {
         self.results.export = Some(ExportState {
-            table: table.clone(),
+            table: dialog.table.clone(),
             rows: 0,
             total: 0,
         });
-        self.send(
-            Purpose::Export,
-            Request::Export {
-                table,
-                format: format.into(),
-                options: Default::default(),
-            },
+        self.send(Purpose::Export, dialog.request());
+        self.set_status(
+            format!("exporting {} as {}…", dialog.table, dialog.file_name()),
+            StatusKind::Info,
         );
-        self.set_status(format!("exporting {format}…"), StatusKind::Info);
+    }
+
+    /// `v` in Results: marks the row under the cursor as one end of a range of rows (the
+    /// cursor is the other end); again, clears the mark.
+    pub(super) fn mark_rows(&mut self) {
+        let Some(g) = &mut self.results.grid else {
+            return;
+        };
+        g.mark = match g.mark {
+            Some(_) => None,
+            None => Some(g.row),
+        };
+        let text = match g.marked() {
+            Some(_) => {
+                "rows marked from here: move to the other end, then x exports them (v clears)"
+            }
+            None => "mark cleared",
+        };
+        self.set_status(text, StatusKind::Info);
     }
 }

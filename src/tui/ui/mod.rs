@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod describe;
 pub mod detail;
 pub mod editor;
+pub mod export_dialog;
 pub mod help;
 pub mod pager;
 pub mod palette;
@@ -212,6 +213,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         Overlay::Help { scroll } => help::draw(f, area, app, *scroll),
         Overlay::Palette(p) => palette::draw(f, area, app, p),
         Overlay::Describe(d) => describe::draw(f, area, app, d),
+        Overlay::Export(d) => export_dialog::draw(f, area, &app.theme, d),
     }
     // This frame shows the prompt: its keys may decide from the next key on.
     app.approvals.record_drawn(app.approval_view());

@@ -4,7 +4,7 @@
 //! error here.
 
 use super::super::app::{App, Pane};
-use super::{empty_state, fit, pane_block};
+use super::{empty_state, fit, pane_block, plural};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -115,42 +115,98 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         ));
     }
     let mut lines = vec![Line::from(header), Line::from(types)];
-    for r in g.top..(g.top + body_rows as u64).min(g.result.rows) {
-        let mut spans = vec![Span::styled(format!("{:>numw$}", r + 1), th.muted)];
+    let cols: Vec<usize> = (left..=last.min(g.widths.len().saturating_sub(1))).collect();
+    let marked = g.marked();
+    let is_marked = |r: u64| marked.is_some_and(|(lo, n)| r >= lo && r < lo + n);
+    // Each row as lines of cells: one line, or with wrap on as many as its longest cell needs.
+    let row_lines = |r: u64| -> Vec<Line<'static>> {
         let row = g.row_cells(r);
-        for i in left..=last.min(g.widths.len().saturating_sub(1)) {
-            let w = g.widths[i] as usize;
-            spans.push(Span::raw(" "));
-            let (text, style) = match row {
-                None => ("…".to_owned(), th.muted),
-                Some(cells) => match cells.get(i).and_then(|c| c.as_deref()) {
-                    None => ("NULL".to_owned(), th.null),
-                    Some(v) => {
-                        let v = v.replace(['\n', '\r', '\t'], " ");
-                        if numeric.get(i) == Some(&true) {
-                            (format!("{:>w$}", fit(&v, w)), th.number)
-                        } else {
-                            (fit(&v, w), th.base)
+        let cells: Vec<(Vec<String>, ratatui::style::Style, bool)> = cols
+            .iter()
+            .map(|&i| {
+                let w = g.widths[i] as usize;
+                let right = numeric.get(i) == Some(&true);
+                match row {
+                    None => (vec!["…".to_owned()], th.muted, false),
+                    Some(cells) => match cells.get(i).and_then(|c| c.as_deref()) {
+                        None => (vec!["NULL".to_owned()], th.null, false),
+                        Some(v) if g.wrap => (
+                            wrap_text(v, w, WRAP_LINES),
+                            if right { th.number } else { th.base },
+                            right,
+                        ),
+                        Some(v) => {
+                            let v = v.replace(['\n', '\r', '\t'], " ");
+                            (
+                                vec![fit(&v, w)],
+                                if right { th.number } else { th.base },
+                                right,
+                            )
                         }
-                    }
-                },
-            };
-            let style = if r == g.row && i == g.col && app.focus == Pane::Results {
-                th.selection
-            } else {
-                style
-            };
-            spans.push(Span::styled(format!("{text:<w$}"), style));
+                    },
+                }
+            })
+            .collect();
+        let height = cells.iter().map(|c| c.0.len()).max().unwrap_or(1).max(1);
+        (0..height)
+            .map(|k| {
+                let number = match (k, is_marked(r)) {
+                    (0, true) => Span::styled(format!("▌{:>w$}", r + 1, w = numw - 1), th.accent),
+                    (0, false) => Span::styled(format!("{:>numw$}", r + 1), th.muted),
+                    (_, true) => Span::styled(format!("{:<numw$}", "▌"), th.accent),
+                    (_, false) => Span::raw(" ".repeat(numw)),
+                };
+                let mut spans = vec![number];
+                for (&i, (texts, style, right)) in cols.iter().zip(&cells) {
+                    let w = g.widths[i] as usize;
+                    let text = texts.get(k).cloned().unwrap_or_default();
+                    let text = if *right { format!("{text:>w$}") } else { text };
+                    let style = if r == g.row && i == g.col && app.focus == Pane::Results {
+                        th.selection
+                    } else {
+                        *style
+                    };
+                    spans.push(Span::raw(" "));
+                    spans.push(Span::styled(format!("{text:<w$}"), style));
+                }
+                let line = Line::from(spans);
+                if r == g.row {
+                    line.patch_style(
+                        ratatui::style::Style::default()
+                            .add_modifier(ratatui::style::Modifier::BOLD),
+                    )
+                } else {
+                    line
+                }
+            })
+            .collect()
+    };
+    // Wrapped rows take more than a line: start early enough that the cursor's row shows.
+    let mut top = g.top;
+    if g.wrap {
+        let height = |r: u64| row_lines(r).len();
+        let mut used = height(g.row);
+        top = g.row.min(g.top.max(g.row.saturating_sub(body_rows as u64)));
+        let mut t = g.row;
+        while t > top {
+            let h = height(t - 1);
+            if used + h > body_rows {
+                top = t;
+                break;
+            }
+            used += h;
+            t -= 1;
         }
-        let line = Line::from(spans);
-        lines.push(if r == g.row {
-            line.patch_style(
-                ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::BOLD),
-            )
-        } else {
-            line
-        });
     }
+    let mut shown_to = top;
+    for r in top..g.result.rows {
+        if lines.len() >= body_rows + 2 {
+            break;
+        }
+        lines.extend(row_lines(r));
+        shown_to = r + 1;
+    }
+    lines.truncate(body_rows + 2);
     let body = Rect::new(inner.x, inner.y, inner.width, inner.height - 1);
     f.render_widget(Paragraph::new(lines), body);
     let foot = Rect::new(inner.x, inner.y + inner.height - 1, inner.width, 1);
@@ -182,16 +238,98 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let loaded = g.row_cells(g.row).is_some();
-    let shown_to = (g.top + body_rows as u64).min(g.result.rows);
-    let info = format!(
-        "row {} of {} · showing {}–{} · col {}/{} {}",
+    let mut info = format!(
+        "row {} of {} · showing {}–{} · col {}/{}",
         if g.result.rows == 0 { 0 } else { g.row + 1 },
         g.result.rows,
-        if g.result.rows == 0 { 0 } else { g.top + 1 },
+        if g.result.rows == 0 { 0 } else { top + 1 },
         shown_to,
         g.col + 1,
         g.result.columns.len(),
-        if loaded { "" } else { "· loading…" }
     );
+    if let Some((_, n)) = marked {
+        info.push_str(&format!(" · {} marked (x exports them)", plural(n, "row")));
+    }
+    if g.wrap {
+        info.push_str(" · wrapped");
+    }
+    if !loaded {
+        info.push_str(" · loading…");
+    }
     f.render_widget(Paragraph::new(Line::styled(info, th.muted)), foot);
+}
+
+/// Lines a wrapped cell may take; more is cut with `…` (enter opens the whole cell).
+const WRAP_LINES: usize = 4;
+
+/// `text` broken into lines of at most `w` display columns (on character boundaries, line
+/// breaks kept), at most `max` lines, the last marked with `…` when text was left out.
+pub fn wrap_text(text: &str, w: usize, max: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthChar;
+    let w = w.max(1);
+    let mut out: Vec<String> = Vec::new();
+    let mut cut = false;
+    'all: for para in text.split('\n') {
+        let mut line = String::new();
+        let mut used = 0;
+        for c in para.chars() {
+            let c = if c.is_control() { ' ' } else { c };
+            let cw = c.width().unwrap_or(0);
+            if used > 0 && used + cw > w {
+                out.push(std::mem::take(&mut line));
+                used = 0;
+                if out.len() == max {
+                    cut = true;
+                    break 'all;
+                }
+            }
+            line.push(c);
+            used += cw;
+        }
+        out.push(line);
+        if out.len() == max {
+            cut = out.len() < text.split('\n').count() || cut;
+            break;
+        }
+    }
+    if out.is_empty() {
+        out.push(String::new());
+    }
+    if cut && let Some(last) = out.last_mut() {
+        *last = fit(&format!("{last}…"), w);
+        if !last.ends_with('…') {
+            last.push('…');
+        }
+    }
+    out.truncate(max);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn wrapping_keeps_width_lines_and_marks_what_is_left_out() {
+        assert_eq!(wrap_text("abcdef", 3, 4), ["abc", "def"]);
+        assert_eq!(wrap_text("a\nb", 3, 4), ["a", "b"]);
+        let cut = wrap_text("aaaabbbbccccdddd", 2, 3);
+        assert_eq!(cut.len(), 3);
+        assert!(cut[2].ends_with('…'), "{cut:?}");
+        // Wide characters count two columns each.
+        assert_eq!(wrap_text("日本語", 4, 4), ["日本", "語"]);
+    }
+
+    proptest! {
+        /// Any cell text wraps without a panic, within the width and the line budget.
+        #[test]
+        fn any_text_wraps_within_bounds(text in "\\PC{0,200}", w in 1usize..30, max in 1usize..6) {
+            let lines = wrap_text(&text, w, max);
+            prop_assert!(!lines.is_empty() && lines.len() <= max);
+            for l in &lines {
+                prop_assert!(super::super::display_width(l) <= w.max(2));
+            }
+        }
+    }
 }

@@ -1,0 +1,237 @@
+//! The export dialog: what a person chooses before a table (a dataset, a result, or the rows
+//! selected in the grid) is written under `export_dir` — format, delimiter, header and file
+//! name. It owns only its form; it never writes a file (the engine does, on the request it
+//! makes) and never draws (see `ui/export_dialog.rs`).
+
+use crate::types::engine::{ExportOptions, Request};
+
+/// The formats the engine writes. Parquet is not offered: its writer is a separate extension
+/// of the bundled engine, and the store's seal keeps file access closed.
+pub const FORMATS: [&str; 3] = ["csv", "json", "jsonl"];
+
+/// Delimiters offered for CSV, with the words shown for each.
+pub const DELIMITERS: [(char, &str); 4] = [
+    (',', "comma"),
+    (';', "semicolon"),
+    ('\t', "tab"),
+    ('|', "bar"),
+];
+
+/// The form's fields, top to bottom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Format,
+    Delimiter,
+    Header,
+    Name,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportDialog {
+    /// The dataset or result table to write.
+    pub table: String,
+    /// Rows of it in the table's order, `[offset, offset + limit)`, when a selection.
+    pub rows: Option<(u64, u64)>,
+    /// Rows that will be written, when known.
+    pub count: Option<u64>,
+    /// Where files go (shown, so a person knows where to look).
+    pub export_dir: String,
+    pub format: usize,
+    pub delimiter: usize,
+    pub header: bool,
+    pub name: String,
+    pub field: Field,
+}
+
+impl ExportDialog {
+    /// A dialog for `table`, named after it, as CSV with a header and commas.
+    pub fn new(
+        table: &str,
+        rows: Option<(u64, u64)>,
+        count: Option<u64>,
+        export_dir: &str,
+    ) -> Self {
+        let name = match rows {
+            Some((offset, limit)) => format!("{table}-rows-{}-{}", offset + 1, offset + limit),
+            None => table.to_owned(),
+        };
+        ExportDialog {
+            table: table.to_owned(),
+            rows,
+            count,
+            export_dir: export_dir.to_owned(),
+            format: 0,
+            delimiter: 0,
+            header: true,
+            name,
+            field: Field::Format,
+        }
+    }
+
+    pub fn format(&self) -> &'static str {
+        FORMATS[self.format % FORMATS.len()]
+    }
+
+    fn is_csv(&self) -> bool {
+        self.format() == "csv"
+    }
+
+    /// The fields that apply to the chosen format, in order.
+    pub fn fields(&self) -> Vec<Field> {
+        if self.is_csv() {
+            vec![Field::Format, Field::Delimiter, Field::Header, Field::Name]
+        } else {
+            vec![Field::Format, Field::Name]
+        }
+    }
+
+    /// Moves to the next (or previous) field, wrapping.
+    pub fn step(&mut self, forward: bool) {
+        let fields = self.fields();
+        let i = fields.iter().position(|f| *f == self.field).unwrap_or(0);
+        let n = fields.len();
+        self.field = fields[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }];
+    }
+
+    /// Changes the choice of the current field (left or right).
+    pub fn cycle(&mut self, forward: bool) {
+        let turn = |i: usize, n: usize| {
+            if forward {
+                (i + 1) % n
+            } else {
+                (i + n - 1) % n
+            }
+        };
+        match self.field {
+            Field::Format => self.format = turn(self.format, FORMATS.len()),
+            Field::Delimiter => self.delimiter = turn(self.delimiter, DELIMITERS.len()),
+            Field::Header => self.header = !self.header,
+            Field::Name => {}
+        }
+    }
+
+    /// A typed character: part of the name when the name is the field, else a shortcut
+    /// (`space` changes a choice).
+    pub fn type_char(&mut self, c: char) {
+        match self.field {
+            Field::Name if !c.is_control() => self.name.push(c),
+            Field::Name => {}
+            _ if c == ' ' => self.cycle(true),
+            _ => {}
+        }
+    }
+
+    pub fn backspace(&mut self) {
+        if self.field == Field::Name {
+            self.name.pop();
+        }
+    }
+
+    /// A pasted text: its first line, into the name.
+    pub fn paste(&mut self, text: &str) {
+        if self.field == Field::Name {
+            let line = text.lines().next().unwrap_or_default();
+            self.name.extend(line.chars().filter(|c| !c.is_control()));
+        }
+    }
+
+    /// The file name as it will be written, with its extension.
+    pub fn file_name(&self) -> String {
+        let stem = self.name.trim();
+        let stem = if stem.is_empty() { &self.table } else { stem };
+        let ext = self.format();
+        if stem.ends_with(&format!(".{ext}")) {
+            stem.to_owned()
+        } else {
+            format!("{stem}.{ext}")
+        }
+    }
+
+    /// The request that writes what the form says.
+    pub fn request(&self) -> Request {
+        Request::Export {
+            table: self.table.clone(),
+            format: self.format().to_owned(),
+            options: ExportOptions {
+                delimiter: DELIMITERS[self.delimiter % DELIMITERS.len()].0,
+                header: self.header,
+                filename: Some(self.file_name()),
+                rows: self.rows,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(d: &ExportDialog) -> (String, ExportOptions) {
+        match d.request() {
+            Request::Export {
+                format, options, ..
+            } => (format, options),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_new_dialog_writes_the_whole_table_as_csv_with_a_header() {
+        let d = ExportDialog::new("orders_1", None, Some(3), "/tmp/exports");
+        let (format, o) = options(&d);
+        assert_eq!(format, "csv");
+        assert_eq!((o.delimiter, o.header, o.rows), (',', true, None));
+        assert_eq!(o.filename.as_deref(), Some("orders_1.csv"));
+    }
+
+    #[test]
+    fn choices_cycle_and_fields_follow_the_format() {
+        let mut d = ExportDialog::new("t", Some((10, 5)), Some(5), "/x");
+        assert_eq!(d.name, "t-rows-11-15");
+        d.step(true);
+        assert_eq!(d.field, Field::Delimiter);
+        d.cycle(true);
+        d.cycle(true);
+        d.step(true);
+        d.type_char(' ');
+        let (_, o) = options(&d);
+        assert_eq!(
+            (o.delimiter, o.header, o.rows),
+            ('\t', false, Some((10, 5)))
+        );
+        // JSON has no delimiter or header: the form skips them.
+        d.field = Field::Format;
+        d.cycle(true);
+        assert_eq!(d.format(), "json");
+        d.step(true);
+        assert_eq!(d.field, Field::Name);
+        d.step(true);
+        assert_eq!(d.field, Field::Format);
+    }
+
+    #[test]
+    fn the_name_takes_typing_and_pastes_without_control_characters() {
+        let mut d = ExportDialog::new("t", None, None, "/x");
+        d.field = Field::Name;
+        d.name.clear();
+        for c in "paid\u{1b}[31m".chars() {
+            d.type_char(c);
+        }
+        d.backspace();
+        d.paste("\u{7}x\nsecond line");
+        assert_eq!(d.name, "paid[31x");
+        assert_eq!(d.file_name(), "paid[31x.csv");
+        d.name = "  ".into();
+        assert_eq!(
+            d.file_name(),
+            "t.csv",
+            "an empty name falls back to the table's"
+        );
+        d.name = "done.csv".into();
+        assert_eq!(d.file_name(), "done.csv");
+    }
+}
