@@ -75,6 +75,8 @@ actions! {
     ExportJson = "export_json": "export JSON…",
     MarkRows = "mark_rows": "mark rows (for export)",
     ToggleWrap = "toggle_wrap": "wrap long cells",
+    ServerLog = "server_log": "server log",
+    Restart = "restart": "restart / re-enable server",
     ApproveOnce = "approve_once": "approve once",
     ApproveSession = "approve_session": "approve for session",
     Deny = "deny": "deny",

@@ -26,6 +26,8 @@ mod tests;
 
 #[cfg(test)]
 mod safety_tests;
+#[cfg(test)]
+mod servers_tests;
 
 use crate::frontend::engine::{Engine, EventFeed};
 use app::{App, Msg};

@@ -10,7 +10,7 @@ use crate::frontend::engine::EngineError;
 use crate::frontend::engine::{DatasetView, Reply, Request, ServerView, SessionInfo};
 use crate::types::data::ResultTable;
 use crate::types::data::{ColumnStats, DatasetKind, Description, DropReason, JoinHint, Provenance};
-use crate::types::events::{CallRecord, CallSummary};
+use crate::types::events::{CallRecord, CallSummary, LogKind, LogLine};
 use crate::types::events::{Event, Sequenced};
 use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::Terminal;
@@ -255,7 +255,13 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
         Request::BlobText { .. } => Reply::BlobText { text: (1..=300).map(|i| format!("{i:03} {}", if i % 50 == 0 { "ERROR disk full" } else { "ok" })).collect::<Vec<_>>().join("\n") },
         Request::BlobSearch { .. } => Reply::BlobMatches { lines: vec![49, 99, 149, 199, 249, 299] },
         Request::Approvals => Reply::Approvals { approvals: vec![] },
-        Request::ServerLog { .. } => Reply::ServerLog { lines: vec![] },
+        Request::ServerLog { .. } => Reply::ServerLog {
+            lines: vec![
+                LogLine { at: "2026-11-30T09:58:00Z".into(), kind: LogKind::State, text: "up".into() },
+                LogLine { at: "2026-11-30T09:58:01Z".into(), kind: LogKind::Stderr, text: "sample server ready".into() },
+                LogLine { at: "2026-11-30T10:00:02Z".into(), kind: LogKind::State, text: "restarting 1/5: exited with status 1".into() },
+            ],
+        },
         Request::RestartServer { .. } => Reply::Done,
         Request::MemorySet { .. } | Request::MemoryDelete { .. } | Request::MemoryHistory { .. } => Reply::Done,
     })

@@ -63,6 +63,14 @@ impl App {
             Action::CompleteOrIndent => self.complete_or_indent(),
             Action::FilterRows => self.start_row_filter(),
             Action::MarkRows => self.mark_rows(),
+            Action::ServerLog => self.open_server_log(),
+            Action::Restart => self.ask_restart(),
+            Action::ToggleFollow if matches!(self.overlay, Overlay::Pager(_)) => {
+                if let Some(p) = self.pager_mut() {
+                    p.follow = !p.follow;
+                    p.keep_at_end();
+                }
+            }
             Action::ToggleWrap => {
                 if let Some(g) = &mut self.results.grid {
                     g.wrap = !g.wrap;

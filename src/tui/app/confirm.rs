@@ -9,10 +9,12 @@ pub struct Confirm {
     pub yes: Confirmed,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Confirmed {
     /// Stop a model's running call.
     CancelCall(u64),
+    /// Restart a server, or re-enable a delisted one.
+    RestartServer(String),
     /// Stop serving the clients still connected, and quit.
     Quit,
 }
@@ -92,6 +94,7 @@ impl App {
                 self.send(Purpose::CancelCall(call), Request::CancelCall { call });
                 self.set_status(format!("cancelling call #{call}…"), StatusKind::Info);
             }
+            Confirmed::RestartServer(server) => self.restart_server(server),
         }
     }
 
@@ -126,7 +129,12 @@ impl App {
             Action::Retry => {
                 matches!(&self.overlay, Overlay::Describe(d) if !d.chart_errors.is_empty())
             }
-            Action::ToggleStderr => !self.servers.list.is_empty(),
+            Action::ToggleStderr | Action::Restart | Action::ServerLog => {
+                !self.servers.list.is_empty()
+            }
+            Action::ToggleFollow if matches!(self.overlay, Overlay::Pager(_)) => {
+                matches!(&self.overlay, Overlay::Pager(p) if p.log_of.is_some())
+            }
             Action::ClearFilter => !self.traffic.filter.is_empty(),
             Action::NextMatch | Action::PrevMatch => {
                 matches!(&self.overlay, Overlay::Pager(p) if !p.matches.is_empty())

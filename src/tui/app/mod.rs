@@ -22,6 +22,7 @@ mod pager;
 mod palette;
 mod replies;
 mod results;
+pub mod server_log;
 mod servers;
 mod traffic;
 mod view;
@@ -134,6 +135,8 @@ enum Purpose {
     QuitCheck,
     BlobText(String),
     BlobSearch(String),
+    ServerLog(String),
+    Restart(String),
 }
 
 pub enum Overlay {

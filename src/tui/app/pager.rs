@@ -25,11 +25,15 @@ pub struct Pager {
     pub error: Option<String>,
     /// Rows on screen, as last drawn.
     pub rows: std::cell::Cell<usize>,
+    /// The server whose log this is (lines arrive live), if it is one.
+    pub log_of: Option<String>,
+    /// A log keeps its last line in view as lines arrive (`f` toggles).
+    pub follow: bool,
 }
 
 impl Pager {
     /// A pager at the top of `lines` (`None` while they load), not searched yet.
-    fn new(key: String, title: String, lines: Option<Vec<String>>) -> Pager {
+    pub(super) fn new(key: String, title: String, lines: Option<Vec<String>>) -> Pager {
         Pager {
             local: lines.is_some(),
             key,
@@ -42,6 +46,16 @@ impl Pager {
             current: None,
             error: None,
             rows: std::cell::Cell::new(10),
+            log_of: None,
+            follow: false,
+        }
+    }
+
+    /// While following, the view moves so that the last line shows.
+    pub(super) fn keep_at_end(&mut self) {
+        if self.follow {
+            let n = self.lines.as_ref().map_or(0, Vec::len);
+            self.top = n.saturating_sub(self.rows.get().max(1));
         }
     }
 
@@ -59,6 +73,10 @@ impl Pager {
             _ => i64::MAX / 2,
         };
         self.top = (self.top as i64).saturating_add(delta).clamp(0, max.max(0)) as usize;
+        // Scrolling away from the end stops following; reaching it again resumes.
+        if self.log_of.is_some() {
+            self.follow = self.top as i64 >= max;
+        }
     }
 
     /// `/`: starts typing a pattern.

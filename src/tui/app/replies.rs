@@ -8,11 +8,24 @@ use super::*;
 impl App {
     pub(super) fn on_event(&mut self, ev: Event) {
         match ev {
-            Event::ServerState { .. } => {
+            Event::ServerState {
+                server,
+                state,
+                detail,
+            } => {
+                self.server_state_logged(&server, &state, detail.as_deref());
                 self.send(Purpose::Servers, Request::Servers);
                 self.tools.clear();
             }
-            Event::ServerStderr { server, line, .. } => self.servers.push_stderr(&server, line),
+            Event::ServerStderr { server, line, at } => {
+                let logged = crate::types::events::LogLine {
+                    at,
+                    kind: crate::types::events::LogKind::Stderr,
+                    text: line.clone(),
+                };
+                self.server_log_event(&server, logged);
+                self.servers.push_stderr(&server, line)
+            }
             Event::CallStarted(c) | Event::CallFinished(c) => {
                 let call = c.call;
                 let finished = c.outcome != crate::types::events::Outcome::Running;
@@ -164,6 +177,13 @@ impl App {
             (Purpose::CancelCall(call), _) => {
                 self.set_status(format!("call #{call} cancelled"), StatusKind::Success)
             }
+            (Purpose::ServerLog(server), Reply::ServerLog { lines }) => {
+                self.server_log_arrived(&server, &lines)
+            }
+            (Purpose::Restart(server), Reply::Done) => self.set_status(
+                format!("{server} restarts: its log shows it come back (enter)"),
+                StatusKind::Success,
+            ),
             (Purpose::BlobText(key), Reply::BlobText { text }) => {
                 if let Some(p) = self.pager_mut()
                     && p.key == key
@@ -223,6 +243,18 @@ impl App {
                 self.set_status(e, StatusKind::Error);
             }
             Purpose::QuitCheck => self.quit_checked(None),
+            Purpose::ServerLog(server) => {
+                if let Some(p) = self.pager_mut()
+                    && p.log_of.as_deref() == Some(&server)
+                {
+                    p.error = Some(e.clone());
+                }
+                self.set_status(e, StatusKind::Error);
+            }
+            Purpose::Restart(server) => self.set_status(
+                format!("{server} was not restarted: {e}"),
+                StatusKind::Error,
+            ),
             Purpose::Chart(dataset, column) => {
                 if let Some(d) = self.describe_of(&dataset) {
                     d.chart_errors.insert(column, e);

@@ -23,6 +23,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Pager) {
             (top + rows).min(n)
         ));
     }
+    if p.log_of.is_some() {
+        title.push_str(if p.follow {
+            "· following (f pauses) "
+        } else {
+            "· paused (f follows) "
+        });
+    }
     if let Some(pat) = &p.pattern {
         let at = p
             .current
@@ -55,10 +62,14 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Pager) {
             .take(rows)
             .map(|(i, l)| {
                 let hit = p.matches.binary_search(&(i as u64)).is_ok();
+                let separator =
+                    p.log_of.is_some() && l.starts_with(crate::tui::app::server_log::SEPARATOR);
                 let style = if current == Some(i as u64) {
                     th.selection
                 } else if hit {
                     th.warning
+                } else if separator {
+                    th.accent
                 } else {
                     th.base
                 };
