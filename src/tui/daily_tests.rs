@@ -670,3 +670,64 @@ fn servers_show_uptime_restarts_calls_and_when_they_failed() {
     );
     assert_eq!(crate::tui::ui::duration(3 * 3600 + 300), "3h 5m");
 }
+
+/// Detail says how long a call waited for a person apart from its own latency, where the
+/// person decided, and why a large result reached the model whole.
+#[test]
+fn detail_shows_the_wait_apart_who_decided_and_why_a_result_passed_whole() {
+    let mut a = started();
+    let finished = super::tests::call(9, "sample_get_image", "passed", None, "model");
+    press(
+        &mut a,
+        vec![Msg::Event(Sequenced {
+            seq: 90,
+            event: Event::CallFinished(finished),
+        })],
+    );
+    let d: String = a
+        .detail
+        .lines
+        .iter()
+        .map(|l| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+                + "\n"
+        })
+        .collect();
+    assert!(
+        d.contains("2300 ms (2000 ms waiting for approval, 300 ms the call)"),
+        "{d}"
+    );
+    assert!(d.contains("at loom attach, pid 77 on /dev/pts/4"), "{d}");
+    assert!(
+        d.contains("passed whole, not intercepted: non-text content"),
+        "{d}"
+    );
+}
+
+/// A prompt decided at another terminal goes away here, and the status line says who
+/// decided and how.
+#[test]
+fn a_prompt_decided_elsewhere_says_where() {
+    let mut a = started();
+    press(&mut a, vec![approval(1)]);
+    press(
+        &mut a,
+        vec![Msg::Event(Sequenced {
+            seq: 2000,
+            event: Event::ApprovalSettled {
+                approval: 1,
+                decision: crate::types::events::Settlement::ApprovedOnce,
+                by: Some("loom attach, pid 9 on /dev/pts/3".into()),
+            },
+        })],
+    );
+    assert_eq!(a.approval_view(), ApprovalView::None);
+    let status = a.status.as_ref().map(|s| s.0.clone()).unwrap_or_default();
+    assert_eq!(
+        status,
+        "sample_cancel_order #41: approved once at loom attach, pid 9 on /dev/pts/3"
+    );
+}

@@ -185,6 +185,20 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                 call(4, "loom_query", "passed", None, "human"),
             ],
         },
+        // Call 9 waited for a person and passed whole: what Detail says of both.
+        Request::CallDetail { call: 9 } => Reply::CallDetail {
+            record: Some(Box::new(CallRecord {
+                summary: CallSummary {
+                    millis: 2_300,
+                    waited_millis: Some(2_000),
+                    passed_because: Some("non-text content".into()),
+                    decision: Some("approved once by a human (at loom attach, pid 77 on /dev/pts/4)".into()),
+                    ..call(9, "sample_get_image", "passed", None, "model")
+                },
+                request: "{}".into(),
+                response: "{}".into(),
+            })),
+        },
         Request::CallDetail { call: n } => Reply::CallDetail {
             record: Some(Box::new(CallRecord {
                 summary: call(*n, "sample_list_orders", "intercepted", Some("sample_list_orders_1"), "model"),

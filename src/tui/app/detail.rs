@@ -99,7 +99,16 @@ impl DetailPane {
                         None => "c cancels".to_owned(),
                     }
                 } else {
-                    format!("{} ms", s.millis)
+                    match s.waited_millis {
+                        // The wait for a person is not the server's latency: shown apart.
+                        Some(w) if w <= s.millis => format!(
+                            "{} ms ({} ms waiting for approval, {} ms the call)",
+                            s.millis,
+                            w,
+                            s.millis - w
+                        ),
+                        _ => format!("{} ms", s.millis),
+                    }
                 };
                 let mut lines = vec![heading(format!(
                     "#{} {} → {}/{} · {} · {took}",
@@ -112,6 +121,12 @@ impl DetailPane {
                     lines.push(Line::styled(
                         format!("{} → {reference}   (o: go to it)", s.outcome),
                         th.accent,
+                    ));
+                }
+                if let Some(why) = &s.passed_because {
+                    lines.push(Line::styled(
+                        format!("passed whole, not intercepted: {why}"),
+                        th.info,
                     ));
                 }
                 lines.push(Line::styled(

@@ -53,7 +53,23 @@ impl App {
                 self.send(Purpose::Memories, Request::Memories);
             }
             Event::ApprovalRequested(req) => self.approvals.add(req),
-            Event::ApprovalSettled { approval, .. } => self.approvals.settled(approval),
+            Event::ApprovalSettled {
+                approval,
+                decision,
+                by,
+            } => {
+                // Another terminal decided what this one was showing: say who, and how.
+                let shown = self
+                    .approvals
+                    .waiting
+                    .iter()
+                    .find(|a| a.approval == approval);
+                if let (Some(a), Some(by)) = (shown, by) {
+                    let text = format!("{} #{}: {decision} at {by}", a.tool, a.call);
+                    self.set_status(text, StatusKind::Info);
+                }
+                self.approvals.settled(approval)
+            }
             Event::ExportProgress { table, rows, total } => {
                 if let Some(e) = &mut self.results.export
                     && e.table == table
