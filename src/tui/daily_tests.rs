@@ -240,17 +240,66 @@ fn help_scrolls_to_its_end_and_no_further() {
     let mut a = started();
     press(&mut a, vec![Msg::char('?')]);
     screen(&a);
-    let (visible, total) = a.help_rows.get();
-    assert!(total > visible, "the help is longer than its box");
+    let total = match &a.overlay {
+        super::app::Overlay::Help(m) => m.items(&a.keymap).len(),
+        _ => panic!("no menu"),
+    };
+    let selected = |a: &super::app::App| match &a.overlay {
+        super::app::Overlay::Help(m) => m.selected,
+        _ => usize::MAX,
+    };
     press(&mut a, vec![Msg::char('G')]);
-    let end = (total - visible) as u16;
-    assert!(matches!(a.overlay, super::app::Overlay::Help { scroll } if scroll == end));
+    assert_eq!(selected(&a), total - 1);
     press(&mut a, vec![Msg::char('j'), Msg::code(KeyCode::PageDown)]);
-    assert!(matches!(a.overlay, super::app::Overlay::Help { scroll } if scroll == end));
+    assert_eq!(selected(&a), total - 1, "it stops at its end");
     let s = screen(&a);
     assert!(s.contains("deny"), "the last binding is on screen:\n{s}");
     press(&mut a, vec![Msg::char('g')]);
-    assert!(matches!(a.overlay, super::app::Overlay::Help { scroll: 0 }));
+    assert_eq!(selected(&a), 0);
+}
+
+/// `?` lists the keys that work here first, `/` filters them, and `enter` runs the chosen
+/// action where the person was; a key of another view says where it works.
+#[test]
+fn the_menu_filters_and_runs_the_chosen_action_where_the_person_was() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('3'), Msg::char('?')]);
+    let s = screen(&a);
+    assert!(s.contains("servers — here (enter runs)"), "{s}");
+    press(&mut a, vec![Msg::char('/')]);
+    press(&mut a, typed("restart"));
+    let s = screen(&a);
+    assert!(s.contains("/restart▏"), "{s}");
+    assert!(s.contains("restart / re-enable server"), "{s}");
+    // `enter` keeps the filter, `enter` again runs: the restart question, for the server
+    // selected under the menu.
+    press(
+        &mut a,
+        vec![Msg::code(KeyCode::Enter), Msg::code(KeyCode::Enter)],
+    );
+    assert!(
+        matches!(&a.overlay, super::app::Overlay::Confirm(c) if c.question.starts_with("Restart sample?")),
+        "{}",
+        screen(&a)
+    );
+    press(&mut a, vec![Msg::char('n')]);
+    // A key of another view is not run from here: the status line says where it works.
+    press(&mut a, vec![Msg::char('?'), Msg::char('/')]);
+    press(&mut a, typed("copy cell"));
+    press(
+        &mut a,
+        vec![Msg::code(KeyCode::Enter), Msg::code(KeyCode::Enter)],
+    );
+    let status = a.status.as_ref().map(|s| s.0.clone()).unwrap_or_default();
+    assert_eq!(status, "copy cell works in the results view (y)");
+    // esc while filtering clears the filter; esc again closes.
+    press(
+        &mut a,
+        vec![Msg::char('/'), Msg::char('x'), Msg::code(KeyCode::Esc)],
+    );
+    assert!(matches!(&a.overlay, super::app::Overlay::Help(m) if m.filter.is_empty()));
+    press(&mut a, vec![Msg::code(KeyCode::Esc)]);
+    assert!(matches!(a.overlay, super::app::Overlay::None));
 }
 
 #[test]

@@ -8,12 +8,7 @@ impl App {
     pub fn apply(&mut self, a: Action) {
         match a {
             Action::Quit => self.ask_to_quit(),
-            Action::Help => {
-                self.overlay = match self.overlay {
-                    Overlay::Help { .. } => Overlay::None,
-                    _ => Overlay::Help { scroll: 0 },
-                }
-            }
+            Action::Help => self.toggle_menu(),
             Action::Palette => self.open_palette(),
             Action::Zoom => {
                 self.zoom = !self.zoom;
@@ -55,6 +50,16 @@ impl App {
             }
             Action::Close if self.results.row_filter.is_some() => self.results.row_filter = None,
             Action::Confirm if self.results.row_filter.is_some() => self.apply_row_filter(),
+            Action::Close | Action::Confirm if matches!(&self.overlay, Overlay::Help(m) if m.typing) => {
+                if let Some(m) = self.menu_mut() {
+                    m.typing = false;
+                    if a == Action::Close {
+                        m.filter.clear();
+                        m.selected = 0;
+                    }
+                }
+            }
+            Action::Confirm if matches!(self.overlay, Overlay::Help(_)) => self.run_menu_item(),
             Action::Close => self.close_overlay(),
             Action::ReviewApproval => self.review_approval(),
             Action::CancelCall => self.cancel_call(),
@@ -82,7 +87,9 @@ impl App {
                 }
             }
             Action::Search => {
-                if let Some(p) = self.pager_mut() {
+                if let Some(m) = self.menu_mut() {
+                    m.typing = true;
+                } else if let Some(p) = self.pager_mut() {
                     p.start_search();
                 }
             }

@@ -53,6 +53,12 @@ impl App {
                 }
                 return;
             }
+            Overlay::Help(m) => {
+                if m.typing {
+                    m.type_key(k.code);
+                }
+                return;
+            }
             Overlay::Export(d) => {
                 match k.code {
                     KeyCode::Char(c) => d.type_char(c),

@@ -16,6 +16,7 @@ mod editor;
 pub mod export_dialog;
 mod grid;
 mod keys;
+mod menu;
 mod mouse;
 mod navigation;
 mod pager;
@@ -36,6 +37,7 @@ pub use detail::{Detail, DetailPane};
 pub(crate) use detail::{hint_text, scalar, top_text};
 pub use editor::{Completion, EditorPane, default_history_file, load_history};
 pub use export_dialog::ExportDialog;
+pub use menu::{Menu, MenuItem};
 pub use pager::Pager;
 pub use palette::{Palette, PaletteStage, prefill_arguments, validate_arguments};
 pub use results::{ExportState, QueryError, Results, Running};
@@ -141,7 +143,7 @@ enum Purpose {
 
 pub enum Overlay {
     None,
-    Help { scroll: u16 },
+    Help(Box<Menu>),
     Palette(Palette),
     Describe(Box<Describe>),
     Filter,
@@ -187,9 +189,6 @@ pub struct App {
     pub status: Option<(String, StatusKind)>,
     pub spinner: usize,
     pub tools: Vec<Value>,
-    /// The help overlay as last drawn: rows on screen and rows in all (scrolling stops at
-    /// the end).
-    pub help_rows: std::cell::Cell<(usize, usize)>,
     /// Seconds since the epoch (set by the runtime's clock): elapsed times of running calls.
     pub now_secs: u64,
     /// Minutes since the epoch, for the traffic sparkline (set by the runtime's clock).
@@ -264,7 +263,6 @@ impl App {
             status: None,
             spinner: 0,
             tools: Vec::new(),
-            help_rows: std::cell::Cell::new((1, 0)),
             now_minute: 0,
             now_secs: 0,
             pending: HashMap::new(),
@@ -377,7 +375,8 @@ impl App {
             };
         }
         match &self.overlay {
-            Overlay::Help { .. } => vec![Context::Help, Context::Global],
+            Overlay::Help(m) if m.typing => vec![Context::Filter],
+            Overlay::Help(_) => vec![Context::Help, Context::Global],
             Overlay::Palette(_) => vec![Context::Palette, Context::Global],
             Overlay::Describe(_) => vec![Context::Describe, Context::Global],
             Overlay::Filter => vec![Context::Filter],

@@ -7,8 +7,8 @@ impl App {
     /// Rows a page key moves: what the focused view shows, so paging never skips a row.
     pub(super) fn page_rows(&self) -> usize {
         let zoom = self.zoom.then_some(self.focus);
-        if matches!(self.overlay, Overlay::Help { .. }) {
-            return self.help_rows.get().0.max(1);
+        if let Overlay::Help(m) = &self.overlay {
+            return m.rows.get().max(1);
         }
         let rows = match self.focus {
             Pane::Traffic => crate::tui::ui::traffic_rows(self.size, zoom),
@@ -35,11 +35,13 @@ impl App {
             self.approvals.scroll_by(delta);
             return;
         }
-        let (help_visible, help_total) = self.help_rows.get();
+        let menu_len = match &self.overlay {
+            Overlay::Help(m) => m.items(&self.keymap).len(),
+            _ => 0,
+        };
         match &mut self.overlay {
-            Overlay::Help { scroll } => {
-                let max = help_total.saturating_sub(help_visible) as i64;
-                *scroll = (*scroll as i64).saturating_add(delta).clamp(0, max) as u16;
+            Overlay::Help(m) => {
+                m.move_by(delta, menu_len);
                 return;
             }
             Overlay::Palette(p) => {

@@ -210,7 +210,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         Overlay::None | Overlay::Filter => {}
         Overlay::Pager(p) => pager::draw(f, area, app, p),
         Overlay::Confirm(c) => pager::draw_confirm(f, area, app, &c.question),
-        Overlay::Help { scroll } => help::draw(f, area, app, *scroll),
+        Overlay::Help(m) => help::draw(f, area, app, m),
         Overlay::Palette(p) => palette::draw(f, area, app, p),
         Overlay::Describe(d) => describe::draw(f, area, app, d),
         Overlay::Export(d) => export_dialog::draw(f, area, &app.theme, d),
