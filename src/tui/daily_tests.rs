@@ -780,3 +780,43 @@ fn a_prompt_decided_elsewhere_says_where() {
         "sample_cancel_order #41: approved once at loom attach, pid 9 on /dev/pts/3"
     );
 }
+
+/// `+` gives the room to querying, then lets focus choose, then back to watching; the choice
+/// is there again in the next run.
+#[test]
+fn the_layout_gives_room_to_querying_or_watching_and_is_remembered() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = super::TuiOptions {
+        theme: "dark".into(),
+        theme_overrides: None,
+        keymap: None,
+        title: "loom tui".into(),
+        history_file: Some(dir.path().join("loom").join("sql-history.jsonl")),
+        attached: false,
+    };
+    let mut a = super::build_app(&opts, super::clipboard::Clipboard::memory()).unwrap();
+    a.size = (160, 45);
+    let results = |a: &super::app::App| {
+        super::ui::layout(ratatui::layout::Rect::new(0, 0, 160, 45), a.plan())
+            .results
+            .height
+    };
+    let watching = results(&a);
+    press(&mut a, vec![Msg::char('+')]);
+    assert!(results(&a) > watching + 5, "{} vs {watching}", results(&a));
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|(t, _)| t.contains("room for querying")),
+        "{:?}",
+        a.status
+    );
+    // By focus: querying room in SQL and Results, watching room in Traffic.
+    press(&mut a, vec![Msg::char('+'), Msg::char('1')]);
+    assert_eq!(results(&a), watching);
+    press(&mut a, vec![Msg::char('6')]);
+    assert!(results(&a) > watching);
+    // The next run starts as this one was left.
+    let b = super::build_app(&opts, super::clipboard::Clipboard::memory()).unwrap();
+    assert_eq!(b.arrangement, super::app::Arrangement::ByFocus);
+}

@@ -77,6 +77,7 @@ actions! {
     ToggleWrap = "toggle_wrap": "wrap long cells",
     ServerLog = "server_log": "server log",
     Restart = "restart": "restart / re-enable server",
+    Arrange = "arrange": "room for watching / querying / by focus",
     ApproveOnce = "approve_once": "approve once",
     ApproveSession = "approve_session": "approve for session",
     Deny = "deny": "deny",

@@ -81,6 +81,13 @@ pub fn build_app(opts: &TuiOptions, clipboard: clipboard::Clipboard) -> anyhow::
     app.editor.history_file = opts.history_file.clone();
     if let Some(h) = &opts.history_file {
         app.editor.history = app::load_history(h);
+        app.prefs_file = app::preferences_file(h);
+    }
+    if let Some(p) = app.prefs_file.clone() {
+        match app::load_preferences(&p) {
+            Ok(prefs) => app.arrangement = prefs.layout,
+            Err(why) => app.set_status(why, app::StatusKind::Error),
+        }
     }
     Ok(app)
 }

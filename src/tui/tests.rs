@@ -313,7 +313,11 @@ pub(super) fn screen(a: &App) -> String {
 
 /// Only the lines of one pane, to snapshot it on its own.
 pub(super) fn pane_text(a: &App, pane: Pane) -> String {
-    let r = ui::layout(ratatui::layout::Rect::new(0, 0, a.size.0, a.size.1), None).rect(pane);
+    let r = ui::layout(
+        ratatui::layout::Rect::new(0, 0, a.size.0, a.size.1),
+        a.plan(),
+    )
+    .rect(pane);
     let full = screen(a);
     full.lines()
         .skip(r.y as usize)
@@ -631,7 +635,10 @@ fn jump_from_an_intercepted_call_to_its_dataset() {
 #[test]
 fn mouse_click_focuses_and_selects() {
     let mut a = started();
-    let l = ui::layout(ratatui::layout::Rect::new(0, 0, 120, 40), None);
+    let l = ui::layout(
+        ratatui::layout::Rect::new(0, 0, 120, 40),
+        ui::Plan::default(),
+    );
     let r = l.rect(Pane::Catalog);
     let click = crossterm::event::MouseEvent {
         kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
@@ -650,9 +657,16 @@ fn mouse_click_focuses_and_selects() {
 fn a_click_acts_on_the_panes_as_they_were_drawn() {
     let mut a = started();
     screen(&a);
-    let drawn = ui::layout(ratatui::layout::Rect::new(0, 0, 120, 40), None).rect(Pane::Results);
+    let drawn = ui::layout(
+        ratatui::layout::Rect::new(0, 0, 120, 40),
+        ui::Plan::default(),
+    )
+    .rect(Pane::Results);
     a.size = (60, 20);
-    let now = ui::layout(ratatui::layout::Rect::new(0, 0, 60, 20), None);
+    let now = ui::layout(
+        ratatui::layout::Rect::new(0, 0, 60, 20),
+        ui::Plan::default(),
+    );
     let (x, y) = (drawn.x + 2, drawn.y + 2);
     assert!(
         !now.rect(Pane::Results)

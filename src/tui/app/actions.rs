@@ -10,6 +10,7 @@ impl App {
             Action::Quit => self.ask_to_quit(),
             Action::Help => self.toggle_menu(),
             Action::Palette => self.open_palette(),
+            Action::Arrange => self.cycle_arrangement(),
             Action::Zoom => {
                 self.zoom = !self.zoom;
                 self.editor.rescroll();

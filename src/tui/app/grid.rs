@@ -230,15 +230,14 @@ impl Grid {
 impl App {
     /// Rows the grid can show at the current size.
     pub fn grid_rows(&self) -> u64 {
-        crate::tui::ui::grid_rows(self.size, self.zoom.then_some(self.focus)) as u64
+        crate::tui::ui::grid_rows(self.size, self.plan()) as u64
     }
 
     /// Fits the grid's columns to the rows now on screen; the widest may take most of the pane.
     pub(super) fn fit_columns(&mut self) {
         let rows = self.grid_rows().max(1);
-        let zoom = self.zoom.then_some(self.focus);
         let area = ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1);
-        let width = crate::tui::ui::layout(area, zoom).results.width;
+        let width = crate::tui::ui::layout(area, self.plan()).results.width;
         // Room for the row numbers and borders; one column may use most of the rest.
         let max = width.saturating_sub(10).max(8);
         if let Some(g) = &mut self.results.grid {

@@ -8,6 +8,7 @@
 
 mod actions;
 mod approvals;
+mod arrangement;
 mod catalog;
 mod confirm;
 mod describe;
@@ -30,6 +31,7 @@ mod view;
 
 pub use super::sql::{error_position, statement_at};
 pub use approvals::{APPROVAL_GRACE, ApprovalView, Approvals};
+pub use arrangement::{Arrangement, Preferences, load_preferences, preferences_file};
 pub use catalog::{Catalog, Section};
 pub use confirm::{Confirm, Confirmed};
 pub use describe::Describe;
@@ -172,6 +174,10 @@ pub struct App {
     pub drawn: std::cell::RefCell<Vec<(Pane, Rect)>>,
     pub focus: Pane,
     pub zoom: bool,
+    /// How the screen is shared between watching and querying (`+`).
+    pub arrangement: Arrangement,
+    /// Where the arrangement is remembered between runs.
+    pub prefs_file: Option<PathBuf>,
     pub overlay: Overlay,
     pub quit: bool,
     /// Drawn as the title: `loom tui` or `loom attach <pid>`.
@@ -248,6 +254,8 @@ impl App {
             drawn: std::cell::RefCell::new(Vec::new()),
             focus: Pane::Traffic,
             zoom: false,
+            arrangement: Arrangement::default(),
+            prefs_file: None,
             overlay: Overlay::None,
             quit: false,
             title: "loom tui".into(),

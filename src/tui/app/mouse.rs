@@ -16,11 +16,8 @@ impl App {
         // The panes as last drawn; before the first frame, as they would be drawn now.
         let mut panes = self.drawn.borrow().clone();
         if panes.is_empty() {
-            panes = crate::tui::ui::layout(
-                Rect::new(0, 0, self.size.0, self.size.1),
-                self.zoom.then_some(self.focus),
-            )
-            .panes();
+            panes = crate::tui::ui::layout(Rect::new(0, 0, self.size.0, self.size.1), self.plan())
+                .panes();
         }
         let pos = Position::new(m.column, m.row);
         let Some((pane, rect)) = panes.into_iter().find(|(_, r)| r.contains(pos)) else {

@@ -6,7 +6,7 @@ use super::*;
 impl App {
     /// Rows a page key moves: what the focused view shows, so paging never skips a row.
     pub(super) fn page_rows(&self) -> usize {
-        let zoom = self.zoom.then_some(self.focus);
+        let zoom = self.plan();
         if let Overlay::Help(m) = &self.overlay {
             return m.rows.get().max(1);
         }

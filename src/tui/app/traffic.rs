@@ -147,7 +147,7 @@ impl Traffic {
 impl App {
     /// The first visible call row, so the selection stays on screen.
     pub fn traffic_scroll(&self) -> usize {
-        let rows = crate::tui::ui::traffic_rows(self.size, self.zoom.then_some(self.focus));
+        let rows = crate::tui::ui::traffic_rows(self.size, self.plan());
         self.traffic.scroll(rows)
     }
 

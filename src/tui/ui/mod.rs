@@ -56,8 +56,17 @@ impl Layout {
     }
 }
 
-/// The layout for a screen of `area`; with `zoom`, that pane takes the whole body.
-pub fn layout(area: Rect, zoom: Option<Pane>) -> Layout {
+/// How the screen is shared out: one pane zoomed, or the room given to querying (Results and
+/// the editor large) or to watching (Traffic and Detail large).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub zoom: Option<Pane>,
+    pub query_room: bool,
+}
+
+/// The layout for a screen of `area` by `plan`.
+pub fn layout(area: Rect, plan: Plan) -> Layout {
+    let zoom = plan.zoom;
     let rows = Split::default()
         .direction(Direction::Vertical)
         .constraints([
@@ -87,7 +96,11 @@ pub fn layout(area: Rect, zoom: Option<Pane>) -> Layout {
     // (Servers and Catalog on the left, SQL and its Results beside them).
     let halves = Split::default()
         .direction(Direction::Vertical)
-        .constraints([Constraint::Percentage(48), Constraint::Percentage(52)])
+        .constraints(if plan.query_room {
+            [Constraint::Percentage(22), Constraint::Percentage(78)]
+        } else {
+            [Constraint::Percentage(48), Constraint::Percentage(52)]
+        })
         .split(body);
     let top = Split::default()
         .direction(Direction::Horizontal)
@@ -112,7 +125,11 @@ pub fn layout(area: Rect, zoom: Option<Pane>) -> Layout {
     let right = Split::default()
         .direction(Direction::Vertical)
         .constraints([
-            Constraint::Length(7.min(cols[1].height / 2).max(3)),
+            Constraint::Length(if plan.query_room {
+                (cols[1].height / 3).clamp(3, 12)
+            } else {
+                7.min(cols[1].height / 2).max(3)
+            }),
             Constraint::Min(3),
         ])
         .split(cols[1]);
@@ -126,14 +143,14 @@ fn size_rect(size: (u16, u16)) -> Rect {
 }
 
 /// Call rows the Traffic pane shows.
-pub fn traffic_rows(size: (u16, u16), zoom: Option<Pane>) -> usize {
-    let r = layout(size_rect(size), zoom).traffic;
+pub fn traffic_rows(size: (u16, u16), plan: Plan) -> usize {
+    let r = layout(size_rect(size), plan).traffic;
     (r.height as usize).saturating_sub(2 + traffic::LIST_TOP)
 }
 
 /// Data rows the Results grid shows.
-pub fn grid_rows(size: (u16, u16), zoom: Option<Pane>) -> usize {
-    let r = layout(size_rect(size), zoom).results;
+pub fn grid_rows(size: (u16, u16), plan: Plan) -> usize {
+    let r = layout(size_rect(size), plan).results;
     (r.height as usize).saturating_sub(2 + 3)
 }
 
@@ -183,7 +200,7 @@ pub fn empty_state(lines: &[&str], style: Style) -> Vec<Line<'static>> {
 pub fn draw(f: &mut Frame, app: &App) {
     let area = f.area();
     f.render_widget(Block::default().style(app.theme.base), area);
-    let l = layout(area, app.zoom.then_some(app.focus));
+    let l = layout(area, app.plan());
     *app.drawn.borrow_mut() = l.panes();
     status::draw_title(f, l.title, app);
     let show = |r: Rect| r.width > 2 && r.height > 2;
