@@ -820,3 +820,40 @@ fn the_layout_gives_room_to_querying_or_watching_and_is_remembered() {
     let b = super::build_app(&opts, super::clipboard::Clipboard::memory()).unwrap();
     assert_eq!(b.arrangement, super::app::Arrangement::ByFocus);
 }
+
+/// The palette's list says how many tools are below the box, and its arguments are coloured
+/// as JSON while they are typed.
+#[test]
+fn the_palette_marks_tools_below_and_colours_its_json() {
+    let mut a = started();
+    a.size = (80, 24);
+    press(&mut a, vec![Msg::char(':')]);
+    let more: Vec<serde_json::Value> = (0..30)
+        .map(|i| json!({ "name": format!("fs_tool_{i}"), "description": "a tool" }))
+        .collect();
+    a.tools.extend(more);
+    let s = screen(&a);
+    assert!(s.contains("more below (1 of 32)"), "{s}");
+    a.tools.truncate(2);
+    a.size = (120, 40);
+    press(&mut a, typed("orders"));
+    press(&mut a, vec![Msg::code(KeyCode::Enter), Msg::char(' ')]);
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    t.draw(|f| super::ui::draw(f, &a)).unwrap();
+    let buf = t.backend().buffer();
+    let find = |needle: &str| {
+        let w = buf.area.width;
+        (0..buf.area.height).find_map(|y| {
+            let row: String = (0..w).map(|x| buf[(x, y)].symbol().to_owned()).collect();
+            row.find(needle)
+                .map(|i| row[..i].chars().count() as u16)
+                .map(|x| (x, y))
+        })
+    };
+    let (kx, ky) = find("\"limit\"").expect("the key on screen");
+    let (nx, ny) = find(": 0").expect("the value on screen");
+    let key = buf[(kx + 1, ky)].style().fg;
+    let number = buf[(nx + 2, ny)].style().fg;
+    assert_ne!(key, number, "keys and numbers are coloured apart");
+    assert_eq!(number, a.theme.number.fg, "numbers in the number colour");
+}

@@ -186,7 +186,16 @@ impl Highlighter {
     /// line that have a style, in order and never overlapping. Bytes not covered are plain.
     /// Lines past the highlight cap get no ranges.
     pub fn sql_ranges(&self, text: &str, theme: &Theme) -> Vec<Vec<(Range<usize>, Style)>> {
-        self.classify(text, Language::Sql)
+        self.ranges(text, Language::Sql, theme)
+    }
+
+    fn ranges(
+        &self,
+        text: &str,
+        language: Language,
+        theme: &Theme,
+    ) -> Vec<Vec<(Range<usize>, Style)>> {
+        self.classify(text, language)
             .into_iter()
             .map(|line| {
                 line.into_iter()
@@ -209,8 +218,18 @@ impl Highlighter {
     /// underneath so that row stays marked. Costs a re-highlight of the whole text: a few
     /// milliseconds for editor-sized SQL, and never more than the highlight cap.
     pub fn apply_sql(&self, area: &mut tui_textarea::TextArea<'_>, theme: &Theme) {
+        self.apply(area, Language::Sql, theme)
+    }
+
+    /// Replaces an editor's custom highlights with JSON colours (the palette's arguments), by
+    /// the same rules as [`Highlighter::apply_sql`].
+    pub fn apply_json(&self, area: &mut tui_textarea::TextArea<'_>, theme: &Theme) {
+        self.apply(area, Language::Json, theme)
+    }
+
+    fn apply(&self, area: &mut tui_textarea::TextArea<'_>, language: Language, theme: &Theme) {
         let text = area.lines().join("\n");
-        let ranges = self.sql_ranges(&text, theme);
+        let ranges = self.ranges(&text, language, theme);
         let selection = area.selection_range();
         let cursor_row = area.cursor().0;
         let cursor_line_style = area.cursor_line_style();

@@ -204,6 +204,12 @@ pub struct App {
     out: Vec<(u64, Request)>,
 }
 
+/// Whether a message may have changed typed text.
+enum MsgKind {
+    Typed,
+    Other,
+}
+
 /// A message for the reducer.
 pub enum Msg {
     Key(KeyEvent),
@@ -333,6 +339,11 @@ impl App {
 
     /// Applies one message; returns the requests to send.
     pub fn update(&mut self, msg: Msg) -> Vec<(u64, Request)> {
+        // Text in the palette's arguments changes only by a key or a paste.
+        let msg_kind = match msg {
+            Msg::Key(_) | Msg::Paste(_) | Msg::Action(_) => MsgKind::Typed,
+            _ => MsgKind::Other,
+        };
         match msg {
             Msg::Key(k) => self.on_key(k),
             Msg::Mouse(m) => self.on_mouse(m),
@@ -367,6 +378,12 @@ impl App {
         let error_at = self.results.query_error.as_ref().and_then(|e| e.at);
         self.editor
             .highlight_if_dirty(&self.highlighter, &self.theme, error_at);
+        let typed = matches!(msg_kind, MsgKind::Typed);
+        if let (true, Overlay::Palette(p)) = (typed, &mut self.overlay)
+            && let PaletteStage::Edit { args, .. } = &mut p.stage
+        {
+            self.highlighter.apply_json(args, &self.theme);
+        }
         std::mem::take(&mut self.out)
     }
 

@@ -33,7 +33,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Palette) {
             } else if matches.is_empty() {
                 lines.push(Line::styled("no tool matches", th.muted));
             }
-            let rows = (inner.height as usize).saturating_sub(1);
+            let mut rows = (inner.height as usize).saturating_sub(1);
+            // When the list is longer than the box, its last row says how many are below.
+            let overflow = matches.len() > rows;
+            if overflow {
+                rows = rows.saturating_sub(1);
+            }
             let skip = p.selected.saturating_sub(rows.saturating_sub(1));
             let w = inner.width as usize;
             for (i, t) in matches.iter().enumerate().skip(skip).take(rows) {
@@ -53,6 +58,21 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Palette) {
                 } else {
                     line
                 });
+            }
+            let below = matches.len().saturating_sub(skip + rows);
+            if overflow {
+                lines.push(Line::styled(
+                    if below > 0 {
+                        format!(
+                            "↓ {below} more below ({} of {})",
+                            p.selected + 1,
+                            matches.len()
+                        )
+                    } else {
+                        format!("end of the list ({} of {})", p.selected + 1, matches.len())
+                    },
+                    th.muted,
+                ));
             }
             f.render_widget(Paragraph::new(lines), inner);
         }
