@@ -609,8 +609,56 @@ async fn the_grid_sorts_filters_and_opens_a_cell_on_the_real_engine() {
     })
     .await;
 
+    // Find the rows that contain "SHIPPED" (any case), the rows staying as they are; n and N
+    // move between them. The count is checked against the rows themselves.
+    let shipped_rows = store
+        .page(&orders, 0, 10_000)
+        .expect("every row")
+        .iter()
+        .filter(|row| {
+            row.iter()
+                .flatten()
+                .any(|c| c.to_lowercase().contains("shipped"))
+        })
+        .count();
+    d.press(vec![Msg::char('g'), Msg::char('/')]);
+    d.type_text("SHIPPED");
+    d.press(vec![Msg::code(KeyCode::Enter)]);
+    d.until("the search's hits", |a| {
+        a.results.search.as_ref().is_some_and(|s| s.hits.is_some())
+    })
+    .await;
+    let hits = d.app.results.search.as_ref().unwrap().hits.clone().unwrap();
+    assert_eq!(hits.len(), shipped_rows);
+    assert_eq!(
+        d.app.results.grid.as_ref().unwrap().result.rows,
+        all,
+        "no row hidden"
+    );
+    let on_hit = |a: &App| {
+        let g = a.results.grid.as_ref().unwrap();
+        g.row_cells(g.row).is_some_and(|cells| {
+            cells
+                .iter()
+                .flatten()
+                .any(|c| c.to_lowercase().contains("shipped"))
+        })
+    };
+    let first = d.app.results.grid.as_ref().unwrap().row;
+    assert_eq!(first, hits[0]);
+    d.until("the first hit's row", on_hit).await;
+    d.press(vec![Msg::char('n')]);
+    assert_eq!(d.app.results.grid.as_ref().unwrap().row, hits[1]);
+    d.until("the second hit's row", on_hit).await;
+    d.press(vec![Msg::char('N'), Msg::char('N')]);
+    assert_eq!(
+        d.app.results.grid.as_ref().unwrap().row,
+        *hits.last().unwrap(),
+        "N wraps to the last"
+    );
+
     // Keep the rows that contain "shipped" anywhere, any case.
-    d.press(vec![Msg::char('/')]);
+    d.press(vec![Msg::char('&')]);
     d.type_text("SHIPPED");
     d.press(vec![Msg::code(KeyCode::Enter)]);
     d.until("the filtered view", |a| {

@@ -49,8 +49,8 @@ impl App {
             Action::Confirm if matches!(&self.overlay, Overlay::Pager(p) if p.typing.is_some()) => {
                 self.pager_run_search()
             }
-            Action::Close if self.results.row_filter.is_some() => self.results.row_filter = None,
-            Action::Confirm if self.results.row_filter.is_some() => self.apply_row_filter(),
+            Action::Close if self.results.prompt.is_some() => self.results.prompt = None,
+            Action::Confirm if self.results.prompt.is_some() => self.apply_grid_prompt(),
             Action::Close | Action::Confirm if matches!(&self.overlay, Overlay::Help(m) if m.typing) => {
                 if let Some(m) = self.menu_mut() {
                     m.typing = false;
@@ -86,6 +86,16 @@ impl App {
                 if let Some(g) = &mut self.results.grid {
                     g.resize_column(a == Action::Wider);
                 }
+            }
+            Action::Search
+                if matches!(self.overlay, Overlay::None) && self.focus == Pane::Results =>
+            {
+                self.start_grid_search()
+            }
+            Action::NextMatch | Action::PrevMatch
+                if matches!(self.overlay, Overlay::None) && self.focus == Pane::Results =>
+            {
+                self.grid_search_jump(a == Action::NextMatch)
             }
             Action::Search => {
                 if let Some(m) = self.menu_mut() {

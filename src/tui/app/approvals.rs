@@ -186,7 +186,7 @@ impl App {
         match &self.overlay {
             Overlay::Filter | Overlay::Palette(_) => true,
             Overlay::Pager(p) => p.typing.is_some(),
-            Overlay::None => self.focus == Pane::Editor || self.results.row_filter.is_some(),
+            Overlay::None => self.focus == Pane::Editor || self.results.prompt.is_some(),
             _ => false,
         }
     }

@@ -33,8 +33,8 @@ impl App {
             edit_line(reason, k.code);
             return;
         }
-        if let Some(text) = &mut self.results.row_filter {
-            edit_line(text, k.code);
+        if let Some(prompt) = &mut self.results.prompt {
+            edit_line(prompt.text_mut(), k.code);
             return;
         }
         match &mut self.overlay {

@@ -16,6 +16,7 @@ mod detail;
 mod editor;
 pub mod export_dialog;
 mod grid;
+mod grid_search;
 mod keys;
 mod menu;
 mod mouse;
@@ -39,10 +40,11 @@ pub use detail::{Detail, DetailPane};
 pub(crate) use detail::{hint_text, scalar, top_text};
 pub use editor::{Completion, EditorPane, default_history_file, load_history};
 pub use export_dialog::ExportDialog;
+pub use grid_search::GridSearch;
 pub use menu::{Menu, MenuItem};
 pub use pager::Pager;
 pub use palette::{Palette, PaletteStage, prefill_arguments, validate_arguments};
-pub use results::{ExportState, QueryError, Results, Running};
+pub use results::{ExportState, GridPrompt, QueryError, Results, Running};
 pub use servers::Servers;
 pub use traffic::Traffic;
 pub use view::GridView;
@@ -141,6 +143,8 @@ enum Purpose {
     BlobSearch(String),
     ServerLog(String),
     Restart(String),
+    SearchQuery(String),
+    SearchHits(String),
 }
 
 pub enum Overlay {
@@ -409,7 +413,7 @@ impl App {
             Overlay::Export(_) => vec![Context::Export],
             Overlay::Pager(p) if p.typing.is_some() => vec![Context::Filter],
             Overlay::Pager(_) => vec![Context::Pager, Context::Global],
-            Overlay::None if self.results.row_filter.is_some() => vec![Context::Filter],
+            Overlay::None if self.results.prompt.is_some() => vec![Context::Filter],
             Overlay::None => {
                 if self.focus == Pane::Editor {
                     if self.editor.completion.is_some() {

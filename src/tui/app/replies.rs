@@ -141,6 +141,10 @@ impl App {
                 }
             }
             (Purpose::Query, Reply::Query { result }) => self.query_done(result),
+            (Purpose::SearchQuery(table), Reply::Query { result }) => {
+                self.search_counted(table, result)
+            }
+            (Purpose::SearchHits(table), Reply::Rows { rows }) => self.search_found(table, rows),
             (Purpose::Rows(table, page), Reply::Rows { rows }) => {
                 if let Some(g) = self.results.grid_of(&table) {
                     g.page_arrived(page, rows);
@@ -266,6 +270,10 @@ impl App {
                     p.error = Some(e.clone());
                 }
                 self.set_status(e, StatusKind::Error);
+            }
+            Purpose::SearchQuery(_) | Purpose::SearchHits(_) => {
+                self.results.search = None;
+                self.set_status(format!("search failed: {e}"), StatusKind::Error);
             }
             Purpose::Restart(server) => self.set_status(
                 format!("{server} was not restarted: {e}"),

@@ -27,6 +27,23 @@ pub struct ExportState {
 }
 
 /// The Results pane's state.
+/// Text typed at the foot of the grid.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GridPrompt {
+    /// The text rows must contain to stay (`&`).
+    Filter(String),
+    /// The text to find (`/`).
+    Search(String),
+}
+
+impl GridPrompt {
+    pub fn text_mut(&mut self) -> &mut String {
+        match self {
+            GridPrompt::Filter(t) | GridPrompt::Search(t) => t,
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Results {
     pub running: Option<Running>,
@@ -38,8 +55,10 @@ pub struct Results {
     pub grid: Option<Grid>,
     /// The sort and filter the running query will show, when it is one.
     pending_view: Option<GridView>,
-    /// The text rows must contain, while it is typed after `/`.
-    pub row_filter: Option<String>,
+    /// What is being typed at the foot of the grid: a row filter (`&`) or a search (`/`).
+    pub prompt: Option<GridPrompt>,
+    /// The last search and what it found.
+    pub search: Option<super::grid_search::GridSearch>,
     /// Copy-all was asked for while pages were loading: it runs when the last one arrives.
     pub copy_all_pending: bool,
     pub export: Option<ExportState>,

@@ -87,20 +87,23 @@ impl App {
         self.show_view(view);
     }
 
-    /// `/` in Results: starts typing the text rows must contain.
+    /// `&` in Results: starts typing the text rows must contain.
     pub(super) fn start_row_filter(&mut self) {
         let Some(g) = &self.results.grid else {
             self.set_status("no result to filter: run a query first", StatusKind::Error);
             return;
         };
         let current = g.view.as_ref().and_then(|v| v.filter.clone());
-        self.results.row_filter = Some(current.unwrap_or_default());
+        self.results.prompt = Some(GridPrompt::Filter(current.unwrap_or_default()));
     }
 
-    /// `enter` on the row filter: keeps the rows with that text (empty shows them all).
-    pub(super) fn apply_row_filter(&mut self) {
-        let Some(text) = self.results.row_filter.take() else {
-            return;
+    /// `enter` on the prompt: keeps the rows with that text (empty shows them all), or
+    /// searches for it.
+    pub(super) fn apply_grid_prompt(&mut self) {
+        let text = match self.results.prompt.take() {
+            Some(GridPrompt::Filter(text)) => text,
+            Some(GridPrompt::Search(text)) => return self.run_grid_search(text),
+            None => return,
         };
         let Some(mut view) = self.results.view() else {
             return;

@@ -3,7 +3,7 @@
 //! distinctly, horizontal scroll, and the row count always visible. A failed query shows its
 //! error here.
 
-use super::super::app::{App, Pane};
+use super::super::app::{App, GridPrompt, Pane};
 use super::{empty_state, fit, pane_block, plural};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -118,6 +118,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let cols: Vec<usize> = (left..=last.min(g.widths.len().saturating_sub(1))).collect();
     let marked = g.marked();
     let is_marked = |r: u64| marked.is_some_and(|(lo, n)| r >= lo && r < lo + n);
+    let search = app
+        .results
+        .search
+        .as_ref()
+        .filter(|s| s.table == g.result.table);
+    let is_hit = |r: u64| search.is_some_and(|s| s.is_hit(r));
     // Each row as lines of cells: one line, or with wrap on as many as its longest cell needs.
     let row_lines = |r: u64| -> Vec<Line<'static>> {
         let row = g.row_cells(r);
@@ -152,6 +158,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             .map(|k| {
                 let number = match (k, is_marked(r)) {
                     (0, true) => Span::styled(format!("▌{:>w$}", r + 1, w = numw - 1), th.accent),
+                    (0, false) if is_hit(r) => {
+                        Span::styled(format!("{:>numw$}", format!("•{}", r + 1)), th.warning)
+                    }
                     (0, false) => Span::styled(format!("{:>numw$}", r + 1), th.muted),
                     (_, true) => Span::styled(format!("{:<numw$}", "▌"), th.accent),
                     (_, false) => Span::raw(" ".repeat(numw)),
@@ -225,14 +234,19 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         );
         return;
     }
-    if let Some(text) = &app.results.row_filter {
-        let line = Line::from(vec![
-            Span::styled("rows containing: ", th.info),
-            Span::raw(format!("{text}▏")),
-            Span::styled(
+    if let Some(prompt) = &app.results.prompt {
+        let (label, text, hint) = match prompt {
+            GridPrompt::Filter(t) => (
+                "rows containing: ",
+                t,
                 "  (enter keeps them, empty shows all, esc cancels)",
-                th.muted,
             ),
+            GridPrompt::Search(t) => ("find: ", t, "  (enter finds, then n / N · esc cancels)"),
+        };
+        let line = Line::from(vec![
+            Span::styled(label, th.info),
+            Span::raw(format!("{text}▏")),
+            Span::styled(hint, th.muted),
         ]);
         f.render_widget(Paragraph::new(line), foot);
         return;
@@ -249,6 +263,24 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     );
     if let Some((_, n)) = marked {
         info.push_str(&format!(" · {} marked (x exports them)", plural(n, "row")));
+    }
+    if let Some(s) = app
+        .results
+        .search
+        .as_ref()
+        .filter(|s| s.table == g.result.table)
+    {
+        match (&s.hits, s.current) {
+            (None, _) => info.push_str(&format!(" · finding “{}”…", s.text)),
+            (Some(h), Some(i)) => {
+                info.push_str(&format!(" · “{}” {} of {} (n/N)", s.text, i + 1, h.len()))
+            }
+            (Some(h), None) => info.push_str(&format!(
+                " · “{}” {}",
+                s.text,
+                plural(h.len() as u64, "match")
+            )),
+        }
     }
     if g.wrap {
         info.push_str(" · wrapped");
