@@ -22,6 +22,8 @@ mod daily_tests;
 #[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
+mod history_tests;
+#[cfg(test)]
 mod tests;
 
 #[cfg(test)]
@@ -50,6 +52,7 @@ pub struct TuiOptions {
     pub theme_overrides: Option<toml::Table>,
     pub keymap: Option<PathBuf>,
     pub title: String,
+    /// The SQL history; the editor's tabs are saved beside it (`editor-tabs.json`).
     pub history_file: Option<PathBuf>,
     /// `loom attach`: `q` detaches and the session goes on.
     pub attached: bool,
@@ -79,6 +82,8 @@ pub fn build_app(opts: &TuiOptions, clipboard: clipboard::Clipboard) -> anyhow::
     app.editor.history_file = opts.history_file.clone();
     if let Some(h) = &opts.history_file {
         app.editor.history = app::load_history(h);
+        // The editor's tabs are kept beside the history, as the person left them.
+        app.restore_tabs(app::tabs_file_beside(h));
     }
     Ok(app)
 }

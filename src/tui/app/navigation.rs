@@ -7,8 +7,10 @@ impl App {
     /// Rows a page key moves: what the focused view shows, so paging never skips a row.
     pub(super) fn page_rows(&self) -> usize {
         let zoom = self.zoom.then_some(self.focus);
-        if matches!(self.overlay, Overlay::Help { .. }) {
-            return self.help_rows.get().0.max(1);
+        match &self.overlay {
+            Overlay::Help { .. } => return self.help_rows.get().0.max(1),
+            Overlay::History(b) => return b.rows.get().max(1),
+            _ => {}
         }
         let rows = match self.focus {
             Pane::Traffic => crate::tui::ui::traffic_rows(self.size, zoom),
@@ -35,6 +37,9 @@ impl App {
             self.approvals.scroll_by(delta);
             return;
         }
+        if self.move_in_history(delta) {
+            return;
+        }
         let (help_visible, help_total) = self.help_rows.get();
         match &mut self.overlay {
             Overlay::Help { scroll } => {
@@ -55,7 +60,7 @@ impl App {
                 p.scroll(a);
                 return;
             }
-            Overlay::Filter | Overlay::Confirm(_) => return,
+            Overlay::Filter | Overlay::Confirm(_) | Overlay::History(_) => return,
             Overlay::None => {}
         }
         if self.editor.move_completion(delta) {

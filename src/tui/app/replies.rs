@@ -111,7 +111,7 @@ impl App {
                     d.charts.insert(column, bars);
                 }
             }
-            (Purpose::Query, Reply::Query { result }) => self.query_done(result),
+            (Purpose::Query, Reply::Query { result }) => self.query_done(ticket, result),
             (Purpose::Rows(table, page), Reply::Rows { rows }) => {
                 if let Some(g) = self.results.grid_of(&table) {
                     g.page_arrived(page, rows);
