@@ -18,6 +18,28 @@ pub fn data_dir() -> Option<PathBuf> {
         .map(|base| base.join("loom"))
 }
 
+/// Writes `bytes` to `path` through a uniquely named temporary file in `dir` (`tempfile` creates
+/// it 0600 with `O_EXCL`; its name starts with `prefix`), renamed over `path` once complete: no
+/// one else can read it at any moment, and a crash leaves the old file or the new one, never half.
+pub fn write_private(
+    dir: &std::path::Path,
+    path: &std::path::Path,
+    prefix: &str,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// The effective user id.
 pub fn uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.

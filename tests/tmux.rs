@@ -123,7 +123,10 @@ async fn workbench_in_tmux_with_a_second_client_joining_through_connect() {
     tmux.keys(&["s"]);
     let s = tmux.wait_for("the result grid", |s| s.contains("row 1 of"));
     assert!(s.contains("SELECT * FROM sample_list_orders"), "{s}");
+    // `x` asks how (format, delimiter, header, name), prefilled; enter writes.
     tmux.keys(&["x"]);
+    tmux.wait_for("the export dialog", |s| s.contains("Goes to"));
+    tmux.keys(&["Enter"]);
     let s = tmux.wait_for("the export", |s| s.contains("exported"));
     let exported = std::fs::read_dir(cfg.dir.path().join("exports"))
         .expect("exports folder")

@@ -71,6 +71,17 @@ fn is_socket(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_socket())
 }
 
+/// Whether `path` is named as a session's description is (`<pid>.json`). The runtime folder
+/// may be the data folder too (one `XDG_*` folder for both): other files there, such as the
+/// workbench's `editor-tabs.json`, are never read or removed as sessions.
+fn is_session_description(path: &Path) -> bool {
+    path.extension().and_then(|x| x.to_str()) == Some("json")
+        && path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Running sessions of this user, removing the files of any whose process is gone.
 pub fn sessions() -> Vec<SessionEntry> {
     let Ok(dir) = runtime_dir() else {
@@ -82,7 +93,7 @@ pub fn sessions() -> Vec<SessionEntry> {
     let mut out = Vec::new();
     for e in read.flatten() {
         let path = e.path();
-        if path.extension().and_then(|x| x.to_str()) != Some("json") {
+        if !is_session_description(&path) {
             continue;
         }
         // A description belongs to the socket beside it: whatever path its text names, that
@@ -741,7 +752,22 @@ impl Engine for RemoteEngine {
 
 #[cfg(test)]
 mod tests {
-    use super::{Ancestry, ancestry};
+    use super::{Ancestry, ancestry, is_session_description};
+    use std::path::Path;
+
+    #[test]
+    fn only_pid_named_files_are_taken_for_sessions() {
+        assert!(is_session_description(Path::new("/run/loom/4242.json")));
+        for other in [
+            "/run/loom/editor-tabs.json",
+            "/run/loom/.json",
+            "/run/loom/4242.sock",
+            "/run/loom/sql-history.jsonl",
+            "/run/loom/12a.json",
+        ] {
+            assert!(!is_session_description(Path::new(other)), "{other}");
+        }
+    }
 
     #[test]
     fn a_child_descends_from_its_parent_and_not_the_other_way() {

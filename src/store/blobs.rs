@@ -11,7 +11,6 @@ use super::iso;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -315,23 +314,13 @@ impl Blobs {
     }
 }
 
-/// Writes `bytes` to `path` through a uniquely named temporary file in `dir` (`tempfile` creates
-/// it 0600 with `O_EXCL`), renamed over `path` once complete.
+/// Writes `bytes` to `path` privately and whole (see `folders::write_private`).
 fn write_private(
     dir: &std::path::Path,
     path: &std::path::Path,
     bytes: &[u8],
 ) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".blob-")
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(0o600))
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_data()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::folders::write_private(dir, path, ".blob-", bytes)
 }
 
 /// Matching lines as `lineno: text` with `lineno- text` context; `offset` skips matches and
@@ -459,6 +448,7 @@ pub fn pointer(blob: &ParkedBlob, original_tokens: Option<usize>) -> serde_json:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn fetch(
         b: &Blobs,

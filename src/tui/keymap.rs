@@ -92,6 +92,40 @@ actions! {
     Narrower = "narrower": "narrower column",
     Wider = "wider": "wider column",
     CompleteOrIndent = "complete_or_indent": "complete or indent",
+    HistoryBrowser = "history_browser": "query history",
+    UseQuery = "use_query": "put in the editor",
+    Redo = "redo": "redo (ctrl-u undoes)",
+    NewTab = "new_tab": "new tab",
+    CloseTab = "close_tab": "close tab",
+    NextTab = "next_tab": "next tab",
+    PrevTab = "prev_tab": "previous tab",
+    Tab1 = "tab_1": "tab 1",
+    Tab2 = "tab_2": "tab 2",
+    Tab3 = "tab_3": "tab 3",
+    Tab4 = "tab_4": "tab 4",
+    Tab5 = "tab_5": "tab 5",
+    Tab6 = "tab_6": "tab 6",
+    Tab7 = "tab_7": "tab 7",
+    Tab8 = "tab_8": "tab 8",
+    Tab9 = "tab_9": "tab 9",
+}
+
+impl Action {
+    /// The editor tab an `alt-N` action shows, from 0.
+    pub fn tab_index(self) -> Option<usize> {
+        const TABS: [Action; 9] = [
+            Action::Tab1,
+            Action::Tab2,
+            Action::Tab3,
+            Action::Tab4,
+            Action::Tab5,
+            Action::Tab6,
+            Action::Tab7,
+            Action::Tab8,
+            Action::Tab9,
+        ];
+        TABS.iter().position(|t| *t == self)
+    }
 }
 
 /// A key as the keymap names it: `ctrl-e`, `f5`, `G`, `backtab`.
@@ -218,6 +252,7 @@ pub enum Context {
     Confirm,
     Pager,
     Export,
+    History,
 }
 
 impl Context {
@@ -239,6 +274,7 @@ impl Context {
         Context::Confirm,
         Context::Pager,
         Context::Export,
+        Context::History,
     ];
 
     pub fn name(self) -> &'static str {
@@ -260,6 +296,7 @@ impl Context {
             Context::Confirm => "confirm",
             Context::Pager => "pager",
             Context::Export => "export",
+            Context::History => "history",
         }
     }
 

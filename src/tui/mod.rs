@@ -22,6 +22,8 @@ mod daily_tests;
 #[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
+mod history_tests;
+#[cfg(test)]
 mod tests;
 
 #[cfg(test)]
@@ -52,6 +54,7 @@ pub struct TuiOptions {
     pub theme_overrides: Option<toml::Table>,
     pub keymap: Option<PathBuf>,
     pub title: String,
+    /// The SQL history; the editor's tabs are saved beside it (`editor-tabs.json`).
     pub history_file: Option<PathBuf>,
     /// `loom attach`: `q` detaches and the session goes on.
     pub attached: bool,
@@ -82,6 +85,8 @@ pub fn build_app(opts: &TuiOptions, clipboard: clipboard::Clipboard) -> anyhow::
     if let Some(h) = &opts.history_file {
         app.editor.history = app::load_history(h);
         app.prefs_file = app::preferences_file(h);
+        // The editor's tabs are kept beside the history, as the person left them.
+        app.restore_tabs(app::tabs_file_beside(h));
     }
     if let Some(p) = app.prefs_file.clone() {
         match app::load_preferences(&p) {

@@ -174,7 +174,29 @@ impl App {
                     self.focus_pane(Pane::Results);
                 }
             }
+            Action::RunQuery if matches!(self.overlay, Overlay::History(_)) => {
+                self.use_history(true)
+            }
             Action::RunQuery => self.run_statement_under_cursor(),
+            Action::HistoryBrowser => self.open_history(),
+            Action::UseQuery => self.use_history(false),
+            Action::Redo => self.editor.redo(),
+            Action::NewTab => self.new_tab(),
+            Action::CloseTab => self.close_tab(),
+            Action::NextTab | Action::PrevTab => self.cycle_tab(a == Action::NextTab),
+            Action::Tab1
+            | Action::Tab2
+            | Action::Tab3
+            | Action::Tab4
+            | Action::Tab5
+            | Action::Tab6
+            | Action::Tab7
+            | Action::Tab8
+            | Action::Tab9 => {
+                if let Some(i) = a.tab_index() {
+                    self.switch_tab(i)
+                }
+            }
             Action::CancelQuery => self.cancel_query(),
             Action::HistoryPrev | Action::HistoryNext => {
                 self.walk_history(a == Action::HistoryPrev)

@@ -17,6 +17,8 @@ pub enum Confirmed {
     RestartServer(String),
     /// Stop serving the clients still connected, and quit.
     Quit,
+    /// Close the editor tab of this id (its text goes to the history).
+    CloseTab(u64),
 }
 
 impl App {
@@ -90,6 +92,7 @@ impl App {
     pub(super) fn confirmed(&mut self, yes: Confirmed) {
         match yes {
             Confirmed::Quit => self.quit = true,
+            Confirmed::CloseTab(id) => self.tab_closed(id),
             Confirmed::CancelCall(call) => {
                 self.send(Purpose::CancelCall(call), Request::CancelCall { call });
                 self.set_status(format!("cancelling call #{call}…"), StatusKind::Info);
@@ -139,6 +142,16 @@ impl App {
             Action::NextMatch | Action::PrevMatch => {
                 matches!(&self.overlay, Overlay::Pager(p) if !p.matches.is_empty())
             }
+            Action::UseQuery | Action::RunQuery if matches!(self.overlay, Overlay::History(_)) => {
+                matches!(&self.overlay, Overlay::History(b)
+                    if b.selected_entry(&self.editor.history).is_some())
+            }
+            Action::Redo => self.editor.redo_available,
+            Action::NewTab => self.editor.tabs.count() < MAX_TABS,
+            Action::CloseTab | Action::NextTab | Action::PrevTab => self.editor.tabs.count() > 1,
+            a if a.tab_index().is_some() => a
+                .tab_index()
+                .is_some_and(|i| i < self.editor.tabs.count() && i != self.editor.tabs.current()),
             _ => true,
         }
     }

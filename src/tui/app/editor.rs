@@ -1,10 +1,30 @@
-//! The SQL editor pane: it owns the text area, the history (walked with ctrl-up/down, a draft
-//! kept while walking), the completion list and whether the highlighting must be applied
-//! again. Running a statement is the app's, as it reaches Results and sends a request; the
-//! editor never sends requests and never draws.
+//! The SQL editor pane: it owns the text area in view, its tabs (`tabs.rs`), the history
+//! (`history.rs`; walked with ctrl-up/down, a draft kept while walking), where the last
+//! statement of the tab failed, the completion list and whether the highlighting must be
+//! applied again. Running a statement is the app's, as it reaches Results and sends a
+//! request; the editor never sends requests and never draws.
 
+use super::history::{HistoryEntry, PendingRun};
 use super::navigation::step;
+use super::tabs::Tabs;
 use super::*;
+
+/// What an empty editor says.
+pub(super) const PLACEHOLDER: &str = "SELECT … — ctrl-e runs the statement under the cursor";
+
+/// An empty text area as a new tab has it.
+pub(super) fn blank_area() -> TextArea<'static> {
+    let mut area = TextArea::default();
+    area.set_placeholder_text(PLACEHOLDER);
+    area
+}
+
+/// The last statement a tab ran failed; `at` is where, when the engine said (line and
+/// column in the editor, from 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorMark {
+    pub at: Option<(usize, usize)>,
+}
 
 /// Names offered for the word before the cursor.
 pub struct Completion {
@@ -16,28 +36,38 @@ pub struct Completion {
 
 /// The SQL editor pane's state.
 pub struct EditorPane {
+    /// The text of the tab in view (the others are parked in `tabs`).
     pub area: TextArea<'static>,
-    pub history: Vec<String>,
-    history_pos: Option<usize>,
+    /// Where the tab in view's last statement failed.
+    pub error: Option<ErrorMark>,
+    pub tabs: Tabs,
+    pub history: Vec<HistoryEntry>,
+    pub(super) history_pos: Option<usize>,
     /// The text being written when the person started walking the history.
-    history_draft: Option<String>,
+    pub(super) history_draft: Option<String>,
     pub history_file: Option<PathBuf>,
+    /// The statement the engine runs now, recorded when its outcome arrives.
+    pub(super) pending_run: Option<PendingRun>,
     pub completion: Option<Completion>,
+    /// The last edit was an undo: redo (`alt-r`) has something to bring back.
+    pub redo_available: bool,
     /// The highlighting must be applied again (the text, the cursor or the theme changed).
     pub(super) dirty: bool,
 }
 
 impl EditorPane {
     pub(super) fn new() -> EditorPane {
-        let mut area = TextArea::default();
-        area.set_placeholder_text("SELECT … — ctrl-e runs the statement under the cursor");
         EditorPane {
-            area,
+            area: blank_area(),
+            error: None,
+            tabs: Tabs::default(),
             history: Vec::new(),
             history_pos: None,
             history_draft: None,
             history_file: None,
+            pending_run: None,
             completion: None,
+            redo_available: false,
             dirty: false,
         }
     }
@@ -51,18 +81,13 @@ impl EditorPane {
     }
 
     /// Colours the text again if it changed, and marks where the engine placed an error.
-    pub(super) fn highlight_if_dirty(
-        &mut self,
-        h: &Highlighter,
-        th: &Theme,
-        error_at: Option<(usize, usize)>,
-    ) {
+    pub(super) fn highlight_if_dirty(&mut self, h: &Highlighter, th: &Theme) {
         if !self.dirty {
             return;
         }
         self.dirty = false;
         h.apply_sql(&mut self.area, th);
-        if let Some((l, c)) = error_at {
+        if let Some((l, c)) = self.error.and_then(|e| e.at) {
             self.area
                 .custom_highlight(((l, c), (l, c + 1)), th.error, 255);
         }
@@ -78,17 +103,6 @@ impl EditorPane {
         match self.area.selection_range() {
             Some((a, b)) => (slice_range(self.area.lines(), a, b), a),
             None => statement_at(&self.text(), self.area.cursor()),
-        }
-    }
-
-    pub(super) fn remember(&mut self, sql: &str) {
-        if self.history.last().map(String::as_str) == Some(sql) {
-            return;
-        }
-        self.history.push(sql.to_owned());
-        self.history_pos = None;
-        if let Some(path) = &self.history_file {
-            save_history(path, sql);
         }
     }
 
@@ -114,7 +128,7 @@ impl EditorPane {
             }
             (Some(p), false) => p + 1,
         };
-        let text = self.history[pos].clone();
+        let text = self.history[pos].sql.clone();
         self.replace_text(&text);
         self.history_pos = Some(pos);
         true
@@ -137,6 +151,7 @@ impl EditorPane {
     /// Puts `text` in the editor as an edit, so undo (`ctrl-u`) brings back what was there;
     /// the cursor goes to the end.
     fn replace_text(&mut self, text: &str) {
+        self.redo_available = false;
         self.area.select_all();
         self.area.insert_str(text);
         self.area.cancel_selection();
@@ -148,12 +163,12 @@ impl EditorPane {
 
     /// Replaces the text with a query of the person's choosing (`s` on a dataset). What they
     /// had written is never lost: it joins the history (ctrl-up) and undo brings it back.
-    pub(super) fn open_query(&mut self, sql: &str) {
+    pub(super) fn open_query(&mut self, sql: &str, at: u64) {
         let draft = self.text();
         let draft = draft.trim();
         if !draft.is_empty() && draft != sql.trim() {
             let draft = draft.to_owned();
-            self.remember(&draft);
+            self.remember(&draft, at);
         }
         self.replace_text(sql);
         self.history_pos = None;
@@ -162,6 +177,10 @@ impl EditorPane {
     /// A key the keymap did not take: it edits the text.
     pub(super) fn input(&mut self, k: KeyEvent, datasets: &[DatasetView]) {
         let edited = self.area.input(k);
+        if edited {
+            let undo = k.code == KeyCode::Char('u') && k.modifiers == KeyModifiers::CONTROL;
+            self.redo_available = undo;
+        }
         // Moving the cursor or the selection also re-applies the colours: they are cut out of
         // the selection so that it stays visible.
         self.dirty = true;
@@ -173,7 +192,15 @@ impl EditorPane {
         }
     }
 
+    /// `alt-r`: brings back what undo (`ctrl-u`) took, as `ctrl-r` did before it opened the
+    /// history browser.
+    pub(super) fn redo(&mut self) {
+        self.redo_available = self.area.redo();
+        self.dirty = true;
+    }
+
     pub(super) fn paste(&mut self, text: &str) {
+        self.redo_available = false;
         self.area.insert_str(text);
         self.dirty = true;
     }
@@ -276,13 +303,25 @@ impl App {
     pub(super) fn walk_history(&mut self, older: bool) {
         if self.editor.walk_history(older) {
             self.results.query_error = None;
+            self.editor.error = None;
         }
     }
 
     /// Puts `sql` in the editor (`s` on a dataset); the last query's error is no longer its.
     pub(super) fn open_query(&mut self, sql: &str) {
-        self.editor.open_query(sql);
+        let at = self.clock();
+        self.editor.open_query(sql, at);
         self.results.query_error = None;
+        self.editor.error = None;
+    }
+
+    /// Seconds since the epoch: the runtime's clock, or the system's before its first tick.
+    pub(super) fn clock(&self) -> u64 {
+        if self.now_secs > 0 {
+            self.now_secs
+        } else {
+            crate::types::time::now_secs()
+        }
     }
 
     /// `ctrl-space` (`explicit`) or typing with the list open: completes the word.
@@ -319,38 +358,4 @@ fn completion_candidates(datasets: &[DatasetView]) -> Vec<String> {
     }
     all.extend(crate::tui::sql::COMPLETIONS.iter().map(|k| (*k).to_owned()));
     all
-}
-
-/// Where the SQL history lives when no other place is given.
-pub fn default_history_file() -> Option<PathBuf> {
-    Some(crate::folders::data_dir()?.join("sql-history.jsonl"))
-}
-
-pub fn load_history(path: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .map(|t| {
-            t.lines()
-                .filter_map(|l| serde_json::from_str::<String>(l).ok())
-                .collect::<Vec<_>>()
-        })
-        .map(|mut v| {
-            let skip = v.len().saturating_sub(1000);
-            v.drain(..skip);
-            v
-        })
-        .unwrap_or_default()
-}
-
-pub(super) fn save_history(path: &std::path::Path, sql: &str) {
-    use std::io::Write;
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-    {
-        let _ = writeln!(f, "{}", Value::String(sql.to_owned()));
-    }
 }

@@ -37,6 +37,9 @@ impl App {
             edit_line(prompt.text_mut(), k.code);
             return;
         }
+        if self.history_input(k) {
+            return;
+        }
         match &mut self.overlay {
             Overlay::Filter => {
                 edit_line(&mut self.traffic.filter, k.code);
@@ -76,6 +79,9 @@ impl App {
     }
 
     pub(super) fn on_paste(&mut self, text: &str) {
+        if self.history_paste(text) {
+            return;
+        }
         match &mut self.overlay {
             Overlay::Palette(p) => p.paste(text),
             Overlay::Filter => self.traffic.filter.push_str(text),

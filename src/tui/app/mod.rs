@@ -2,8 +2,9 @@
 //! mouse event, an event from the session, a reply to an earlier request, a tick) and routes it
 //! to the pane it concerns, returning the requests to send to the Engine API; it never draws
 //! and never waits. Each pane owns its state in its own file (`Traffic`, `Servers`,
-//! `DetailPane`, `Catalog`, `EditorPane`, `Results`, `Approvals`, and the overlays `Palette`,
-//! `Describe`, `Pager`); `App` keeps only what they share and must never grow a pane's
+//! `DetailPane`, `Catalog`, `EditorPane` with its tabs and history, `Results`, `Approvals`, and
+//! the overlays `Palette`, `Describe`, `Pager`, `HistoryBrowser`); `App` keeps only what they
+//! share and must never grow a pane's
 //! fields back. Tests drive it with messages and read the state or the drawn screen.
 
 mod actions;
@@ -17,6 +18,8 @@ mod editor;
 pub mod export_dialog;
 mod grid;
 mod grid_search;
+mod history;
+mod history_browser;
 mod keys;
 mod menu;
 mod mouse;
@@ -27,6 +30,7 @@ mod replies;
 mod results;
 pub mod server_log;
 mod servers;
+mod tabs;
 mod traffic;
 mod view;
 
@@ -38,14 +42,21 @@ pub use confirm::{Confirm, Confirmed};
 pub use describe::Describe;
 pub use detail::{Detail, DetailPane};
 pub(crate) use detail::{hint_text, scalar, top_text};
-pub use editor::{Completion, EditorPane, default_history_file, load_history};
+pub use editor::{Completion, EditorPane, ErrorMark};
 pub use export_dialog::ExportDialog;
 pub use grid_search::GridSearch;
+pub use history::{
+    HistoryEntry, Outcome, default_history_file, load_history, parse_history, shorten_error,
+};
+pub use history_browser::{HistoryBrowser, one_line};
 pub use menu::{Menu, MenuItem};
 pub use pager::Pager;
 pub use palette::{Palette, PaletteStage, prefill_arguments, validate_arguments};
 pub use results::{ExportState, GridPrompt, QueryError, Results, Running};
 pub use servers::Servers;
+pub use tabs::{
+    MAX_TABS, TabLabel, Tabs, TabsFile, TabsFileError, read_tabs_file, tabs_file_beside,
+};
 pub use traffic::Traffic;
 pub use view::GridView;
 
@@ -156,6 +167,7 @@ pub enum Overlay {
     Confirm(Confirm),
     Pager(Box<Pager>),
     Export(Box<ExportDialog>),
+    History(HistoryBrowser),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -379,14 +391,18 @@ impl App {
                 StatusKind::Error,
             ),
         }
-        let error_at = self.results.query_error.as_ref().and_then(|e| e.at);
         self.editor
-            .highlight_if_dirty(&self.highlighter, &self.theme, error_at);
+            .highlight_if_dirty(&self.highlighter, &self.theme);
         let typed = matches!(msg_kind, MsgKind::Typed);
         if let (true, Overlay::Palette(p)) = (typed, &mut self.overlay)
             && let PaletteStage::Edit { args, .. } = &mut p.stage
         {
             self.highlighter.apply_json(args, &self.theme);
+        }
+        if self.quit {
+            // The last moment this workbench's state is seen: what the editor holds is kept.
+            self.editor.write_pending_run();
+            self.save_tabs();
         }
         std::mem::take(&mut self.out)
     }
@@ -413,6 +429,8 @@ impl App {
             Overlay::Export(_) => vec![Context::Export],
             Overlay::Pager(p) if p.typing.is_some() => vec![Context::Filter],
             Overlay::Pager(_) => vec![Context::Pager, Context::Global],
+            // Typing filters the list: only its own keys are taken.
+            Overlay::History(_) => vec![Context::History],
             Overlay::None if self.results.prompt.is_some() => vec![Context::Filter],
             Overlay::None => {
                 if self.focus == Pane::Editor {

@@ -7,8 +7,10 @@ impl App {
     /// Rows a page key moves: what the focused view shows, so paging never skips a row.
     pub(super) fn page_rows(&self) -> usize {
         let zoom = self.plan();
-        if let Overlay::Help(m) = &self.overlay {
-            return m.rows.get().max(1);
+        match &self.overlay {
+            Overlay::Help(m) => return m.rows.get().max(1),
+            Overlay::History(b) => return b.rows.get().max(1),
+            _ => {}
         }
         let rows = match self.focus {
             Pane::Traffic => crate::tui::ui::traffic_rows(self.size, zoom),
@@ -33,6 +35,9 @@ impl App {
         };
         if self.approval_view() == (ApprovalView::Prompt { armed: true }) {
             self.approvals.scroll_by(delta);
+            return;
+        }
+        if self.move_in_history(delta) {
             return;
         }
         let menu_len = match &self.overlay {
@@ -61,7 +66,7 @@ impl App {
                 d.step(delta > 0);
                 return;
             }
-            Overlay::Filter | Overlay::Confirm(_) => return,
+            Overlay::Filter | Overlay::Confirm(_) | Overlay::History(_) => return,
             Overlay::None => {}
         }
         if self.editor.move_completion(delta) {

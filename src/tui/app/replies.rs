@@ -140,7 +140,7 @@ impl App {
                     d.charts.insert(column, bars);
                 }
             }
-            (Purpose::Query, Reply::Query { result }) => self.query_done(result),
+            (Purpose::Query, Reply::Query { result }) => self.query_done(ticket, result),
             (Purpose::SearchQuery(table), Reply::Query { result }) => {
                 self.search_counted(table, result)
             }

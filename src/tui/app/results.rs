@@ -138,20 +138,24 @@ impl App {
             return;
         }
         let sql = sql.trim().to_owned();
-        self.editor.remember(&sql);
         self.results.begin_statement(&sql, origin);
+        self.editor.error = None;
         self.editor.dirty = true;
-        self.start_query(sql);
+        let ticket = self.start_query(sql.clone());
+        let at = self.clock();
+        self.editor.record_run(&sql, ticket, at);
+        self.save_tabs();
         self.set_status("running…", StatusKind::Info);
     }
 
-    /// Sends `sql` as the query Results waits for.
-    pub(super) fn start_query(&mut self, sql: String) {
+    /// Sends `sql` as the query Results waits for; returns its ticket.
+    pub(super) fn start_query(&mut self, sql: String) -> u64 {
         let t = self.send(Purpose::Query, Request::Query { sql });
         self.results.running = Some(Running {
             ticket: t,
             started: Instant::now(),
         });
+        t
     }
 
     pub(super) fn cancel_query(&mut self) {
@@ -161,9 +165,11 @@ impl App {
         }
     }
 
-    pub(super) fn query_done(&mut self, result: ResultTable) {
+    pub(super) fn query_done(&mut self, ticket: u64, result: ResultTable) {
         let millis = result.millis;
         let rows = result.rows;
+        self.editor
+            .finish_run(ticket, Outcome::Rows(rows), Some(millis));
         self.results.show(result);
         self.ensure_pages();
         self.set_status(
@@ -179,6 +185,13 @@ impl App {
     pub(super) fn query_failed(&mut self, ticket: u64, e: &str) {
         let statement = self.results.failed(ticket, e);
         self.editor.dirty = true;
+        if let Some(tab) = self
+            .editor
+            .finish_run(ticket, Outcome::Failed(shorten_error(e)), None)
+        {
+            let at = self.results.query_error.as_ref().and_then(|q| q.at);
+            self.editor.mark_error(tab, at);
+        }
         let first = e.lines().next().unwrap_or_default().to_owned();
         self.set_status(format!("query failed: {first}"), StatusKind::Error);
         // A sort or filter of the grid failed: the person stays in Results.

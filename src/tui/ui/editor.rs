@@ -1,14 +1,44 @@
 //! The SQL editor: syntect-highlighted text (highlighting is applied in the reducer when the
-//! text changes, not per frame), a spinner while a query runs, and the completion popup.
+//! text changes, not per frame), its tabs in the title (`SQL 1 2* 3`, `!` where the last
+//! statement failed), a spinner while a query runs, and the completion popup.
 
 use super::super::app::{App, Pane};
-use super::pane_block;
+use super::pane_block_with;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 pub const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/// The tabs after the pane's name, once there is more than one: ` 1 2* 3!` (`*` the one in
+/// view, `!` where the last statement failed).
+fn tab_marks(app: &App) -> Vec<Span<'static>> {
+    let th = &app.theme;
+    let labels = app.editor.tab_labels();
+    if labels.len() < 2 {
+        return Vec::new();
+    }
+    let mut marks: Vec<Span<'static>> = labels
+        .into_iter()
+        .map(|t| {
+            let text = format!(
+                " {}{}{}",
+                t.number,
+                if t.current { "*" } else { "" },
+                if t.failed { "!" } else { "" }
+            );
+            let style = match (t.current, t.failed) {
+                (_, true) => th.error,
+                (true, false) => th.title_focused,
+                (false, false) => th.muted,
+            };
+            Span::styled(text, style)
+        })
+        .collect();
+    marks.push(Span::styled(" ·", th.muted));
+    marks
+}
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
@@ -18,10 +48,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             SPINNER[app.spinner % SPINNER.len()],
             r.started.elapsed().as_secs_f64()
         ),
-        None if app.results.query_error.is_some() => "error — see Results".into(),
+        None if app.editor.error.is_some() => "error — see Results".into(),
         None => "ctrl-e runs the statement under the cursor".into(),
     };
-    let block = pane_block(app, Pane::Editor, &extra);
+    let block = pane_block_with(app, Pane::Editor, tab_marks(app), &extra);
     let inner = block.inner(area);
     f.render_widget(block, area);
     f.render_widget(&app.editor.area, inner);

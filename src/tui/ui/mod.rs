@@ -8,6 +8,7 @@ pub mod detail;
 pub mod editor;
 pub mod export_dialog;
 pub mod help;
+pub mod history;
 pub mod pager;
 pub mod palette;
 pub mod results;
@@ -156,24 +157,36 @@ pub fn grid_rows(size: (u16, u16), plan: Plan) -> usize {
 
 /// A pane's frame: a border that shows focus, and a numbered title.
 pub fn pane_block<'a>(app: &App, pane: Pane, extra: &str) -> Block<'a> {
+    pane_block_with(app, pane, Vec::new(), extra)
+}
+
+/// A pane's frame whose title has `marks` (the editor's tabs) after the pane's name.
+pub fn pane_block_with<'a>(
+    app: &App,
+    pane: Pane,
+    marks: Vec<Span<'static>>,
+    extra: &str,
+) -> Block<'a> {
     let focused = app.focus == pane;
     let n = Pane::ORDER.iter().position(|p| *p == pane).unwrap_or(0) + 1;
     let th = &app.theme;
-    let title = Line::from(vec![
+    let mut spans = vec![
         Span::styled(format!(" {n} "), th.key),
         Span::styled(
             pane.title().to_owned(),
             if focused { th.title_focused } else { th.title },
         ),
-        Span::styled(
-            if extra.is_empty() {
-                " ".to_owned()
-            } else {
-                format!(" {extra} ")
-            },
-            th.muted,
-        ),
-    ]);
+    ];
+    spans.extend(marks);
+    spans.push(Span::styled(
+        if extra.is_empty() {
+            " ".to_owned()
+        } else {
+            format!(" {extra} ")
+        },
+        th.muted,
+    ));
+    let title = Line::from(spans);
     Block::default()
         .borders(Borders::ALL)
         .border_type(if focused {
@@ -231,6 +244,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         Overlay::Palette(p) => palette::draw(f, area, app, p),
         Overlay::Describe(d) => describe::draw(f, area, app, d),
         Overlay::Export(d) => export_dialog::draw(f, area, &app.theme, d),
+        Overlay::History(b) => history::draw(f, area, app, b),
     }
     // This frame shows the prompt: its keys may decide from the next key on.
     app.approvals.record_drawn(app.approval_view());

@@ -95,6 +95,11 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
             if shown.contains(&a) || !app.offers(a) {
                 continue;
             }
+            // The nine `alt-N` tab keys are one idea: the title numbers the tabs, help lists
+            // the keys, and next/previous tab stand for them here.
+            if a.tab_index().is_some() {
+                continue;
+            }
             shown.push(a);
             let item = format!(" {k} ");
             // Attached, quitting leaves the session running: the key bar says so.
