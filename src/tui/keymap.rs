@@ -59,8 +59,15 @@ actions! {
     ClearFilter = "clear_filter": "clear filter",
     JumpToDataset = "jump_to_dataset": "go to dataset",
     CopyDetail = "copy_detail": "copy JSON",
-    NextSection = "next_section": "next list",
-    PrevSection = "prev_section": "previous list",
+    NextSection = "next_section": "next group",
+    PrevSection = "prev_section": "previous group",
+    InsertName = "insert_name": "insert name in editor",
+    EditMemory = "edit_memory": "edit memory",
+    TogglePin = "toggle_pin": "pin/unpin memory",
+    DeleteMemory = "delete_memory": "delete memory",
+    MemoryHistory = "memory_history": "memory history",
+    NewMemory = "new_memory": "new memory",
+    Save = "save": "save",
     Describe = "describe": "describe + charts",
     QueryDataset = "query_dataset": "query it",
     RunQuery = "run_query": "run statement",
@@ -212,6 +219,7 @@ pub enum Context {
     Approval,
     Confirm,
     Pager,
+    MemoryEditor,
 }
 
 impl Context {
@@ -232,6 +240,7 @@ impl Context {
         Context::Approval,
         Context::Confirm,
         Context::Pager,
+        Context::MemoryEditor,
     ];
 
     pub fn name(self) -> &'static str {
@@ -252,6 +261,7 @@ impl Context {
             Context::Approval => "approval",
             Context::Confirm => "confirm",
             Context::Pager => "pager",
+            Context::MemoryEditor => "memory_editor",
         }
     }
 

@@ -3,7 +3,7 @@
 //! to the pane it concerns, returning the requests to send to the Engine API; it never draws
 //! and never waits. Each pane owns its state in its own file (`Traffic`, `Servers`,
 //! `DetailPane`, `Catalog`, `EditorPane`, `Results`, `Approvals`, and the overlays `Palette`,
-//! `Describe`, `Pager`); `App` keeps only what they share and must never grow a pane's
+//! `Describe`, `Pager`, `MemoryEditor`); `App` keeps only what they share and must never grow a pane's
 //! fields back. Tests drive it with messages and read the state or the drawn screen.
 
 mod actions;
@@ -15,6 +15,7 @@ mod detail;
 mod editor;
 mod grid;
 mod keys;
+mod memory;
 mod mouse;
 mod navigation;
 mod pager;
@@ -27,12 +28,13 @@ mod view;
 
 pub use super::sql::{error_position, statement_at};
 pub use approvals::{APPROVAL_GRACE, ApprovalView, Approvals};
-pub use catalog::{Catalog, Section};
+pub use catalog::{Catalog, Group, LOOM_SERVER, Node, Row, ToolEntry};
 pub use confirm::{Confirm, Confirmed};
 pub use describe::Describe;
 pub use detail::{Detail, DetailPane};
 pub(crate) use detail::{hint_text, scalar, top_text};
 pub use editor::{Completion, EditorPane, default_history_file, load_history};
+pub use memory::{MemoryEditor, MemoryStage, history_text};
 pub use pager::Pager;
 pub use palette::{Palette, PaletteStage, prefill_arguments, validate_arguments};
 pub use results::{ExportState, QueryError, Results, Running};
@@ -132,6 +134,11 @@ enum Purpose {
     QuitCheck,
     BlobText(String),
     BlobSearch(String),
+    MemorySaved(String),
+    /// The key and whether it is now pinned.
+    MemoryPinned(String, bool),
+    MemoryDeleted(String),
+    MemoryHistory(String),
 }
 
 pub enum Overlay {
@@ -142,6 +149,7 @@ pub enum Overlay {
     Filter,
     Confirm(Confirm),
     Pager(Box<Pager>),
+    Memory(Box<MemoryEditor>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,6 +297,7 @@ impl App {
         self.send(Purpose::Servers, Request::Servers);
         self.send(Purpose::Calls, Request::Calls { limit: 5000 });
         self.send(Purpose::Approvals, Request::Approvals);
+        self.send(Purpose::Tools, Request::Tools);
         self.refresh_catalog();
         std::mem::take(&mut self.out)
     }
@@ -378,6 +387,8 @@ impl App {
             Overlay::Confirm(_) => vec![Context::Confirm, Context::Global],
             Overlay::Pager(p) if p.typing.is_some() => vec![Context::Filter],
             Overlay::Pager(_) => vec![Context::Pager, Context::Global],
+            // Every key but its own is text.
+            Overlay::Memory(_) => vec![Context::MemoryEditor],
             Overlay::None if self.results.row_filter.is_some() => vec![Context::Filter],
             Overlay::None => {
                 if self.focus == Pane::Editor {

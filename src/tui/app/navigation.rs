@@ -55,7 +55,7 @@ impl App {
                 p.scroll(a);
                 return;
             }
-            Overlay::Filter | Overlay::Confirm(_) => return,
+            Overlay::Filter | Overlay::Confirm(_) | Overlay::Memory(_) => return,
             Overlay::None => {}
         }
         if self.editor.move_completion(delta) {
@@ -90,7 +90,7 @@ impl App {
                     g.move_sideways(right);
                 }
             }
-            Pane::Catalog => self.catalog.next_section(right),
+            Pane::Catalog => self.catalog_sideways(right),
             _ => {}
         }
     }

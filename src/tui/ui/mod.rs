@@ -7,6 +7,7 @@ pub mod describe;
 pub mod detail;
 pub mod editor;
 pub mod help;
+pub mod memory;
 pub mod pager;
 pub mod palette;
 pub mod results;
@@ -172,6 +173,16 @@ pub fn pane_block<'a>(app: &App, pane: Pane, extra: &str) -> Block<'a> {
         .title(title)
 }
 
+/// An overlay's frame: the focused border and its title.
+pub fn overlay_block<'a>(app: &App, title: String) -> Block<'a> {
+    let th = &app.theme;
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(th.border_focused)
+        .style(th.base)
+        .title(Span::styled(title, th.title_focused))
+}
+
 /// Muted centred-ish lines for a pane with nothing to show yet.
 pub fn empty_state(lines: &[&str], style: Style) -> Vec<Line<'static>> {
     let mut out = vec![Line::raw("")];
@@ -212,6 +223,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         Overlay::Help { scroll } => help::draw(f, area, app, *scroll),
         Overlay::Palette(p) => palette::draw(f, area, app, p),
         Overlay::Describe(d) => describe::draw(f, area, app, d),
+        Overlay::Memory(m) => memory::draw(f, area, app, m),
     }
     // This frame shows the prompt: its keys may decide from the next key on.
     app.approvals.record_drawn(app.approval_view());
