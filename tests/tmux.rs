@@ -317,10 +317,14 @@ async fn a_person_cancels_a_models_call_and_reads_parked_text_in_the_pager() {
             .any(|l| l.contains("sample_slow_count") && l.contains("cancelled"))
     });
 
-    // The parked text, read and searched in the pager.
+    // The parked text, read and searched in the pager: `]` goes to the Parked text group,
+    // `j` onto the text itself.
     tmux.keys(&["4"]);
+    tmux.wait_for("the parked text in the catalog", |s| {
+        s.contains("Parked text · 1")
+    });
     tmux.keys(&["]"]);
-    tmux.wait_for("the parked text in the catalog", |s| s.contains("parked"));
+    tmux.keys(&["j"]);
     tmux.keys(&["Enter"]);
     tmux.wait_for("the pager", |s| {
         s.contains("parked text") && s.contains("lines 1–")

@@ -382,14 +382,7 @@ async fn the_catalog_follows_every_dataset_made_dropped_or_evicted() {
     .await;
     // A drop leaves the catalog, and the Detail pane that showed it.
     d.press(vec![Msg::char('4')]);
-    let i = d
-        .app
-        .catalog
-        .datasets
-        .iter()
-        .position(|x| x.dataset == "keep_me")
-        .expect("listed");
-    d.app.catalog.sel[0] = i;
+    d.app.catalog.select_dataset("keep_me");
     d.press(vec![Msg::code(KeyCode::Enter)]);
     d.until(
         "keep_me in Detail",
@@ -441,13 +434,7 @@ async fn the_describe_view_shows_a_datasets_join_hints_and_top_values() {
     })
     .await;
     d.press(vec![Msg::char('4')]);
-    d.app.catalog.sel[0] = d
-        .app
-        .catalog
-        .datasets
-        .iter()
-        .position(|x| x.dataset == orders)
-        .expect("listed");
+    d.app.catalog.select_dataset(&orders);
     d.press(vec![Msg::char('d')]);
     d.until(
         "the description",
@@ -697,4 +684,74 @@ async fn the_grid_sorts_filters_and_opens_a_cell_on_the_real_engine() {
     d.press(vec![Msg::code(KeyCode::Enter)]);
     assert!(matches!(&d.app.overlay, Overlay::Pager(p) if p.title.starts_with("status")));
     assert!(d.screen().contains("shipped"), "{}", d.screen());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_edits_pins_and_deletes_a_memory_from_the_catalog_tree() {
+    let cfg = sample_config("", "");
+    let (mut d, session) = workbench(&cfg).await;
+    let memories = session.memories.clone();
+    let model_writes = |content: &str| {
+        memories
+            .set("db", content, vec![], false, None, "model")
+            .expect("the model's write")
+    };
+    model_writes("never touch prod");
+    d.until("the model's memory in the catalog", |a| {
+        a.catalog.memories.iter().any(|m| m.key == "db")
+    })
+    .await;
+    // The memory is the tree's last row.
+    d.press(vec![Msg::char('4'), Msg::char('G'), Msg::char('e')]);
+    assert!(matches!(d.app.overlay, Overlay::Memory(_)));
+    d.press(vec![Msg::code(KeyCode::End)]);
+    d.type_text(" or staging");
+    d.press(vec![Msg::ctrl('s')]);
+    d.until("the save", |a| {
+        status(a).contains("memory db saved: version 2")
+    })
+    .await;
+    d.until("the new version in the catalog", |a| {
+        a.catalog.memories.iter().any(|m| {
+            m.version == 2 && m.author == "human" && m.content == "never touch prod or staging"
+        })
+    })
+    .await;
+    // The model writes while the person edits: the save is refused and the text stays.
+    d.press(vec![Msg::char('e')]);
+    model_writes("the model's own words");
+    d.type_text("mine: ");
+    d.press(vec![Msg::ctrl('s')]);
+    d.until("the refusal", |a| status(a).contains("not saved"))
+        .await;
+    let Overlay::Memory(m) = &d.app.overlay else {
+        panic!("the editor stays open after a refusal")
+    };
+    assert_eq!(m.text(), "mine: never touch prod or staging");
+    assert!(
+        m.error.as_deref().is_some_and(|e| e.contains("version 3")),
+        "{:?}",
+        m.error
+    );
+    d.press(vec![Msg::code(KeyCode::Esc)]);
+    d.until("the model's version in the catalog", |a| {
+        a.catalog.memories.iter().any(|m| m.version == 3)
+    })
+    .await;
+    d.press(vec![Msg::char('p')]);
+    d.until("the pin", |a| {
+        a.catalog
+            .memories
+            .iter()
+            .any(|m| m.pinned && m.version == 4)
+    })
+    .await;
+    d.press(vec![Msg::char('D'), Msg::char('y')]);
+    d.until("the deletion", |a| a.catalog.memories.is_empty())
+        .await;
+    let history = memories.history("db").expect("the history stays");
+    let last = history.last().expect("versions");
+    assert!(last.deleted && last.author == "human", "{last:?}");
+    assert_eq!(history.len(), 5);
+    session.shutdown().await;
 }

@@ -301,6 +301,7 @@ fn replies() -> Vec<Reply> {
         },
         Reply::Tools {
             tools: vec![json!({ "name": "sample_echo" })],
+            owners: [("sample_echo".to_owned(), "sample".to_owned())].into(),
         },
         Reply::ToolResult {
             result: json!({ "content": [] }),

@@ -348,6 +348,11 @@ impl Fleet {
     /// The merged tool list, with exposed names and without `outputSchema` (an envelope could
     /// not satisfy it); every other field is kept as the server sent it.
     pub fn tools(&self) -> Vec<Value> {
+        self.tools_by_server().into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// The merged tool list as [`Fleet::tools`] gives it, each with the server that serves it.
+    pub fn tools_by_server(&self) -> Vec<(String, Value)> {
         let names = lock(&self.tool_names);
         let mut out = Vec::new();
         for s in self.listed() {
@@ -368,7 +373,7 @@ impl Fleet {
                 let mut t = t.clone();
                 t.insert("name".into(), Value::String(exposed.to_owned()));
                 t.remove("outputSchema");
-                out.push(Value::Object(t));
+                out.push((s.name().to_owned(), Value::Object(t)));
             }
         }
         out

@@ -164,15 +164,22 @@ impl Inner {
                 })
             }
             Request::Tools => {
-                let mut all = match session.fleet() {
+                let served = match session.fleet() {
                     Some(f) => {
                         f.wait_startup().await;
-                        f.tools()
+                        f.tools_by_server()
                     }
                     None => Vec::new(),
                 };
+                let owners = served
+                    .iter()
+                    .filter_map(|(server, t)| {
+                        Some((t.get("name")?.as_str()?.to_owned(), server.clone()))
+                    })
+                    .collect();
+                let mut all: Vec<Value> = served.into_iter().map(|(_, t)| t).collect();
                 all.extend(tools::definitions());
-                Ok(Reply::Tools { tools: all })
+                Ok(Reply::Tools { tools: all, owners })
             }
             Request::CallTool { name, arguments } => self.call_tool(name, arguments).await,
             Request::Approvals => Ok(Reply::Approvals {

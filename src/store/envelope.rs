@@ -198,15 +198,9 @@ fn pct(f: f64) -> String {
 
 /// A column name as it is simplest to type in SQL: bare when that is unambiguous.
 fn sql_name(name: &str) -> String {
-    let bare = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        && !matches!(
-            name,
+    crate::types::data::sql_name(name, |n| {
+        matches!(
+            n,
             "select"
                 | "from"
                 | "where"
@@ -217,12 +211,8 @@ fn sql_name(name: &str) -> String {
                 | "table"
                 | "user"
                 | "default"
-        );
-    if bare {
-        name.to_owned()
-    } else {
-        super::quote_ident(name)
-    }
+        )
+    })
 }
 
 fn usage_hint(meta: &DatasetMeta) -> String {

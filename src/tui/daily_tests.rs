@@ -400,14 +400,15 @@ fn a_running_call_shows_its_elapsed_time_and_cancels_by_key() {
 #[test]
 fn parked_text_opens_in_a_pager_that_searches_and_copies() {
     let mut a = started();
-    a.catalog.blobs = vec![crate::frontend::engine::BlobView {
+    a.catalog.set_blobs(vec![crate::frontend::engine::BlobView {
         key: "a1b2c3d4e5f6".into(),
         summary: "logs".into(),
         chars: 2400,
         lines: 300,
         expires: "2026-11-30T11:00:00Z".into(),
-    }];
-    press(&mut a, vec![Msg::char('4'), Msg::char(']')]);
+    }]);
+    // From the first dataset to the Parked text group, then its first item.
+    press(&mut a, vec![Msg::char('4'), Msg::char(']'), Msg::char('j')]);
     for key in ['s', 'd'] {
         press(&mut a, vec![Msg::char(key)]);
         assert!(

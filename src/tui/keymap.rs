@@ -59,8 +59,15 @@ actions! {
     ClearFilter = "clear_filter": "clear filter",
     JumpToDataset = "jump_to_dataset": "go to dataset",
     CopyDetail = "copy_detail": "copy JSON",
-    NextSection = "next_section": "next list",
-    PrevSection = "prev_section": "previous list",
+    NextSection = "next_section": "next group",
+    PrevSection = "prev_section": "previous group",
+    InsertName = "insert_name": "insert name in editor",
+    EditMemory = "edit_memory": "edit memory",
+    TogglePin = "toggle_pin": "pin/unpin memory",
+    DeleteMemory = "delete_memory": "delete memory",
+    MemoryHistory = "memory_history": "memory history",
+    NewMemory = "new_memory": "new memory",
+    Save = "save": "save",
     Describe = "describe": "describe + charts",
     QueryDataset = "query_dataset": "query it",
     RunQuery = "run_query": "run statement",
@@ -253,6 +260,7 @@ pub enum Context {
     Pager,
     Export,
     History,
+    MemoryEditor,
 }
 
 impl Context {
@@ -275,6 +283,7 @@ impl Context {
         Context::Pager,
         Context::Export,
         Context::History,
+        Context::MemoryEditor,
     ];
 
     pub fn name(self) -> &'static str {
@@ -297,6 +306,7 @@ impl Context {
             Context::Pager => "pager",
             Context::Export => "export",
             Context::History => "history",
+            Context::MemoryEditor => "memory_editor",
         }
     }
 

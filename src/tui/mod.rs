@@ -18,6 +18,8 @@ pub mod theme;
 pub mod ui;
 
 #[cfg(test)]
+mod catalog_tests;
+#[cfg(test)]
 mod daily_tests;
 #[cfg(test)]
 mod editor_tests;

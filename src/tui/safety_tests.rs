@@ -99,6 +99,7 @@ fn hostile(req: &Request) -> Result<Reply, String> {
             tools: vec![
                 serde_json::json!({ "name": evil("t"), "description": evil("d"), "inputSchema": { "type": "object" } }),
             ],
+            owners: [(evil("t"), evil("server"))].into(),
         },
         // Everything else fails with a hostile engine message, which lands in the status line.
         _ => return Err(evil("engine error")),

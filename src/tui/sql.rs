@@ -215,6 +215,12 @@ pub fn is_keyword(word: &str) -> bool {
             .is_ok()
 }
 
+/// `name` as DuckDB reads it back as the same identifier: bare when it is a plain lower-case
+/// word that is none of [`KEYWORDS`], else double-quoted.
+pub fn quote_ident(name: &str) -> String {
+    crate::types::data::sql_name(name, is_keyword)
+}
+
 /// The `;`-separated statement that holds the cursor, and where it starts in the editor.
 pub fn statement_at(text: &str, cursor: (usize, usize)) -> (String, (usize, usize)) {
     // Statement boundaries, ignoring `;` inside quotes and comments.

@@ -1,7 +1,7 @@
 //! Reducer tests and screen snapshots. The app is fed fixture replies and events exactly as
 //! the runtime would feed the Engine API's answers, then drawn into a `TestBackend`.
 
-use super::app::{App, Msg, Pane, Section};
+use super::app::{App, Msg, Node, Pane};
 use super::clipboard::Clipboard;
 use super::keymap::Keymap;
 use super::theme::Theme;
@@ -263,6 +263,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                 json!({ "name": "sample_list_orders", "description": "List orders", "inputSchema": { "type": "object", "properties": { "limit": { "type": "integer" } }, "required": ["limit"] } }),
                 json!({ "name": "loom_query", "description": "Run SQL", "inputSchema": { "type": "object", "properties": { "sql": { "type": "string" } }, "required": ["sql"] } }),
             ],
+            owners: [("sample_list_orders".to_owned(), "sample".to_owned())].into(),
         },
         Request::CallTool { name, .. } => Reply::ToolResult { result: json!({ "content": [], "structuredContent": { "ref": format!("{name}_1") } }) },
         Request::CancelQuery | Request::Approve { .. } | Request::CancelCall { .. } => Reply::Done,
@@ -277,7 +278,9 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
             ],
         },
         Request::RestartServer { .. } => Reply::Done,
-        Request::MemorySet { .. } | Request::MemoryDelete { .. } | Request::MemoryHistory { .. } => Reply::Done,
+        Request::MemorySet { .. } | Request::MemoryDelete { .. } | Request::MemoryHistory { .. } => {
+            return super::catalog_tests::Memories::default().answer(req);
+        }
     })
 }
 
@@ -626,7 +629,10 @@ fn jump_from_an_intercepted_call_to_its_dataset() {
         ],
     );
     assert_eq!(a.focus, Pane::Catalog);
-    assert_eq!(a.catalog.section, Section::Datasets);
+    assert_eq!(
+        a.catalog.selected_node(),
+        &Node::Dataset("sample_list_orders_1".into())
+    );
     assert!(
         matches!(&a.detail.shown, super::app::Detail::Dataset { dataset, .. } if dataset == "sample_list_orders_1")
     );
@@ -643,12 +649,16 @@ fn mouse_click_focuses_and_selects() {
     let click = crossterm::event::MouseEvent {
         kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
         column: r.x + 3,
-        row: r.y + 3,
+        // Servers (closed), Datasets, then the second dataset.
+        row: r.y + 1 + 3,
         modifiers: KeyModifiers::NONE,
     };
     press(&mut a, vec![Msg::Mouse(click)]);
     assert_eq!(a.focus, Pane::Catalog);
-    assert_eq!(a.catalog.sel[0], 1);
+    assert_eq!(
+        a.catalog.selected_node(),
+        &Node::Dataset("sample_list_customers_2".into())
+    );
 }
 
 /// A click acts on the pane where it was last drawn, even when the terminal has been resized
@@ -681,31 +691,6 @@ fn a_click_acts_on_the_panes_as_they_were_drawn() {
     };
     press(&mut a, vec![Msg::Mouse(click)]);
     assert_eq!(a.focus, Pane::Results);
-}
-
-#[test]
-fn skipped_memory_lines_are_counted_beside_the_memories() {
-    let mut a = started();
-    assert!(!screen(&a).contains("bad lines"));
-    let reqs = a.update(Msg::Event(Sequenced {
-        seq: 20,
-        event: Event::MemoryChanged { key: "k".into() },
-    }));
-    for (t, req) in reqs {
-        let reply = match req {
-            Request::Memories => Ok(Reply::Memories {
-                memories: vec![],
-                skipped_lines: 2,
-            }),
-            other => fixture(&other),
-        };
-        a.update(Msg::Reply(t, reply.map_err(EngineError::from)));
-    }
-    let s = screen(&a);
-    assert!(s.contains("mem 0 !2"), "{s}");
-    a.catalog.section = Section::Memories;
-    let s = screen(&a);
-    assert!(s.contains("! 2 damaged lines in"), "{s}");
 }
 
 #[test]

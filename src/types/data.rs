@@ -119,6 +119,25 @@ pub struct MemoryView {
     pub deleted: bool,
 }
 
+/// A name as it is simplest to type in DuckDB SQL and still read back as the same identifier:
+/// bare when it is a plain lower-case word that `reserved` does not claim, else in double
+/// quotes with every `"` doubled (any Unicode spelling is a valid identifier that way).
+pub fn sql_name(name: &str, reserved: impl Fn(&str) -> bool) -> String {
+    let bare = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !reserved(name);
+    if bare {
+        name.to_owned()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
 /// Whether a DuckDB column type is a plain number: an integer, float or decimal of any width,
 /// not an INTERVAL and not a list, array, struct or map of numbers.
 pub fn is_numeric_type(ty: &str) -> bool {

@@ -43,8 +43,10 @@ impl From<&str> for EngineError {
 /// happened. 6: a server's log with times and restart separators; restart or re-enable a
 /// server; export options (delimiter, header, file name, a range of rows); memories written,
 /// deleted and read back version by version by a person; who decided an
-/// approval; how long a call waited for one; why a large result passed through whole.
-pub const WORKBENCH_PROTOCOL: u32 = 6;
+/// approval; how long a call waited for one; why a large result passed through whole; where
+/// exports go. 7: the
+/// tool list says which server serves each tool (exposed names need not say it).
+pub const WORKBENCH_PROTOCOL: u32 = 7;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]
@@ -202,6 +204,10 @@ pub enum Reply {
     },
     Tools {
         tools: Vec<Value>,
+        /// Exposed tool name → the configured server that serves it; loom's own tools are
+        /// not in it.
+        #[serde(default)]
+        owners: std::collections::BTreeMap<String, String>,
     },
     ToolResult {
         result: Value,

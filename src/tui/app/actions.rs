@@ -119,7 +119,7 @@ impl App {
             Action::Left | Action::Right => self.move_sideways(a == Action::Right),
             Action::Open | Action::Describe | Action::QueryDataset
                 if self.focus == Pane::Catalog
-                    && self.catalog.section == Section::Blobs
+                    && self.catalog.selected_blob().is_some()
                     && matches!(self.overlay, Overlay::None) =>
             {
                 // Parked text opens in the pager, whichever of the offered keys is pressed.
@@ -129,7 +129,7 @@ impl App {
             }
             Action::Open => match self.focus {
                 Pane::Traffic => self.focus_pane(Pane::Detail),
-                Pane::Catalog => self.open_catalog_item(),
+                Pane::Catalog => self.activate_catalog_node(),
                 Pane::Results => self.open_cell(),
                 _ => {}
             },
@@ -154,8 +154,16 @@ impl App {
                 }
             }
             Action::NextSection | Action::PrevSection => {
-                self.catalog.next_section(a == Action::NextSection)
+                self.catalog.next_group(a == Action::NextSection);
+                self.open_catalog_item();
             }
+            Action::InsertName => self.insert_catalog_name(),
+            Action::EditMemory => self.edit_memory(),
+            Action::TogglePin => self.toggle_memory_pin(),
+            Action::DeleteMemory => self.ask_to_delete_memory(),
+            Action::MemoryHistory => self.show_memory_history(),
+            Action::NewMemory => self.new_memory(),
+            Action::Save => self.save_memory(),
             Action::Describe => {
                 if let Some(d) = self.catalog.selected_dataset() {
                     self.open_describe(d);
@@ -168,7 +176,7 @@ impl App {
                 };
                 if let Some(d) = target {
                     self.overlay = Overlay::None;
-                    let sql = format!("SELECT * FROM {d};");
+                    let sql = format!("SELECT * FROM {};", crate::tui::sql::quote_ident(&d));
                     self.open_query(&sql);
                     self.run_sql(sql, (0, 0));
                     self.focus_pane(Pane::Results);

@@ -1,5 +1,6 @@
 //! Questions before an action that cannot be taken back (`y` confirms, `n` or `esc` does not),
-//! and cancelling a running tool call from Traffic or Detail.
+//! cancelling a running tool call from Traffic or Detail, and which keys the key bar offers for
+//! what is selected.
 
 use super::*;
 
@@ -19,6 +20,8 @@ pub enum Confirmed {
     Quit,
     /// Close the editor tab of this id (its text goes to the history).
     CloseTab(u64),
+    /// Delete the memory of this key, as the person.
+    DeleteMemory(String),
 }
 
 impl App {
@@ -98,6 +101,7 @@ impl App {
                 self.set_status(format!("cancelling call #{call}…"), StatusKind::Info);
             }
             Confirmed::RestartServer(server) => self.restart_server(server),
+            Confirmed::DeleteMemory(key) => self.delete_memory(key),
         }
     }
 
@@ -105,8 +109,10 @@ impl App {
     pub fn offers(&self, a: Action) -> bool {
         let running = crate::types::events::Outcome::Running;
         let c = &self.catalog;
-        let datasets_listed = c.section == Section::Datasets && !c.datasets.is_empty();
-        let blobs_listed = c.section == Section::Blobs && !c.blobs.is_empty();
+        let on_dataset = c.selected_dataset().is_some();
+        let on_blob = c.selected_blob().is_some();
+        let on_memory = c.selected_memory().is_some();
+        let in_catalog = self.focus == Pane::Catalog && matches!(self.overlay, Overlay::None);
         let has_grid = self.results.grid.is_some();
         match a {
             Action::CancelCall => self.selected_call().is_some_and(|c| c.outcome == running),
@@ -119,15 +125,25 @@ impl App {
             | Action::Narrower
             | Action::Wider => has_grid,
             Action::ExportCsv | Action::ExportJson => match self.focus {
-                Pane::Catalog => datasets_listed,
+                Pane::Catalog => on_dataset,
                 _ => has_grid || matches!(self.overlay, Overlay::Describe(_)),
             },
             Action::Describe | Action::QueryDataset if self.focus == Pane::Catalog => {
-                datasets_listed || blobs_listed
+                on_dataset || on_blob
             }
-            Action::Open if self.focus == Pane::Catalog => {
-                datasets_listed || blobs_listed || !c.memories.is_empty()
+            Action::Open if self.focus == Pane::Catalog => match c.selected_node() {
+                Node::Column { .. } | Node::Empty(_) => false,
+                Node::Tool(_) | Node::Blob(_) | Node::Memory(_) => true,
+                _ => c.selected_expandable(),
+            },
+            Action::InsertName => {
+                in_catalog && matches!(c.selected_node(), Node::Dataset(_) | Node::Column { .. })
             }
+            Action::EditMemory
+            | Action::TogglePin
+            | Action::DeleteMemory
+            | Action::MemoryHistory => in_catalog && on_memory,
+            Action::NewMemory => in_catalog && c.selected_node().group() == Group::Memories,
             Action::CancelQuery => self.results.running.is_some(),
             Action::Retry => {
                 matches!(&self.overlay, Overlay::Describe(d) if !d.chart_errors.is_empty())

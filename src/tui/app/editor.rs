@@ -343,14 +343,7 @@ fn completion_candidates(datasets: &[DatasetView]) -> Vec<String> {
     let mut all: Vec<String> = datasets.iter().map(|d| d.dataset.clone()).collect();
     for d in datasets {
         for (c, _) in &d.columns {
-            let quoted = if c
-                .chars()
-                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
-            {
-                c.clone()
-            } else {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            };
+            let quoted = crate::tui::sql::quote_ident(c);
             if !all.contains(&quoted) {
                 all.push(quoted);
             }

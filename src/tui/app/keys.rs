@@ -70,6 +70,14 @@ impl App {
                 }
                 return;
             }
+            Overlay::Memory(m) if m.stage == MemoryStage::Key && k.code == KeyCode::Enter => {
+                self.memory_key_entered();
+                return;
+            }
+            Overlay::Memory(m) => {
+                m.input(k);
+                return;
+            }
             Overlay::None => {}
             _ => return,
         }
@@ -86,6 +94,7 @@ impl App {
             Overlay::Palette(p) => p.paste(text),
             Overlay::Filter => self.traffic.filter.push_str(text),
             Overlay::Export(d) => d.paste(text),
+            Overlay::Memory(m) => m.paste(text),
             Overlay::Pager(p) => {
                 if let Some(t) = &mut p.typing {
                     t.push_str(&text.replace(['\n', '\r'], " "));

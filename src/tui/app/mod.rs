@@ -3,8 +3,8 @@
 //! to the pane it concerns, returning the requests to send to the Engine API; it never draws
 //! and never waits. Each pane owns its state in its own file (`Traffic`, `Servers`,
 //! `DetailPane`, `Catalog`, `EditorPane` with its tabs and history, `Results`, `Approvals`, and
-//! the overlays `Palette`, `Describe`, `Pager`, `HistoryBrowser`); `App` keeps only what they
-//! share and must never grow a pane's
+//! the overlays `Palette`, `Describe`, `Pager`, `HistoryBrowser`, `MemoryEditor`, `Menu`,
+//! `ExportDialog`); `App` keeps only what they share and must never grow a pane's
 //! fields back. Tests drive it with messages and read the state or the drawn screen.
 
 mod actions;
@@ -21,6 +21,7 @@ mod grid_search;
 mod history;
 mod history_browser;
 mod keys;
+mod memory;
 mod menu;
 mod mouse;
 mod navigation;
@@ -37,7 +38,7 @@ mod view;
 pub use super::sql::{error_position, statement_at};
 pub use approvals::{APPROVAL_GRACE, ApprovalView, Approvals};
 pub use arrangement::{Arrangement, Preferences, load_preferences, preferences_file};
-pub use catalog::{Catalog, Section};
+pub use catalog::{Catalog, Group, LOOM_SERVER, Node, Row, ToolEntry};
 pub use confirm::{Confirm, Confirmed};
 pub use describe::Describe;
 pub use detail::{Detail, DetailPane};
@@ -49,6 +50,7 @@ pub use history::{
     HistoryEntry, Outcome, default_history_file, load_history, parse_history, shorten_error,
 };
 pub use history_browser::{HistoryBrowser, one_line};
+pub use memory::{MemoryEditor, MemoryStage, history_text};
 pub use menu::{Menu, MenuItem};
 pub use pager::Pager;
 pub use palette::{Palette, PaletteStage, prefill_arguments, validate_arguments};
@@ -156,6 +158,11 @@ enum Purpose {
     Restart(String),
     SearchQuery(String),
     SearchHits(String),
+    MemorySaved(String),
+    /// The key and whether it is now pinned.
+    MemoryPinned(String, bool),
+    MemoryDeleted(String),
+    MemoryHistory(String),
 }
 
 pub enum Overlay {
@@ -168,6 +175,7 @@ pub enum Overlay {
     Pager(Box<Pager>),
     Export(Box<ExportDialog>),
     History(HistoryBrowser),
+    Memory(Box<MemoryEditor>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -323,6 +331,7 @@ impl App {
         self.send(Purpose::Servers, Request::Servers);
         self.send(Purpose::Calls, Request::Calls { limit: 5000 });
         self.send(Purpose::Approvals, Request::Approvals);
+        self.send(Purpose::Tools, Request::Tools);
         self.refresh_catalog();
         std::mem::take(&mut self.out)
     }
@@ -431,6 +440,8 @@ impl App {
             Overlay::Pager(_) => vec![Context::Pager, Context::Global],
             // Typing filters the list: only its own keys are taken.
             Overlay::History(_) => vec![Context::History],
+            // Every key but its own is text.
+            Overlay::Memory(_) => vec![Context::MemoryEditor],
             Overlay::None if self.results.prompt.is_some() => vec![Context::Filter],
             Overlay::None => {
                 if self.focus == Pane::Editor {

@@ -42,8 +42,8 @@ impl App {
                         }
                     }
                     Pane::Catalog => {
-                        let first = 1; // the section tabs
-                        if inner_row >= first && self.catalog.select_row(inner_row - first) {
+                        let row = self.catalog.top.get() + inner_row;
+                        if self.catalog.select_row(row) {
                             self.open_catalog_item();
                         }
                     }

@@ -66,7 +66,9 @@ impl App {
                 d.step(delta > 0);
                 return;
             }
-            Overlay::Filter | Overlay::Confirm(_) | Overlay::History(_) => return,
+            Overlay::Filter | Overlay::Confirm(_) | Overlay::History(_) | Overlay::Memory(_) => {
+                return;
+            }
             Overlay::None => {}
         }
         if self.editor.move_completion(delta) {
@@ -105,7 +107,7 @@ impl App {
                     g.move_sideways(right);
                 }
             }
-            Pane::Catalog => self.catalog.next_section(right),
+            Pane::Catalog => self.catalog_sideways(right),
             _ => {}
         }
     }

@@ -158,6 +158,25 @@ impl App {
         self.overlay = Overlay::Palette(Palette::new());
     }
 
+    /// `enter` on a tool in the catalog: the palette with that tool picked, its arguments
+    /// prefilled (the list, filtered to its name, if it is no longer listed).
+    pub(super) fn open_palette_on(&mut self, name: &str) {
+        let mut p = Palette::new();
+        p.filter = name.to_owned();
+        if let Some(i) = p
+            .matches(&self.tools)
+            .iter()
+            .position(|t| t["name"].as_str() == Some(name))
+        {
+            p.selected = i;
+            p.pick(&self.tools);
+        }
+        if self.tools.is_empty() {
+            self.send(Purpose::Tools, Request::Tools);
+        }
+        self.overlay = Overlay::Palette(p);
+    }
+
     /// `enter` in the palette: picks the tool, or calls it with the arguments typed.
     pub(super) fn confirm_palette(&mut self, mut p: Palette) {
         if !p.editing() {

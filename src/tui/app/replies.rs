@@ -15,7 +15,9 @@ impl App {
             } => {
                 self.server_state_logged(&server, &state, detail.as_deref());
                 self.send(Purpose::Servers, Request::Servers);
+                // The palette waits for the new list; the catalog keeps the old one until then.
                 self.tools.clear();
+                self.send(Purpose::Tools, Request::Tools);
             }
             Event::ServerStderr { server, line, at } => {
                 let logged = crate::types::events::LogLine {
@@ -103,7 +105,11 @@ impl App {
                 self.quit_checked(Some(info.clients));
                 self.session = Some(*info);
             }
-            (Purpose::Servers, Reply::Servers { servers }) => self.servers.set(servers),
+            (Purpose::Servers, Reply::Servers { servers }) => {
+                self.catalog
+                    .set_servers(servers.iter().map(|s| s.name.clone()).collect());
+                self.servers.set(servers)
+            }
             (Purpose::Calls, Reply::Calls { calls }) => {
                 self.traffic.replace(calls);
                 if self.traffic.follow {
@@ -114,8 +120,7 @@ impl App {
                 self.set_detail(Detail::Call(r))
             }
             (Purpose::Datasets, Reply::Datasets { datasets }) => {
-                let shown = self.detail.dataset();
-                self.catalog.set_datasets(ticket, datasets, shown);
+                self.catalog.set_datasets(ticket, datasets)
             }
             (Purpose::Blobs, Reply::Blobs { blobs }) => self.catalog.set_blobs(blobs),
             (
@@ -124,7 +129,19 @@ impl App {
                     memories,
                     skipped_lines,
                 },
-            ) => self.catalog.set_memories(memories, skipped_lines),
+            ) => {
+                self.catalog.set_memories(memories, skipped_lines);
+                self.memories_listed();
+            }
+            (
+                p @ (Purpose::MemorySaved(_)
+                | Purpose::MemoryPinned(..)
+                | Purpose::MemoryDeleted(_)),
+                Reply::Memory { memory },
+            ) => self.memory_changed(&p, memory),
+            (Purpose::MemoryHistory(key), Reply::MemoryHistory { versions }) => {
+                self.memory_history_arrived(&key, &versions)
+            }
             (Purpose::DatasetDetail(dataset), Reply::Describe { describe }) => {
                 self.set_detail(Detail::Dataset { dataset, describe })
             }
@@ -161,7 +178,11 @@ impl App {
                     StatusKind::Success,
                 );
             }
-            (Purpose::Tools, Reply::Tools { tools }) => self.tools = tools,
+            (Purpose::Tools, Reply::Tools { tools, owners })
+                if self.catalog.set_tools(ticket, &tools, &owners) =>
+            {
+                self.tools = tools
+            }
             (Purpose::Approvals, Reply::Approvals { approvals }) => {
                 // Calls that waited before this workbench came (the backlog may not reach back).
                 for a in approvals {
@@ -279,6 +300,9 @@ impl App {
                 format!("{server} was not restarted: {e}"),
                 StatusKind::Error,
             ),
+            p @ (Purpose::MemorySaved(_)
+            | Purpose::MemoryPinned(..)
+            | Purpose::MemoryDeleted(_)) => self.memory_refused(&p, e),
             Purpose::Chart(dataset, column) => {
                 if let Some(d) = self.describe_of(&dataset) {
                     d.chart_errors.insert(column, e);

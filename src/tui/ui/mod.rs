@@ -9,6 +9,7 @@ pub mod editor;
 pub mod export_dialog;
 pub mod help;
 pub mod history;
+pub mod memory;
 pub mod pager;
 pub mod palette;
 pub mod results;
@@ -203,6 +204,16 @@ pub fn pane_block_with<'a>(
         .title(title)
 }
 
+/// An overlay's frame: the focused border and its title.
+pub fn overlay_block<'a>(app: &App, title: String) -> Block<'a> {
+    let th = &app.theme;
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(th.border_focused)
+        .style(th.base)
+        .title(Span::styled(title, th.title_focused))
+}
+
 /// Muted centred-ish lines for a pane with nothing to show yet.
 pub fn empty_state(lines: &[&str], style: Style) -> Vec<Line<'static>> {
     let mut out = vec![Line::raw("")];
@@ -245,6 +256,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         Overlay::Describe(d) => describe::draw(f, area, app, d),
         Overlay::Export(d) => export_dialog::draw(f, area, &app.theme, d),
         Overlay::History(b) => history::draw(f, area, app, b),
+        Overlay::Memory(m) => memory::draw(f, area, app, m),
     }
     // This frame shows the prompt: its keys may decide from the next key on.
     app.approvals.record_drawn(app.approval_view());

@@ -39,11 +39,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Pager) {
             super::plural(p.matches.len() as u64, "match")
         ));
     }
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(th.border_focused)
-        .style(th.base)
-        .title(Span::styled(title, th.title_focused));
+    let block = super::overlay_block(app, title);
     let inner = block.inner(r);
     f.render_widget(block, r);
     let body = Rect {

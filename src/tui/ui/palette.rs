@@ -6,18 +6,12 @@ use super::{centred, fit};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Palette) {
     let th = &app.theme;
     let r = centred(f, area, 70, 70);
-    let block = |title: String| {
-        Block::default()
-            .borders(Borders::ALL)
-            .border_style(th.border_focused)
-            .style(th.base)
-            .title(Span::styled(title, th.title_focused))
-    };
+    let block = |title: String| super::overlay_block(app, title);
     match &p.stage {
         PaletteStage::Pick => {
             let b = block(" call a tool — type to filter, enter picks, esc closes ".into());

@@ -2,7 +2,7 @@
 //! and the keys of the focused pane, generated from the keymap.
 
 use super::super::app::{App, Overlay, StatusKind};
-use super::super::keymap::Action;
+use super::super::keymap::{Action, Context};
 use super::fit;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -105,6 +105,7 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
             // Attached, quitting leaves the session running: the key bar says so.
             let help = match a {
                 Action::Quit if app.attached => "detach",
+                Action::Open if ctx == Context::Catalog => app.catalog.open_label(),
                 _ => a.help(),
             };
             let text = format!("{help} ");
