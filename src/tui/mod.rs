@@ -29,6 +29,10 @@ mod history_tests;
 mod tests;
 
 #[cfg(test)]
+mod grid_tests;
+#[cfg(test)]
+mod layout_tests;
+#[cfg(test)]
 mod safety_tests;
 #[cfg(test)]
 mod servers_tests;

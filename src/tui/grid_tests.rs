@@ -1,0 +1,92 @@
+//! The Results grid as a person works through a result: export by a dialog (format,
+//! delimiter, header, name), marked rows exported alone, and long cells wrapped.
+
+use super::app::{Msg, Pane};
+use super::tests::{answer, pane_text, press, screen, started};
+use crate::frontend::engine::Request;
+use crossterm::event::KeyCode;
+
+#[test]
+fn export_from_the_grid_reports_the_written_path() {
+    let mut a = started();
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    press(
+        &mut a,
+        vec![
+            Msg::char('5'),
+            Msg::ctrl('e'),
+            Msg::code(KeyCode::Esc),
+            Msg::char('x'),
+        ],
+    );
+    // `x` asks first: format, delimiter, header and the file's name, prefilled.
+    let s = screen(&a);
+    for want in [
+        "Export _loom_result_9",
+        "Format",
+        "‹CSV›",
+        "‹comma›",
+        "[x] column names first",
+    ] {
+        assert!(s.contains(want), "{want}: {s}");
+    }
+    assert!(s.contains("/demo/exports/_loom_result_9.csv"), "{s}");
+    // Tab to the delimiter, choose a semicolon; to the name, rename; enter writes.
+    let mut keys = vec![Msg::code(KeyCode::Tab), Msg::code(KeyCode::Right)];
+    keys.extend([Msg::code(KeyCode::Tab), Msg::code(KeyCode::Tab)]);
+    keys.extend((0..20).map(|_| Msg::code(KeyCode::Backspace)));
+    keys.extend("paid".chars().map(Msg::char));
+    let mut sent = Vec::new();
+    for m in keys.into_iter().chain([Msg::code(KeyCode::Enter)]) {
+        let reqs = a.update(m);
+        sent.extend(reqs.iter().map(|(_, r)| r.clone()));
+        answer(&mut a, reqs);
+    }
+    let Some(Request::Export { options, .. }) = sent.first() else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(options.delimiter, ';');
+    assert_eq!(options.filename.as_deref(), Some("paid.csv"));
+    assert!(matches!(a.overlay, super::app::Overlay::None));
+    let status = a.status.as_ref().unwrap().0.clone();
+    assert!(
+        status.contains("exported 1000000 rows to /demo/exports/_loom_result_9.csv"),
+        "{status}"
+    );
+}
+
+/// Rows marked in the grid (`v`, then moving) export alone, by their place in the result.
+#[test]
+fn marked_rows_export_alone_and_wrap_shows_long_cells_whole() {
+    let mut a = started();
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    press(
+        &mut a,
+        vec![Msg::char('5'), Msg::ctrl('e'), Msg::code(KeyCode::Esc)],
+    );
+    press(
+        &mut a,
+        vec![
+            Msg::char('j'),
+            Msg::char('v'),
+            Msg::char('j'),
+            Msg::char('j'),
+        ],
+    );
+    assert!(screen(&a).contains("3 rows marked"), "{}", screen(&a));
+    press(&mut a, vec![Msg::char('x')]);
+    let super::app::Overlay::Export(d) = &a.overlay else {
+        panic!("no dialog")
+    };
+    let Request::Export { options, .. } = d.request() else {
+        panic!()
+    };
+    assert_eq!(options.rows, Some((1, 3)));
+    assert!(screen(&a).contains("3 rows of _loom_result_9 (rows 2–4)"));
+    press(&mut a, vec![Msg::code(KeyCode::Esc), Msg::char('v')]);
+    assert_eq!(a.results.grid.as_ref().unwrap().marked(), None);
+    // Wrap: a toggle, remembered by the grid, said in the footer.
+    press(&mut a, vec![Msg::char('w')]);
+    assert!(a.results.grid.as_ref().unwrap().wrap);
+    assert!(pane_text(&a, Pane::Results).contains("wrapped"));
+}
