@@ -240,20 +240,22 @@ impl Inner {
                 let fleet = session.fleet().ok_or_else(|| {
                     EngineError::Failed("the servers have not been started yet".into())
                 })?;
-                let done = fleet
-                    .restart(&server)
-                    .map_err(|e| EngineError::Failed(e.to_string()))?;
+                if !session.server_names().contains(&server) {
+                    return Err(EngineError::Unknown(format!("no server named `{server}`")));
+                }
                 let by = terminal.unwrap_or_else(|| {
                     super::engine::terminal_words("loom tui", std::process::id())
                 });
-                let what = match done {
-                    crate::downstream::Restart::Restarting => "restart",
-                    crate::downstream::Restart::Relisted => "re-enable",
-                };
-                session
-                    .server_logs
-                    .note(&server, format!("{what} asked for by a person at {by}"));
-                Ok(Reply::Done)
+                // Logged first, so the log reads in order: the request, then what it did.
+                let logs = &session.server_logs;
+                logs.note(&server, format!("restart asked for by a person at {by}"));
+                match fleet.restart(&server) {
+                    Ok(_) => Ok(Reply::Done),
+                    Err(e) => {
+                        logs.note(&server, format!("restart refused: {e}"));
+                        Err(EngineError::Failed(e.to_string()))
+                    }
+                }
             }
             Request::MemorySet {
                 key,
