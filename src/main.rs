@@ -30,8 +30,16 @@ struct ConfigArg {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve MCP on stdio: what an MCP client launches.
-    Serve(ConfigArg),
+    /// Serve MCP on stdio: what an MCP client launches. With --http, also over streamable HTTP.
+    Serve {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Also serve MCP over streamable HTTP at this address (default 127.0.0.1:7331), on the
+        /// same session, with a bearer token ($LOOM_HTTP_TOKEN, or one printed at start); loom
+        /// then runs until SIGINT or SIGTERM.
+        #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:7331", value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+    },
     /// Validate the config, start every server, print health and tool counts.
     Check(ConfigArg),
     /// A built-in downstream MCP server (stdio) with realistic small and large results.
@@ -188,10 +196,10 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
     loom::init_tls();
     let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     match cli.command {
-        Command::Serve(c) => {
+        Command::Serve { config: c, http } => {
             let config = c.load()?;
             init_logging(&cli.log_level, config.log_file.as_deref())?;
-            rt.block_on(loom::frontend::compose::serve(config))?;
+            rt.block_on(loom::frontend::compose::serve(config, http))?;
             // Blocking reads of stdin may still be parked; do not wait for them.
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)

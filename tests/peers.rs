@@ -373,39 +373,13 @@ async fn streamable_http_downstream() {
 async fn python_sdk_client_in_both_eras() {
     let cfg = TempConfig::new(SAMPLE);
     for mode in ["auto", "legacy"] {
-        let out = tokio::process::Command::new(venv_python())
-            .arg(root().join("tests/py/client_check.py"))
-            .arg(LOOM)
-            .arg(&cfg.path)
-            .arg(mode)
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{mode}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = python_client_check(&[LOOM.as_ref(), cfg.path.as_os_str(), mode.as_ref()]).await;
         let expected_version = if mode == "auto" {
             "2026-07-28"
         } else {
             "2025-11-25"
         };
-        assert_eq!(v["protocol_version"], expected_version, "{v}");
-        assert!(
-            v["tools"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|t| t == "sample_list_orders")
-        );
-        assert!(v["weather"].as_str().unwrap().starts_with("Lima"));
-        assert_eq!(v["count"], "counted to 3");
-        assert_eq!(v["progress"].as_array().unwrap().len(), 3, "{v}");
-        assert_eq!(v["customers"], 3);
-        assert_eq!(v["prompts"], json!(["sample_triage_orders", "loom"]));
-        assert!(v["readme"].as_str().unwrap().starts_with("# Sample server"));
+        check_python_client_saw(&v, expected_version);
     }
 }
 

@@ -50,15 +50,61 @@ pub async fn session(config: Arc<Config>, kind: &str, start_servers: bool) -> Co
     }
 }
 
-/// `loom serve`: one MCP client on stdio, a workbench may attach through the socket.
-pub async fn serve(config: Arc<Config>) -> anyhow::Result<()> {
+/// `loom serve`: one MCP client on stdio, a workbench may attach through the socket; with
+/// `http`, MCP is also served over streamable HTTP at that address, on the same session, and
+/// loom keeps serving after stdin closes, until SIGINT or SIGTERM.
+pub async fn serve(config: Arc<Config>, http: Option<std::net::SocketAddr>) -> anyhow::Result<()> {
     prove_seal(|| {});
     let max = config.max_message_bytes;
     let composed = session(config, "serve", false).await;
     // Without a socket loom still serves its client; only attaching is lost.
-    let _socket = composed
+    let socket = composed
         .socket
         .map_err(|e| tracing::warn!("no session socket (attach will not find this session): {e}"))
         .ok();
-    super::stdio::run(composed.session, max).await
+    let Some(addr) = http else {
+        return super::stdio::serve(composed.session, max, super::stdio::Until::StdinCloses).await;
+    };
+    let token = http_token(socket.as_ref())?;
+    let opts = super::http::HttpOptions {
+        addr,
+        token: Some(token),
+        max_body: max,
+    };
+    let (bound, task) = super::http::listen(composed.session.clone(), opts)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot serve HTTP on {addr}: {e}"))?;
+    eprintln!("loom: MCP over HTTP at http://{bound}/mcp");
+    let served = super::stdio::serve(composed.session, max, super::stdio::Until::Signal).await;
+    task.abort();
+    if let Some(s) = &socket {
+        let _ = std::fs::remove_file(s.entry.socket.with_extension("token"));
+    }
+    served
+}
+
+/// The bearer token of the HTTP surface: `$LOOM_HTTP_TOKEN` when set, else a new one, printed
+/// once to stderr and written (0600) beside the session socket for tools of this user.
+fn http_token(socket: Option<&SessionSocket>) -> anyhow::Result<String> {
+    if let Ok(t) = std::env::var("LOOM_HTTP_TOKEN")
+        && !t.trim().is_empty()
+    {
+        return Ok(t.trim().to_owned());
+    }
+    let mut seed = [0u8; 32];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut seed)?;
+    let token: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+    if let Some(s) = socket {
+        let path = s.entry.socket.with_extension("token");
+        let dir = path.parent().unwrap_or(std::path::Path::new("."));
+        crate::folders::write_private(dir, &path, ".token-", token.as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        eprintln!(
+            "loom: HTTP bearer token (also in {}): {token}",
+            path.display()
+        );
+    } else {
+        eprintln!("loom: HTTP bearer token: {token}");
+    }
+    Ok(token)
 }

@@ -10,9 +10,22 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
-/// Serves one MCP client over stdin and stdout for `shared` until stdin closes or a signal
-/// arrives; then stops the client and the session's servers.
-pub async fn run(shared: Arc<Session>, max_message_bytes: usize) -> anyhow::Result<()> {
+/// When serving ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    /// When stdin closes or a signal arrives: stdio is the only surface.
+    StdinCloses,
+    /// When a signal arrives: other surfaces (HTTP) go on after stdin closes.
+    Signal,
+}
+
+/// Serves one MCP client over stdin and stdout for `shared` until `until`; then stops the
+/// client and the session's servers.
+pub async fn serve(
+    shared: Arc<Session>,
+    max_message_bytes: usize,
+    until: Until,
+) -> anyhow::Result<()> {
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
@@ -40,19 +53,25 @@ pub async fn run(shared: Arc<Session>, max_message_bytes: usize) -> anyhow::Resu
         BufReader::with_capacity(256 * 1024, tokio::io::stdin()),
         max_message_bytes,
     );
-    loop {
+    let signalled = loop {
         tokio::select! {
             line = lines.next_line() => match line {
                 Ok(Some(Line::Complete(bytes))) => session.handle_line(&bytes).await,
                 Ok(Some(Line::TooLong { prefix, len })) => session.handle_oversize(&prefix, len),
-                Ok(None) => { tracing::info!("stdin closed; shutting down"); break; }
-                Err(e) => { tracing::warn!("reading stdin failed: {e}; shutting down"); break; }
+                Ok(None) => { tracing::info!("stdin closed"); break false; }
+                Err(e) => { tracing::warn!("reading stdin failed: {e}"); break false; }
             },
-            _ = sigterm.recv() => { tracing::info!("SIGTERM; shutting down"); break; }
-            _ = sigint.recv() => { tracing::info!("SIGINT; shutting down"); break; }
+            _ = sigterm.recv() => { tracing::info!("SIGTERM; shutting down"); break true; }
+            _ = sigint.recv() => { tracing::info!("SIGINT; shutting down"); break true; }
+        }
+    };
+    session.close();
+    if until == Until::Signal && !signalled {
+        tokio::select! {
+            _ = sigterm.recv() => tracing::info!("SIGTERM; shutting down"),
+            _ = sigint.recv() => tracing::info!("SIGINT; shutting down"),
         }
     }
-    session.close();
     shared.shutdown().await;
     drop(session);
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;

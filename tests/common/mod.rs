@@ -362,3 +362,39 @@ pub async fn crash_twice(c: &mut RawClient) {
     })
     .await;
 }
+
+/// Runs `tests/py/client_check.py` (the Python MCP SDK as a client) with `args`; what it saw.
+pub async fn python_client_check(args: &[&std::ffi::OsStr]) -> Value {
+    let out = tokio::process::Command::new(venv_python())
+        .arg(root().join("tests/py/client_check.py"))
+        .args(args)
+        .output()
+        .await
+        .expect("python runs");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+/// What the Python client saw, checked the same way whatever carried it.
+pub fn check_python_client_saw(v: &Value, expected_version: &str) {
+    assert_eq!(v["protocol_version"], expected_version, "{v}");
+    assert!(
+        v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "sample_list_orders")
+    );
+    assert!(v["weather"].as_str().unwrap().starts_with("Lima"));
+    assert_eq!(v["count"], "counted to 3");
+    assert_eq!(v["progress"].as_array().unwrap().len(), 3, "{v}");
+    assert_eq!(v["customers"], 3);
+    assert_eq!(v["orders"]["kind"], "dataset", "{v}");
+    assert_eq!(v["orders"]["rows"], 1000, "{v}");
+    assert_eq!(v["prompts"], json!(["sample_triage_orders", "loom"]));
+    assert!(v["readme"].as_str().unwrap().starts_with("# Sample server"));
+}

@@ -1,6 +1,7 @@
-"""Drives `loom serve` with the Python MCP SDK client and prints what it saw as one JSON object.
+"""Drives loom with the Python MCP SDK client and prints what it saw as one JSON object.
 
-Usage: client_check.py LOOM_BINARY CONFIG MODE   (MODE: auto | legacy)
+Usage: client_check.py LOOM_BINARY CONFIG MODE   (stdio; MODE: auto | legacy)
+       client_check.py --http URL TOKEN MODE     (streamable HTTP with a bearer token)
 """
 import asyncio
 import json
@@ -9,9 +10,20 @@ import sys
 from mcp import Client, StdioServerParameters
 
 
-async def main():
+def server():
+    if sys.argv[1] == "--http":
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        url, token, mode = sys.argv[2], sys.argv[3], sys.argv[4]
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60)
+        return streamable_http_client(url, http_client=http), mode
     loom, config, mode = sys.argv[1], sys.argv[2], sys.argv[3]
-    params = StdioServerParameters(command=loom, args=["serve", "-c", config])
+    return StdioServerParameters(command=loom, args=["serve", "-c", config]), mode
+
+
+async def main():
+    params, mode = server()
     progress = []
     out = {}
 
@@ -29,6 +41,8 @@ async def main():
         out["progress"] = progress
         r = await c.call_tool("sample_list_customers", {"limit": 3})
         out["customers"] = json.loads(r.content[0].text)["total"]
+        r = await c.call_tool("sample_list_orders", {"limit": 1000})
+        out["orders"] = r.structured_content
         prompts = await c.list_prompts()
         out["prompts"] = [p.name for p in prompts.prompts]
         res = await c.read_resource("sample://docs/readme")
