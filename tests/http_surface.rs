@@ -68,9 +68,22 @@ async fn post(
     r.send().await.expect("a response")
 }
 
+/// The JSON-RPC response in a body: plain JSON, or the last message of an event stream.
 async fn json_of(r: reqwest::Response) -> Value {
+    let sse = r
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
     let bytes = r.bytes().await.expect("a body");
-    serde_json::from_slice(&bytes).expect("JSON")
+    if !sse {
+        return serde_json::from_slice(&bytes).expect("JSON");
+    }
+    let text = String::from_utf8(bytes.to_vec()).expect("UTF-8 events");
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .rfind(|m| m.get("method").is_none())
+        .expect("a response among the events")
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;

@@ -259,6 +259,7 @@ async fn stale_sockets_are_found_and_removed() {
         servers: vec![],
         socket: sock.clone(),
         kind: "serve".into(),
+        http: None,
     };
     std::fs::write(
         dir.join(format!("{dead}.json")),

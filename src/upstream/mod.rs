@@ -73,6 +73,10 @@ pub struct ClientSession {
     log_level: Mutex<Option<String>>,
     /// Set when the client's connection ended: nothing more is sent to it or taken by it.
     closed: std::sync::atomic::AtomicBool,
+    /// The servers whose tools, prompts and resources this client's lists show (`None`: all).
+    listing: Mutex<Option<Vec<String>>>,
+    /// How this client reaches loom (`stdio`, `HTTP from 127.0.0.1:53122`, …), for the call log.
+    transport: Mutex<Option<String>>,
 }
 
 /// A request id in flight; released when dropped, however the request ends.
@@ -152,6 +156,8 @@ impl ClientSession {
             next_id: AtomicU64::new(1),
             log_level: Mutex::new(None),
             closed: std::sync::atomic::AtomicBool::new(false),
+            listing: Mutex::new(None),
+            transport: Mutex::new(None),
         });
         let weak: std::sync::Weak<ClientSession> = Arc::downgrade(&client);
         client.session.add_listener(weak);
@@ -185,6 +191,17 @@ impl ClientSession {
 
     pub fn fleet(&self) -> Option<&Arc<Fleet>> {
         self.session.fleet()
+    }
+
+    /// Says how this client reaches loom, for the call log and the workbench.
+    pub fn describe_transport(&self, how: String) {
+        *lock(&self.transport) = Some(how);
+    }
+
+    /// Lists only these servers' tools, prompts and resources to this client (loom's own
+    /// always); every name stays callable.
+    pub fn narrow_listing(&self, servers: Vec<String>) {
+        *lock(&self.listing) = Some(servers);
     }
 
     /// Starts the downstream servers once per session; the first client's capabilities are
