@@ -52,6 +52,13 @@ fn header_text(raw: &str) -> Option<String> {
 /// The checks of the revision, in its order: the version header, the `_meta` keys, the two
 /// versions agreeing and supported, then the method and name headers.
 fn check(asked: &Asked, method: &str, params: &Value) -> Result<(), Rejected> {
+    for name in ["mcp-protocol-version", "mcp-method", "mcp-name"] {
+        if asked.headers.get_all(name).iter().count() > 1 {
+            return Err(mismatch(format!(
+                "the {name} header was sent more than once"
+            )));
+        }
+    }
     let Some(header_version) = asked.header("mcp-protocol-version") else {
         return Err(mismatch(
             "the MCP-Protocol-Version header is required".into(),
