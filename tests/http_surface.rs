@@ -238,6 +238,7 @@ fn modern(url: &str, method: &str, name: Option<&str>, params: Value) -> reqwest
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "curlish", "version": "1" },
     });
     let body = json!({ "jsonrpc": "2.0", "id": 9, "method": method, "params": params });
     let mut r = http()
@@ -461,18 +462,31 @@ async fn closing_a_stateless_calls_stream_cancels_the_call() {
         .await
         .expect("attach");
     use loom::frontend::engine::{Engine, Reply, Request};
-    wait_until("both calls logged as cancelled", async || {
+    let cancelled = wait_until("both calls logged as cancelled", async || {
         let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 10 }).await else {
             return None;
         };
-        let cancelled = calls
-            .iter()
+        let cancelled: Vec<_> = calls
+            .into_iter()
             .filter(|c| c.tool == "sample_slow_count")
             .filter(|c| c.outcome == loom::types::events::Outcome::Cancelled)
-            .count();
-        (cancelled == 2).then_some(())
+            .collect();
+        (cancelled.len() == 2).then_some(cancelled)
     })
     .await;
+    // The workbench tells HTTP clients apart: who (when they say) and from where.
+    let labels: Vec<String> = cancelled.iter().filter_map(|c| c.client.clone()).collect();
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.starts_with("curlish 1 · HTTP from 127.0.0.1:")),
+        "{labels:?}"
+    );
+    assert!(
+        labels.iter().all(|l| l.contains("HTTP from 127.0.0.1:")),
+        "{labels:?}"
+    );
 }
 
 #[tokio::test]

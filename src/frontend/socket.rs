@@ -369,6 +369,7 @@ async fn serve_connection(
     let (events_tx, events_rx) = mpsc::channel::<String>(EVENT_QUEUE);
     let (out_tx, writer) = line_writer(write, Some(events_rx));
     let client = ClientSession::new(session.clone(), out_tx.clone(), Caller::Model);
+    client.describe_transport("session socket".into());
     let mut lines = LineReader::new(
         BufReader::with_capacity(64 * 1024, read),
         session.config.max_message_bytes,

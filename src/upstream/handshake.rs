@@ -20,6 +20,7 @@ impl ClientSession {
             )
             .with_data(json!({ "supported": [protocol::V_2026_07_28], "requested": version })));
         }
+        self.learn_client_info(meta.get(protocol::META_CLIENT_INFO));
         let mut era = lock(&self.era);
         if era.is_none() {
             *era = Some(Era::Modern);
@@ -102,6 +103,7 @@ impl ClientSession {
                 let version = protocol::negotiate_initialize(requested);
                 *lock(&self.era) = Some(Era::Legacy);
                 *lock(&self.caps) = ClientCapabilities::from_value(params.get("capabilities"));
+                self.learn_client_info(params.get("clientInfo"));
                 let result = json!({
                     "protocolVersion": version,
                     "capabilities": Self::our_capabilities(),
