@@ -14,7 +14,7 @@ use std::sync::Arc;
 /// `loom tui`: the proxy in-process, MCP on the session socket, the workbench on the terminal.
 pub async fn tui(
     config: Arc<Config>,
-    opts: TuiOptions,
+    mut opts: TuiOptions,
     http: Option<std::net::SocketAddr>,
 ) -> anyhow::Result<()> {
     // The seal is proven in a child while the first frame is drawn; a broken seal ends loom.
@@ -25,6 +25,11 @@ pub async fn tui(
         .map_err(|e| anyhow::anyhow!("cannot open the session socket: {e}"))?;
     let (session, engine) = (composed.session, composed.engine);
     let served = compose::serve_http(&session, http, Some(&mut socket)).await?;
+    if let Some(s) = &served {
+        // The title bar says where clients reach this session (the token is in the file
+        // beside the session socket, or the variable the config names).
+        opts.title = format!("{} · MCP over HTTP at {}", opts.title, s.url);
+    }
     let result = crate::tui::run(engine, opts).await;
     drop(served);
     drop(socket);
