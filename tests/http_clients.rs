@@ -7,7 +7,7 @@
 //! and gets a large result as a dataset envelope that `loom_query` then answers with the right
 //! rows.
 //!
-//! Every client runs the same plan (`plan()`), written by a script per SDK:
+//! Every client runs the same plan (`plan(progress)`), written by a script per SDK:
 //! `tests/js/client_check.mjs` and `tests/py/client_check.py --http-plan`.
 
 mod common;

@@ -71,7 +71,9 @@ async def cancelled(c, step):
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(call)
-        await first.wait()
+        # A guard, not a measure: without any progress the script fails instead of hanging.
+        with anyio.fail_after(120):
+            await first.wait()
         tg.cancel_scope.cancel()
     seen.setdefault("error", "cancelled by the client")
     return seen
