@@ -171,7 +171,7 @@ impl Proxy {
     /// session, which cancels whatever is still running. Read from the session's events, as
     /// the workbench's call log reads them.
     async fn check_cancels_logged(&self, v: &Value) {
-        let entry = session_entry_in(&self.cfg).await;
+        let entry = session_entry(&self.cfg).await;
         let engine = RemoteEngine::connect(&entry).await.expect("attach to loom");
         let mut feed = engine.events(false);
         let mut events = Vec::new();
@@ -288,18 +288,6 @@ async fn through_loom(sdk: Sdk, mode: &str, progress: Progress) -> Value {
     v
 }
 
-/// The protocol version a client in `auto` negotiated with loom, which it reports; the calls
-/// worked in either era.
-fn negotiated_by_auto(sdk: Sdk, v: &Value) -> &str {
-    let version = v["protocol_version"].as_str().unwrap_or_default();
-    assert!(
-        ["2025-11-25", "2026-07-28"].contains(&version),
-        "{sdk:?}: {v}"
-    );
-    eprintln!("{sdk:?} in auto mode negotiated {version} with loom over HTTP");
-    version
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_v1_calls_through_loom_over_http() {
     let v = through_loom(Sdk::TypeScriptV1, "legacy", Progress::FirstSteps).await;
@@ -319,18 +307,15 @@ async fn typescript_sdk_v2_in_legacy_mode_calls_through_loom_over_http() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typescript_sdk_v2_in_auto_mode_calls_through_loom_over_http() {
     let v = through_loom(Sdk::TypeScriptV2, "auto", Progress::FirstSteps).await;
-    // Until loom serves stateless 2026-07-28 requests over HTTP, the probe falls back to
-    // 2025-11-25; once that path lands, auto is expected to negotiate 2026-07-28 (era
-    // "modern"), and this should assert it.
-    let era = match negotiated_by_auto(Sdk::TypeScriptV2, &v) {
-        "2026-07-28" => "modern",
-        _ => "legacy",
-    };
-    assert_eq!(v["era"], era, "{v}");
+    // loom offers 2026-07-28 in server/discover and serves it statelessly: auto picks it.
+    assert_eq!(
+        (&v["era"], &v["protocol_version"]),
+        (&json!("modern"), &json!("2026-07-28")),
+        "{v}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs loom's stateless 2026-07-28 HTTP path (server/discover without a session)"]
 async fn typescript_sdk_v2_pinned_to_2026_07_28_calls_through_loom_over_http() {
     let v = through_loom(Sdk::TypeScriptV2, "2026-07-28", Progress::FirstSteps).await;
     assert_eq!(
@@ -349,20 +334,16 @@ async fn python_sdk_in_legacy_mode_calls_through_loom_over_http() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_sdk_in_auto_mode_calls_through_loom_over_http() {
     let v = through_loom(Sdk::Python, "auto", Progress::FirstSteps).await;
-    // As for the TypeScript SDK: 2025-11-25 until the stateless 2026-07-28 HTTP path lands,
-    // 2026-07-28 expected after.
-    negotiated_by_auto(Sdk::Python, &v);
+    assert_eq!(v["protocol_version"], "2026-07-28", "{v}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs loom's stateless 2026-07-28 HTTP path (requests with _meta protocolVersion, no session)"]
 async fn python_sdk_at_2026_07_28_calls_through_loom_over_http() {
     let v = through_loom(Sdk::Python, "2026-07-28", Progress::FirstSteps).await;
     assert_eq!(v["protocol_version"], "2026-07-28", "{v}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs SSE replies on POST: a request's notifications on its own POST stream, before its result"]
 async fn every_client_sees_every_progress_step_before_the_result() {
     for sdk in [Sdk::TypeScriptV1, Sdk::TypeScriptV2, Sdk::Python] {
         through_loom(sdk, "legacy", Progress::EveryStep).await;

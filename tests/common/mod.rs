@@ -461,10 +461,15 @@ pub struct LoomOverHttp {
 
 impl LoomOverHttp {
     pub async fn start(cfg: &TempConfig, token: &str) -> LoomOverHttp {
+        Self::start_with(cfg, token, &["--http", "127.0.0.1:0"]).await
+    }
+
+    /// `loom serve -c CONFIG ARGS`, where the arguments or the config ask for HTTP.
+    pub async fn start_with(cfg: &TempConfig, token: &str, args: &[&str]) -> LoomOverHttp {
         let mut child = tokio::process::Command::new(LOOM)
             .args(["serve", "--log-level", "info", "-c"])
             .arg(&cfg.path)
-            .args(["--http", "127.0.0.1:0"])
+            .args(args)
             .env("XDG_RUNTIME_DIR", cfg.dir.path())
             .env("LOOM_HTTP_TOKEN", token)
             .stdin(Stdio::piped())
@@ -483,7 +488,8 @@ impl LoomOverHttp {
                 if let Some(url) = l.strip_prefix("loom: MCP over HTTP at ")
                     && let Some(tx) = url_tx.take()
                 {
-                    let _ = tx.send(url.to_owned());
+                    // "… at URL (open: no token required)" names the URL first.
+                    let _ = tx.send(url.split(' ').next().unwrap_or(url).to_owned());
                 }
                 let mut g = log.lock().unwrap();
                 g.push_str(&l);
@@ -554,21 +560,4 @@ impl EverythingOverHttp {
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}/mcp", self.port)
     }
-}
-
-/// The session a `loom serve` with `XDG_RUNTIME_DIR` set to `cfg`'s folder announced, for
-/// attaching to it (`RemoteEngine`) as the workbench does.
-pub async fn session_entry_in(cfg: &TempConfig) -> loom::frontend::socket::SessionEntry {
-    let dir = cfg.dir.path().join("loom");
-    wait_until("the session file of loom serve", async || {
-        std::fs::read_dir(&dir)
-            .ok()?
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .find_map(|e| {
-                let text = std::fs::read_to_string(e.path()).ok()?;
-                serde_json::from_str(&text).ok()
-            })
-    })
-    .await
 }
