@@ -68,6 +68,8 @@ pub struct Connection {
     inbound: InboundSink,
     closed: watch::Sender<Option<String>>,
     era: Mutex<Era>,
+    /// What the server said about how to use it, in its handshake.
+    instructions: Mutex<Option<String>>,
     client_caps: ClientCapabilities,
     log_level: Mutex<Option<String>>,
 }
@@ -86,6 +88,7 @@ impl Connection {
             inbound,
             closed: watch::channel(None).0,
             era: Mutex::new(Era::Legacy),
+            instructions: Mutex::new(None),
             client_caps,
             log_level: Mutex::new(None),
         };
@@ -181,12 +184,18 @@ impl Connection {
 
     /// Transport work that follows a successful handshake.
     pub fn established(self: &Arc<Self>, hs: &Handshake) {
+        lock(&self.instructions).clone_from(&hs.instructions);
         if let Outbound::Http(sink) = &self.outbound {
             sink.set_version(&hs.version);
             if hs.era == Era::Legacy {
                 sink.listen(self.clone());
             }
         }
+    }
+
+    /// The server's `instructions` from its handshake.
+    pub fn instructions(&self) -> Option<String> {
+        lock(&self.instructions).clone()
     }
 
     fn resolve(&self, id: u64, reply: Reply) {

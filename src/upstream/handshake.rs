@@ -160,11 +160,7 @@ impl ClientSession {
                 let only = lock(&self.listing).clone();
                 let only = only.as_deref();
                 let (key, items) = match method {
-                    "tools/list" => ("tools", {
-                        let mut all = fleet.tools(only);
-                        all.extend(tools::definitions());
-                        all
-                    }),
+                    "tools/list" => ("tools", listing::listing(&self.placed_tools(&fleet))),
                     "prompts/list" => ("prompts", {
                         let mut all = fleet.prompts(only);
                         all.push(json!({ "name": "loom", "title": "Loom primer", "description": "Pinned memories and this session's datasets: what to know before starting." }));
@@ -181,7 +177,7 @@ impl ClientSession {
                 result.insert(key.into(), Value::Array(items));
                 ok(self.finish_result(result, true))
             }
-            "tools/call" => self.call_tool(id, params).await,
+            "tools/call" => self.call_tool(id, params, None).await,
             "prompts/get" if params.get("name").and_then(Value::as_str) == Some("loom") => {
                 let result = json!({
                     "description": "Loom primer",
