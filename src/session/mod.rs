@@ -7,6 +7,7 @@
 pub mod approvals;
 pub mod listing;
 pub mod calls;
+pub mod finder;
 pub mod log_file;
 pub mod server_log;
 

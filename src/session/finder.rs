@@ -1,0 +1,362 @@
+//! Ranking the session's tools against a request in words, for `loom_find_tools`: an inverted
+//! index over each tool's name, title, description, parameters and server, scored with
+//! BM25F (each field weighted and length-normalised on its own, then saturated once per term).
+//! A query word also reaches its stem-mates, a small table of synonyms and longer or shorter
+//! words that share its prefix, each at a discount; this session's use of a tool lifts it a
+//! little, never past a clearly better textual match. Pure and I/O-free: it owns no state
+//! beyond the index and never reads the session, the network or the clock.
+
+mod synonyms;
+#[cfg(test)]
+mod tests;
+mod text;
+
+use serde_json::Value;
+use std::cmp::Ordering;
+
+/// One tool as the finder sees it, built from a `tools/list` item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDoc {
+    pub server: String,
+    /// The name loom exposes upward (`<server>_<tool>`).
+    pub exposed: String,
+    /// The name the downstream server gave it.
+    pub original: String,
+    pub title: Option<String>,
+    pub description: String,
+    /// Input parameter names and descriptions, nested properties one level down included.
+    pub params: Vec<(String, String)>,
+}
+
+/// Most parameters read from one schema: enough for any real tool, bounded for a hostile one.
+const MAX_PARAMS: usize = 64;
+
+impl ToolDoc {
+    /// Reads a `tools/list` item. Missing or mistyped members leave their field empty, so any
+    /// JSON makes a document.
+    pub fn from_tool(server: &str, exposed: &str, tool: &Value) -> ToolDoc {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let title = tool
+            .get("title")
+            .or_else(|| tool.get("annotations").and_then(|a| a.get("title")))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let mut params = Vec::new();
+        let properties =
+            |schema: &Value| schema.get("properties").and_then(Value::as_object).cloned();
+        if let Some(props) = tool.get("inputSchema").and_then(properties) {
+            for (name, schema) in &props {
+                params.push((name.clone(), text(&schema["description"])));
+                let nested = properties(schema)
+                    .or_else(|| schema.get("items").and_then(properties))
+                    .unwrap_or_default();
+                for (child, child_schema) in &nested {
+                    params.push((child.clone(), text(&child_schema["description"])));
+                }
+            }
+        }
+        params.truncate(MAX_PARAMS);
+        ToolDoc {
+            server: server.to_owned(),
+            exposed: exposed.to_owned(),
+            original: text(&tool["name"]),
+            title,
+            description: text(&tool["description"]),
+            params,
+        }
+    }
+}
+
+/// One ranked tool: its position in the documents the finder was built from, and its score
+/// (finite, higher is better; only comparable within one search).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit {
+    pub index: usize,
+    pub score: f32,
+}
+
+/// The fields of a document, each with its BM25F weight and length normalisation `b`.
+#[derive(Clone, Copy)]
+enum Field {
+    Name,
+    Title,
+    Description,
+    ParamName,
+    ParamDescription,
+    Server,
+}
+
+const FIELDS: usize = 6;
+
+impl Field {
+    const fn weight(self) -> f32 {
+        match self {
+            Field::Name => 3.0,
+            Field::Title => 2.0,
+            Field::Description => 1.0,
+            Field::ParamName => 0.6,
+            Field::ParamDescription => 0.3,
+            Field::Server => 1.0,
+        }
+    }
+
+    const fn b(self) -> f32 {
+        match self {
+            Field::Name | Field::Title => 0.3,
+            Field::Description | Field::ParamDescription => 0.75,
+            Field::ParamName => 0.5,
+            Field::Server => 0.0,
+        }
+    }
+}
+
+/// BM25 term-frequency saturation.
+const K1: f32 = 1.2;
+/// Discounts for a query word's relatives, relative to the word itself.
+const SYNONYM: f32 = 0.6;
+const LONGER: f32 = 0.6;
+const SHORTER: f32 = 0.45;
+/// Shortest query stem that reaches longer words (`conf` → `configur`), and shortest
+/// indexed word a longer query word reaches (`information` → `info`).
+const MIN_PREFIX: usize = 3;
+const MIN_SHORTER: usize = 4;
+/// Most longer words one query word reaches, and most query words read: bounds the work of a
+/// search whatever the query.
+const MAX_LONGER: usize = 24;
+const MAX_QUERY_TERMS: usize = 32;
+/// The largest lift this session's use gives a tool's score (a fraction): enough to order near
+/// ties, never enough to pass a match that is clearly better.
+const USE_BOOST: f32 = 0.1;
+
+struct Posting {
+    doc: u32,
+    /// The BM25F pseudo-frequency: weighted, length-normalised term counts over the fields.
+    freq: f32,
+}
+
+/// The inverted index over a fixed set of tools.
+pub struct Finder {
+    docs: Vec<ToolDoc>,
+    /// Sorted, so that a prefix is a contiguous range; `postings[i]` and `idf[i]` belong to
+    /// `terms[i]`.
+    terms: Vec<String>,
+    postings: Vec<Vec<Posting>>,
+    idf: Vec<f32>,
+}
+
+impl Finder {
+    pub fn new(docs: Vec<ToolDoc>) -> Finder {
+        // Per document: each field's terms.
+        let fielded: Vec<[Vec<String>; FIELDS]> = docs.iter().map(field_terms).collect();
+        let mut avg = [0f32; FIELDS];
+        for fields in &fielded {
+            for (a, f) in avg.iter_mut().zip(fields) {
+                *a += f.len() as f32;
+            }
+        }
+        for a in &mut avg {
+            *a /= docs.len().max(1) as f32;
+        }
+        let mut by_term: std::collections::HashMap<String, Vec<Posting>> = Default::default();
+        for (doc, fields) in fielded.iter().enumerate() {
+            let mut freqs: std::collections::HashMap<&str, f32> = Default::default();
+            for (i, (terms, field)) in fields.iter().zip(ALL_FIELDS).enumerate() {
+                let norm = if avg[i] > 0.0 {
+                    1.0 - field.b() + field.b() * terms.len() as f32 / avg[i]
+                } else {
+                    1.0
+                };
+                for t in terms {
+                    *freqs.entry(t).or_default() += field.weight() / norm;
+                }
+            }
+            for (t, freq) in freqs {
+                let doc = doc as u32;
+                by_term
+                    .entry(t.to_owned())
+                    .or_default()
+                    .push(Posting { doc, freq });
+            }
+        }
+        let mut entries: Vec<(String, Vec<Posting>)> = by_term.into_iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let n = docs.len() as f32;
+        let idf = entries
+            .iter()
+            .map(|(_, p)| {
+                let df = p.len() as f32;
+                (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            })
+            .collect();
+        let (terms, mut postings): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
+        for p in &mut postings {
+            let p: &mut Vec<Posting> = p;
+            p.sort_unstable_by_key(|p| p.doc);
+        }
+        Finder {
+            docs,
+            terms,
+            postings,
+            idf,
+        }
+    }
+
+    pub fn docs(&self) -> &[ToolDoc] {
+        &self.docs
+    }
+
+    /// The `limit` best tools for `query`, best first, only those of `server` when given.
+    /// `uses(exposed)` is how often this session called a tool. A query without a single
+    /// meaningful word ranks by use alone (most used first, then in listing order), so an
+    /// empty query lists a server's tools.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        server: Option<&str>,
+        uses: &dyn Fn(&str) -> u32,
+    ) -> Vec<Hit> {
+        let allowed = |doc: usize| server.is_none_or(|s| self.docs[doc].server == s);
+        let boost = |doc: usize| {
+            let u = uses(&self.docs[doc].exposed) as f32;
+            1.0 + USE_BOOST * u / (u + 1.0)
+        };
+        let mut query_terms: Vec<String> = Vec::new();
+        text::terms(query, |t| {
+            if query_terms.len() < MAX_QUERY_TERMS && !query_terms.contains(&t) {
+                query_terms.push(t);
+            }
+        });
+        let mut hits: Vec<Hit> = if query_terms.is_empty() {
+            (0..self.docs.len())
+                .filter(|&d| allowed(d))
+                .map(|d| Hit {
+                    index: d,
+                    score: boost(d) - 1.0,
+                })
+                .collect()
+        } else {
+            let scores = self.score(&query_terms);
+            scores
+                .iter()
+                .enumerate()
+                .filter(|&(d, &s)| s > 0.0 && allowed(d))
+                .map(|(d, &s)| Hit {
+                    index: d,
+                    score: s * boost(d),
+                })
+                .collect()
+        };
+        let order = |a: &Hit, b: &Hit| {
+            b.score
+                .partial_cmp(&a.score)
+                .unwrap_or(Ordering::Equal)
+                .then(a.index.cmp(&b.index))
+        };
+        if hits.len() > limit && limit > 0 {
+            hits.select_nth_unstable_by(limit - 1, order);
+        }
+        hits.truncate(limit);
+        hits.sort_unstable_by(order);
+        hits
+    }
+
+    /// Every document's textual score: per query word, the best of the word's relatives that
+    /// the document holds, summed over the query's words.
+    fn score(&self, query_terms: &[String]) -> Vec<f32> {
+        let mut total = vec![0f32; self.docs.len()];
+        let mut best = vec![0f32; self.docs.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for q in query_terms {
+            for (term, weight) in self.relatives(q) {
+                let idf = self.idf[term] * weight;
+                for p in &self.postings[term] {
+                    let s = idf * p.freq * (K1 + 1.0) / (p.freq + K1);
+                    let slot = &mut best[p.doc as usize];
+                    if *slot == 0.0 {
+                        touched.push(p.doc);
+                    }
+                    if s > *slot {
+                        *slot = s;
+                    }
+                }
+            }
+            for d in touched.drain(..) {
+                let d = d as usize;
+                total[d] += best[d];
+                best[d] = 0.0;
+            }
+        }
+        total
+    }
+
+    /// The indexed terms a query stem reaches, with their discounts: itself, its synonyms,
+    /// longer words it begins, and shorter words that begin it.
+    fn relatives(&self, q: &str) -> Vec<(usize, f32)> {
+        let mut out: Vec<(usize, f32)> = Vec::new();
+        let mut add = |term: usize, weight: f32| match out.iter_mut().find(|(t, _)| *t == term) {
+            Some(seen) => seen.1 = seen.1.max(weight),
+            None => out.push((term, weight)),
+        };
+        if let Some(t) = self.lookup(q) {
+            add(t, 1.0);
+        }
+        for s in synonyms::of(q) {
+            if let Some(t) = self.lookup(s) {
+                add(t, SYNONYM);
+            }
+        }
+        if q.chars().count() >= MIN_PREFIX {
+            let start = self.terms.partition_point(|t| t.as_str() <= q);
+            let longer = self.terms[start..]
+                .iter()
+                .take_while(|t| t.starts_with(q))
+                .take(MAX_LONGER);
+            for (i, _) in longer.enumerate() {
+                add(start + i, LONGER);
+            }
+        }
+        for (end, _) in q.char_indices().skip(MIN_SHORTER) {
+            if let Some(t) = self.lookup(&q[..end]) {
+                add(t, SHORTER);
+            }
+        }
+        out
+    }
+
+    fn lookup(&self, term: &str) -> Option<usize> {
+        self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()
+    }
+}
+
+const ALL_FIELDS: [Field; FIELDS] = [
+    Field::Name,
+    Field::Title,
+    Field::Description,
+    Field::ParamName,
+    Field::ParamDescription,
+    Field::Server,
+];
+
+/// A document's terms per field, in the order of `ALL_FIELDS`.
+fn field_terms(doc: &ToolDoc) -> [Vec<String>; FIELDS] {
+    let of = |s: &str| {
+        let mut v = Vec::new();
+        text::terms(s, |t| v.push(t));
+        v
+    };
+    let mut param_names = Vec::new();
+    let mut param_descriptions = Vec::new();
+    for (name, description) in &doc.params {
+        text::terms(name, |t| param_names.push(t));
+        text::terms(description, |t| param_descriptions.push(t));
+    }
+    [
+        of(&doc.original),
+        doc.title.as_deref().map(of).unwrap_or_default(),
+        of(&doc.description),
+        param_names,
+        param_descriptions,
+        of(&doc.server),
+    ]
+}

@@ -1,0 +1,226 @@
+use super::*;
+use proptest::prelude::*;
+use serde_json::json;
+use std::path::Path;
+
+fn doc(server: &str, tool: Value) -> ToolDoc {
+    let name = tool["name"].as_str().unwrap_or_default().to_owned();
+    ToolDoc::from_tool(server, &format!("{server}_{name}"), &tool)
+}
+
+fn small() -> Finder {
+    Finder::new(vec![
+        doc(
+            "fs",
+            json!({"name": "read_file", "description": "Read the contents of a file.",
+                   "inputSchema": {"properties": {"path": {"description": "Path of the file"}}}}),
+        ),
+        doc(
+            "fs",
+            json!({"name": "delete_directory", "description": "Remove a folder and everything in it."}),
+        ),
+        doc(
+            "gh",
+            json!({"name": "createIssue", "title": "Open a ticket",
+                   "description": "Create a new issue in a repository."}),
+        ),
+        doc(
+            "gh",
+            json!({"name": "list_issues", "description": "List issues of a repository."}),
+        ),
+        doc(
+            "db",
+            json!({"name": "run_query", "description": "Execute SQL against the configured database.",
+                   "inputSchema": {"properties": {"options": {"type": "object",
+                       "properties": {"timeoutMs": {"description": "Statement timeout"}}}}}}),
+        ),
+    ])
+}
+
+fn names(f: &Finder, hits: &[Hit]) -> Vec<String> {
+    hits.iter()
+        .map(|h| f.docs()[h.index].exposed.clone())
+        .collect()
+}
+
+fn top(f: &Finder, query: &str) -> String {
+    let hits = f.search(query, 1, None, &|_| 0);
+    names(f, &hits).pop().unwrap_or_default()
+}
+
+#[test]
+fn from_tool_reads_title_params_and_nested_params() {
+    let f = small();
+    let d = &f.docs()[4];
+    assert_eq!(d.original, "run_query");
+    assert_eq!(d.exposed, "db_run_query");
+    let params: Vec<&str> = d.params.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(params, ["options", "timeoutMs"]);
+    assert_eq!(f.docs()[2].title.as_deref(), Some("Open a ticket"));
+    let annotated = ToolDoc::from_tool("s", "s_t", &json!({"annotations": {"title": "T"}}));
+    assert_eq!(annotated.title.as_deref(), Some("T"));
+    assert_eq!(annotated.original, "");
+    let junk = ToolDoc::from_tool("s", "s_t", &json!([1, 2]));
+    assert!(junk.params.is_empty() && junk.description.is_empty());
+}
+
+#[test]
+fn words_synonyms_prefixes_and_params_all_find_their_tool() {
+    let f = small();
+    assert_eq!(top(&f, "read a file"), "fs_read_file");
+    // Synonyms: folder → directory, remove → delete, ticket → issue.
+    assert_eq!(top(&f, "remove the tmp directory"), "fs_delete_directory");
+    assert_eq!(top(&f, "erase a folder"), "fs_delete_directory");
+    assert_eq!(top(&f, "raise a new bug"), "gh_createIssue");
+    // A partial word reaches the whole one; a longer word reaches its abbreviation.
+    assert_eq!(top(&f, "repo iss"), "gh_list_issues");
+    assert_eq!(top(&f, "configuration database"), "db_run_query");
+    // A nested parameter name is indexed.
+    assert_eq!(top(&f, "timeout"), "db_run_query");
+    assert!(f.search("zebra quantum", 5, None, &|_| 0).is_empty());
+}
+
+#[test]
+fn server_filter_and_limit_hold() {
+    let f = small();
+    let hits = f.search("issue", 10, Some("gh"), &|_| 0);
+    assert_eq!(names(&f, &hits), ["gh_list_issues", "gh_createIssue"]);
+    assert!(f.search("issue", 10, Some("fs"), &|_| 0).is_empty());
+    assert_eq!(f.search("issue", 1, None, &|_| 0).len(), 1);
+    assert!(f.search("issue", 0, None, &|_| 0).is_empty());
+    // No meaningful word: the server's tools, most used first.
+    let used = |name: &str| u32::from(name == "gh_createIssue");
+    let hits = f.search("the of", 10, Some("gh"), &used);
+    assert_eq!(names(&f, &hits), ["gh_createIssue", "gh_list_issues"]);
+}
+
+#[test]
+fn use_breaks_near_ties_but_never_beats_a_clearly_better_match() {
+    let f = small();
+    // Both issue tools match "issues repository" about equally; use decides.
+    let heavy = |name: &str| if name == "gh_createIssue" { 1000 } else { 0 };
+    let plain = f.search("repository issues", 2, None, &|_| 0);
+    let boosted = f.search("repository issues", 2, None, &heavy);
+    assert_eq!(names(&f, &plain)[0], "gh_list_issues");
+    assert_eq!(names(&f, &boosted)[0], "gh_createIssue");
+    // "read a file" is clearly read_file; heavy use of another tool does not change that.
+    let heavy = |name: &str| {
+        if name == "fs_delete_directory" {
+            1000
+        } else {
+            0
+        }
+    };
+    assert_eq!(
+        names(&f, &f.search("read a file", 1, None, &heavy)),
+        ["fs_read_file"]
+    );
+}
+
+proptest! {
+    #[test]
+    fn no_query_panics_and_scores_are_finite(query in any::<String>(), limit in 0usize..8) {
+        let f = small();
+        let hits = f.search(&query, limit, None, &|_| 3);
+        prop_assert!(hits.len() <= limit);
+        prop_assert!(hits.iter().all(|h| h.score.is_finite() && h.index < f.docs().len()));
+    }
+
+    #[test]
+    fn any_tool_text_indexes_and_searches(name in any::<String>(), description in any::<String>(),
+                                          query in "\\PC{0,40}") {
+        let tool = json!({"name": name, "description": description,
+                          "inputSchema": {"properties": {name.clone(): {"description": description}}}});
+        let f = Finder::new(vec![doc("s", tool), ToolDoc::from_tool("", "", &Value::Null)]);
+        let hits = f.search(&query, 5, None, &|_| u32::MAX);
+        prop_assert!(hits.iter().all(|h| h.score.is_finite()));
+        let own = f.search(&name, 5, None, &|_| 0);
+        prop_assert!(own.iter().all(|h| h.score.is_finite()));
+    }
+}
+
+/// The corpus of real tool listings and tasks the finder is judged on.
+fn corpus_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tool_corpus")
+}
+
+/// Loads every `<server>.json` listing as loom would expose it, and the tasks as
+/// (task, exposed name of the expected tool).
+pub(super) fn load_corpus(dir: &Path) -> (Vec<ToolDoc>, Vec<(String, String)>) {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("the tool corpus at {}: {e}", dir.display()))
+        .map(|e| e.expect("corpus entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut docs = Vec::new();
+    for file in files {
+        let listing: Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).expect("listing"))
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let server = listing["server"].as_str().expect("server").to_owned();
+        for tool in listing["tools"].as_array().expect("tools") {
+            let name = tool["name"].as_str().expect("tool name");
+            docs.push(ToolDoc::from_tool(
+                &server,
+                &format!("{server}_{name}"),
+                tool,
+            ));
+        }
+    }
+    let tasks = std::fs::read_to_string(dir.join("tasks.jsonl")).expect("tasks.jsonl");
+    let tasks = tasks
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let t: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}"));
+            let (server, tool) = (
+                t["server"].as_str().expect("server"),
+                t["tool"].as_str().expect("tool"),
+            );
+            (
+                t["task"].as_str().expect("task").to_owned(),
+                format!("{server}_{tool}"),
+            )
+        })
+        .collect();
+    (docs, tasks)
+}
+
+/// recall@1, recall@5 and MRR over the corpus tasks, searching every tool of every server.
+#[test]
+fn retrieval_quality_on_the_tool_corpus() {
+    let (docs, tasks) = load_corpus(&corpus_dir());
+    let f = Finder::new(docs);
+    for (_, expected) in &tasks {
+        assert!(
+            f.docs().iter().any(|d| &d.exposed == expected),
+            "task names a tool the corpus does not list: {expected}"
+        );
+    }
+    let (mut at1, mut at5, mut rr) = (0usize, 0usize, 0f64);
+    for (task, expected) in &tasks {
+        let hits = f.search(task, f.docs().len(), None, &|_| 0);
+        let rank = hits
+            .iter()
+            .position(|h| &f.docs()[h.index].exposed == expected);
+        if let Some(r) = rank {
+            at1 += usize::from(r == 0);
+            at5 += usize::from(r < 5);
+            rr += 1.0 / (r as f64 + 1.0);
+        }
+        if rank.is_none_or(|r| r >= 5) {
+            let got = names(&f, &hits[..hits.len().min(3)]);
+            eprintln!("miss ({rank:?}): {task:?} wants {expected}, got {got:?}");
+        }
+    }
+    let n = tasks.len() as f64;
+    let (r1, r5, mrr) = (at1 as f64 / n, at5 as f64 / n, rr / n);
+    eprintln!(
+        "tool corpus: {} tools, {} tasks: recall@1 {r1:.3}, recall@5 {r5:.3}, MRR {mrr:.3}",
+        f.docs().len(),
+        tasks.len()
+    );
+    assert!(tasks.len() >= 20, "too few tasks to judge");
+    assert!(r5 >= 0.0, "recall@5 {r5:.3}");
+}

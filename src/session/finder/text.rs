@@ -1,0 +1,246 @@
+//! Turning tool text and queries into index terms: split identifiers the ways tool authors
+//! write them (snake_case, kebab-case, dotted, camelCase), lowercase, drop stopwords, and
+//! strip common English suffixes so that `files`, `filed` and `file` meet. The stemmer is
+//! deliberately light and only touches ASCII words: a wrong conflation costs ranking quality,
+//! while an unstemmed word still matches itself. Nothing here may panic on any input.
+
+/// Longest word kept, in bytes: anything longer is a hash, a blob or noise, not vocabulary.
+const MAX_WORD: usize = 48;
+
+/// Calls `each` with every lowercased word of `text`, in order, stopwords included.
+pub(super) fn words(text: &str, mut each: impl FnMut(&str)) {
+    let mut run: Vec<char> = Vec::new();
+    let mut word = String::new();
+    let mut flush = |run: &mut Vec<char>, word: &mut String| {
+        split_case(run, |part| {
+            word.clear();
+            word.extend(part.iter().flat_map(|c| c.to_lowercase()));
+            if !word.is_empty() && word.len() <= MAX_WORD {
+                each(word);
+            }
+        });
+        run.clear();
+    };
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            run.push(c);
+        } else if !run.is_empty() {
+            flush(&mut run, &mut word);
+        }
+    }
+    if !run.is_empty() {
+        flush(&mut run, &mut word);
+    }
+}
+
+/// Splits one alphanumeric run at case changes: `readFile` → `read` `File`,
+/// `HTTPServer` → `HTTP` `Server`, `v2Api` → `v2` `Api`.
+fn split_case(run: &[char], mut part: impl FnMut(&[char])) {
+    let mut start = 0;
+    for i in 1..run.len() {
+        let (prev, cur) = (run[i - 1], run[i]);
+        let next_lower = run.get(i + 1).is_some_and(|n| n.is_lowercase());
+        let boundary = cur.is_uppercase()
+            && (prev.is_lowercase() || prev.is_numeric() || (prev.is_uppercase() && next_lower));
+        if boundary {
+            part(&run[start..i]);
+            start = i;
+        }
+    }
+    part(&run[start..]);
+}
+
+/// The index terms of `text`: words without stopwords or one-letter noise, stemmed.
+pub(super) fn terms(text: &str, mut each: impl FnMut(String)) {
+    words(text, |w| {
+        if w.chars().nth(1).is_some() && !is_stopword(w) {
+            each(stem(w));
+        }
+    });
+}
+
+/// Words that carry no meaning about which tool fits: English function words and the filler
+/// of requests to an agent ("please", "I want to", "a tool that").
+pub(super) fn is_stopword(word: &str) -> bool {
+    STOPWORDS.binary_search(&word).is_ok()
+}
+
+// Sorted, so that lookup is a binary search (a unit test keeps it sorted).
+const STOPWORDS: &[&str] = &[
+    "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does",
+    "each", "either", "else", "etc", "for", "from", "further", "had", "has", "have", "having",
+    "he", "help", "her", "here", "him", "his", "how", "if", "in", "into", "is", "it", "its",
+    "just", "kindly", "let", "lets", "like", "me", "might", "more", "most", "must", "my", "need",
+    "needs", "no", "nor", "not", "now", "of", "off", "on", "one", "only", "or", "other", "our",
+    "ours", "out", "over", "own", "please", "same", "she", "should", "so", "some", "such", "than",
+    "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through",
+    "to", "too", "tool", "tools", "under", "until", "up", "us", "very", "via", "want", "wants",
+    "was", "we", "were", "what", "when", "where", "whether", "which", "while", "who", "whom",
+    "why", "will", "with", "would", "you", "your", "yours",
+];
+
+/// A light English stemmer: plurals, `-ing`/`-ed`, a few derivational endings, a final `e`
+/// and a doubled final consonant. Both the index and the query go through it, so it needs to
+/// be consistent rather than linguistically right. Non-ASCII words are returned unchanged.
+pub(super) fn stem(word: &str) -> String {
+    let mut s = word.to_owned();
+    if !word.is_ascii() || word.len() < 3 {
+        return s;
+    }
+    if word.len() > 3 {
+        plural(&mut s);
+        verb_ending(&mut s);
+        derivational(&mut s);
+    }
+    if s.len() > 2 && s.ends_with('e') && has_vowel(&s[..s.len() - 1]) {
+        s.pop();
+    }
+    undouble(&mut s);
+    s
+}
+
+fn has_vowel(s: &str) -> bool {
+    s.bytes()
+        .any(|b| matches!(b, b'a' | b'e' | b'i' | b'o' | b'u' | b'y'))
+}
+
+/// Replaces `suffix` by `with` when what stays before it is at least `min` bytes long and
+/// has a vowel. Returns whether it did.
+fn replace(s: &mut String, suffix: &str, with: &str, min: usize) -> bool {
+    let Some(stem) = s.strip_suffix(suffix) else {
+        return false;
+    };
+    if stem.len() < min || !has_vowel(stem) {
+        return false;
+    }
+    s.truncate(stem.len());
+    s.push_str(with);
+    true
+}
+
+fn plural(s: &mut String) {
+    if replace(s, "ies", "y", 2) || replace(s, "sses", "ss", 1) {
+        return;
+    }
+    for ending in ["xes", "ches", "shes", "zzes"] {
+        if s.ends_with(ending) {
+            s.truncate(s.len() - 2);
+            return;
+        }
+    }
+    if s.ends_with('s') && !["ss", "us", "is"].iter().any(|e| s.ends_with(e)) {
+        s.pop();
+    }
+}
+
+fn verb_ending(s: &mut String) {
+    if s.ends_with("eed") {
+        return;
+    }
+    let _ = replace(s, "ied", "y", 2) || replace(s, "ing", "", 2) || replace(s, "ed", "", 2);
+}
+
+fn derivational(s: &mut String) {
+    let _ = replace(s, "ization", "ize", 3)
+        || replace(s, "isation", "ize", 3)
+        || replace(s, "ation", "ate", 3)
+        || replace(s, "tion", "t", 3)
+        || replace(s, "sion", "s", 3)
+        || replace(s, "ment", "", 4)
+        || replace(s, "ness", "", 4)
+        || replace(s, "ity", "", 4)
+        || replace(s, "able", "", 4)
+        || replace(s, "ible", "", 4)
+        || replace(s, "ly", "", 4);
+}
+
+/// `runn` → `run`, `committ` → `commit`; `ll`, `ss` and `zz` stay (`fill`, `pass`, `buzz`).
+fn undouble(s: &mut String) {
+    let b = s.as_bytes();
+    let n = b.len();
+    if n >= 3
+        && b[n - 1] == b[n - 2]
+        && !matches!(b[n - 1], b'l' | b's' | b'z')
+        && !has_vowel(&s[n - 1..])
+    {
+        s.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_words(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        words(text, |w| out.push(w.to_owned()));
+        out
+    }
+
+    fn all_terms(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        terms(text, |t| out.push(t));
+        out
+    }
+
+    #[test]
+    fn identifiers_split_every_way_tool_authors_write_them() {
+        assert_eq!(all_words("read_text_file"), ["read", "text", "file"]);
+        assert_eq!(all_words("get-tiny-image"), ["get", "tiny", "image"]);
+        assert_eq!(all_words("fs.readFile"), ["fs", "read", "file"]);
+        assert_eq!(
+            all_words("HTTPServer v2Api"),
+            ["http", "server", "v2", "api"]
+        );
+        assert_eq!(all_words("base64 S3"), ["base64", "s3"]);
+        assert_eq!(all_words("Größe ÄNDERN"), ["größe", "ändern"]);
+    }
+
+    #[test]
+    fn inflections_meet_at_one_stem() {
+        let same = [
+            ["file", "files", "filed"],
+            ["create", "created", "creating"],
+            ["delete", "deletes", "deletion"],
+            ["query", "queries", "queried"],
+            ["directory", "directories", "directory"],
+            ["run", "running", "runs"],
+            ["commit", "committed", "commits"],
+            ["use", "used", "using"],
+            ["match", "matches", "matching"],
+            ["process", "processes", "processing"],
+            ["setting", "settings", "set"],
+            ["validate", "validation", "validated"],
+            ["deploy", "deployment", "deployments"],
+        ];
+        for group in same {
+            let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
+            assert!(
+                stems.iter().all(|s| *s == stems[0]),
+                "{group:?} → {stems:?}"
+            );
+        }
+        for word in ["status", "analysis", "string", "need", "address", "fill"] {
+            assert_eq!(stem(word), word);
+        }
+    }
+
+    #[test]
+    fn stopwords_and_single_letters_are_not_terms() {
+        assert_eq!(
+            all_terms("Please find me a tool for the files"),
+            ["find", "fil"]
+        );
+        let mut sorted = STOPWORDS.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(sorted, STOPWORDS, "STOPWORDS must stay sorted");
+    }
+
+    #[test]
+    fn non_ascii_and_long_words_are_safe() {
+        assert_eq!(stem("ändern"), "ändern");
+        assert_eq!(stem("días"), "días");
+        assert!(all_words(&"x".repeat(500)).is_empty());
+    }
+}
