@@ -9,8 +9,8 @@ mod listing;
 
 pub use fields::Problem;
 pub use globs::{GlobError, Globs, glob_match};
-pub use listing::ListingMode;
 pub use http::{DEFAULT_HTTP_ADDR, DEFAULT_TOKEN_ENV, HttpAuth, HttpRefusal, HttpSettings};
+pub use listing::ListingMode;
 
 use fields::{Fields, Problems};
 use std::collections::BTreeMap;

@@ -2,14 +2,17 @@
 //! called, tools a person pinned from the workbench, and how often each tool was called (which
 //! ranks search results and names the most used tools).
 
+use super::finder::{Finder, ToolDoc};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 #[derive(Default)]
 pub struct ListingState {
     promoted: Mutex<BTreeSet<String>>,
     pinned: Mutex<BTreeSet<String>>,
     uses: Mutex<HashMap<String, u32>>,
+    /// The finder over the tools it was last built for, with their fingerprint.
+    finder: Mutex<Option<(u64, Arc<Finder>)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -47,6 +50,25 @@ impl ListingState {
 
     pub fn uses(&self, exposed: &str) -> u32 {
         lock(&self.uses).get(exposed).copied().unwrap_or(0)
+    }
+
+    /// A finder over `docs`: the one built before when the tools are the same, else a new one.
+    pub fn finder_for(&self, docs: Vec<ToolDoc>) -> Arc<Finder> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for d in &docs {
+            (&d.server, &d.exposed, &d.description, &d.params).hash(&mut h);
+        }
+        let print = h.finish();
+        let mut cached = lock(&self.finder);
+        if let Some((p, f)) = cached.as_ref()
+            && *p == print
+        {
+            return f.clone();
+        }
+        let f = Arc::new(Finder::new(docs));
+        *cached = Some((print, f.clone()));
+        f
     }
 
     /// The `n` most called tools, most first (ties by name).

@@ -5,9 +5,9 @@
 //! late subscriber catch up without gaps or duplicates.
 
 pub mod approvals;
-pub mod listing;
 pub mod calls;
 pub mod finder;
+pub mod listing;
 pub mod log_file;
 pub mod server_log;
 

@@ -63,9 +63,10 @@ impl ClientSession {
         })
     }
 
-    /// Pinned memories and the datasets so far, within the primer's budget.
+    /// How loom works for this client (how to reach unlisted tools, the servers), pinned
+    /// memories and the datasets so far, within the primer's budget: the stable part of
+    /// `loom_context`, plus the datasets.
     pub(super) fn primer(&self) -> String {
-        let pinned = self.session.memories.pinned();
         let datasets: Vec<(String, u64)> = self
             .session
             .store
@@ -77,7 +78,7 @@ impl ClientSession {
                     .collect()
             })
             .unwrap_or_default();
-        crate::store::memories::primer(&pinned, &datasets, PRIMER_BUDGET)
+        self.stable_prefix(&datasets, PRIMER_BUDGET)
     }
 
     pub(super) async fn dispatch(

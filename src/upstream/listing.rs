@@ -95,7 +95,15 @@ pub fn without_prose(schema: &mut Value) {
             }
         }
     }
-    for key in ["items", "additionalProperties", "not", "contains", "if", "then", "else"] {
+    for key in [
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "if",
+        "then",
+        "else",
+    ] {
         if let Some(child) = m.get_mut(key) {
             without_prose(child);
         }
@@ -121,7 +129,10 @@ pub fn compact(tool: &Value) -> Value {
         out.insert("name".into(), name.clone());
     }
     if let Some(d) = t.get("description").and_then(Value::as_str) {
-        out.insert("description".into(), Value::String(first_paragraph(d).to_owned()));
+        out.insert(
+            "description".into(),
+            Value::String(first_paragraph(d).to_owned()),
+        );
     }
     if let Some(schema) = t.get("inputSchema") {
         let mut schema = schema.clone();
@@ -214,7 +225,11 @@ pub fn place(inputs: &Inputs, served: Vec<ServedTool>) -> Vec<Placed> {
             server: "loom".into(),
             exposed: spec.name().to_owned(),
             listed,
-            tool: if listed.is_listed() { form(mode, &full) } else { full.clone() },
+            tool: if listed.is_listed() {
+                form(mode, &full)
+            } else {
+                full.clone()
+            },
             full,
         });
     }

@@ -65,7 +65,9 @@ pub(super) fn schema_problems(schema: &Value, args: &Value) -> Vec<String> {
                     .filter(|(d, _)| *d <= 3)
                     .min();
                 match near {
-                    Some((_, p)) => problems.push(format!("unknown argument `{k}`; did you mean `{p}`?")),
+                    Some((_, p)) => {
+                        problems.push(format!("unknown argument `{k}`; did you mean `{p}`?"))
+                    }
                     None if closed => problems.push(format!("unknown argument `{k}`")),
                     None => {}
                 }
@@ -80,7 +82,10 @@ fn type_problem(p: &Value, v: &Value) -> Option<String> {
     if let Some(options) = p.get("enum").and_then(Value::as_array)
         && !options.contains(v)
     {
-        return Some(format!("must be one of {}, got {v}", Value::Array(options.clone())));
+        return Some(format!(
+            "must be one of {}, got {v}",
+            Value::Array(options.clone())
+        ));
     }
     let fits = |t: &str| match t {
         "string" => v.is_string(),
@@ -176,7 +181,7 @@ impl ClientSession {
         let placed = self.placed_tools(&fleet);
         let value = match tool {
             LoomTool::FindTools => self.find_tools(&fleet, &placed, args),
-            LoomTool::Context => self.context(&fleet, &placed, args),
+            LoomTool::Context => self.context(&placed, args),
             _ => return tool_error(&format!("{} is not run here", tool.name())),
         };
         jsonrpc::to_raw(&value)
@@ -190,11 +195,14 @@ impl ClientSession {
             .filter(|p| p.exposed != LoomTool::FindTools.name())
             .map(|p| ToolDoc::from_tool(&p.server, &p.exposed, &p.full))
             .collect();
-        self.session.listing.finder_for(docs, Finder::new)
+        self.session.listing.finder_for(docs)
     }
 
     fn find_tools(&self, fleet: &Fleet, placed: &[Placed], args: &Map<String, Value>) -> Value {
-        let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
+        let query = args
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let server = args.get("server").and_then(Value::as_str);
         let limit = args
             .get("limit")
@@ -234,7 +242,9 @@ impl ClientSession {
         }
         if tools.is_empty() {
             let mut v = self.overview(fleet, placed, server);
-            v["note"] = json!(format!("no tool matches \"{query}\"; the servers are below"));
+            v["note"] = json!(format!(
+                "no tool matches \"{query}\"; the servers are below"
+            ));
             return v;
         }
         let body = json!({ "tools": tools, "truncated": truncated,
@@ -264,7 +274,11 @@ impl ClientSession {
 
     /// Each server with its number of tools and a line on what it is for: its own
     /// instructions' first sentence, else its first tools' names.
-    pub(super) fn server_lines(&self, fleet: &Fleet, placed: &[Placed]) -> Vec<(String, usize, String)> {
+    pub(super) fn server_lines(
+        &self,
+        fleet: &Fleet,
+        placed: &[Placed],
+    ) -> Vec<(String, usize, String)> {
         let mut out = Vec::new();
         for s in fleet.servers() {
             let names: Vec<&str> = placed
@@ -293,13 +307,16 @@ impl ClientSession {
     /// `loom_context`: the stable part first (how loom works here, the servers, pinned
     /// memories), with its hash, then what matches the query: memories, datasets, parked
     /// texts and tools, all within the budget.
-    fn context(&self, fleet: &Fleet, placed: &[Placed], args: &Map<String, Value>) -> Value {
-        let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
+    fn context(&self, placed: &[Placed], args: &Map<String, Value>) -> Value {
+        let query = args
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let budget = args
             .get("token_budget")
             .and_then(Value::as_u64)
             .map_or(CONTEXT_BUDGET, |b| b.clamp(200, 32_000) as usize);
-        let prefix = self.stable_prefix(fleet, placed, budget / 2);
+        let prefix = self.stable_prefix(&[], budget / 2);
         let mut sections: Vec<(String, Vec<String>)> = Vec::new();
         if !query.trim().is_empty() {
             let memories: Vec<String> = self
@@ -309,7 +326,13 @@ impl ClientSession {
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|(m, _)| !m.pinned)
-                .map(|(m, _)| format!("- {}: {}", m.key, crate::session::calls::cap_text(&m.content, 300)))
+                .map(|(m, _)| {
+                    format!(
+                        "- {}: {}",
+                        m.key,
+                        crate::session::calls::cap_text(&m.content, 300)
+                    )
+                })
                 .collect();
             sections.push(("Memories".into(), memories));
             let words: Vec<String> = query
@@ -331,7 +354,8 @@ impl ClientSession {
                         matches(&format!("{} {}", d.dataset_ref, cols.join(" ")))
                     })
                     .map(|d| {
-                        let cols: Vec<&str> = d.columns.iter().take(12).map(|c| c.0.as_str()).collect();
+                        let cols: Vec<&str> =
+                            d.columns.iter().take(12).map(|c| c.0.as_str()).collect();
                         format!("- {} ({} rows): {}", d.dataset_ref, d.rows, cols.join(", "))
                     })
                     .collect();
@@ -387,25 +411,53 @@ impl ClientSession {
         })
     }
 
-    /// The part of the context that does not depend on a query, cut to `budget` tokens:
-    /// what the primer says too.
-    pub(super) fn stable_prefix(&self, fleet: &Fleet, placed: &[Placed], budget: usize) -> String {
-        let pinned = self.session.memories.pinned();
-        let hidden = placed.iter().any(|p| p.listed == Listed::Hidden);
+    /// The part of the context that does not depend on a query, cut to `budget` tokens, with
+    /// `datasets` (the primer's) after the pinned memories. Before the servers have started,
+    /// they are named from the config.
+    pub(super) fn stable_prefix(&self, datasets: &[(String, u64)], budget: usize) -> String {
+        let config = &self.session.config;
+        let (servers, hidden) = match self.fleet() {
+            Some(fleet) => {
+                let placed = self.placed_tools(fleet);
+                let hidden = placed.iter().any(|p| p.listed == Listed::Hidden);
+                let lines = self
+                    .server_lines(fleet, &placed)
+                    .into_iter()
+                    .map(|(name, tools, about)| format!("- {name} ({tools} tools): {about}\n"))
+                    .collect();
+                (lines, hidden)
+            }
+            None => {
+                let mode = *lock(&self.listing_mode);
+                let hidden = mode.unwrap_or(config.listing) != crate::config::ListingMode::Full
+                    || (mode.is_none()
+                        && config
+                            .servers
+                            .iter()
+                            .any(|s| s.listing == Some(crate::config::ListingMode::Search)));
+                let lines = config
+                    .servers
+                    .iter()
+                    .map(|s| format!("- {}\n", s.name))
+                    .collect();
+                (lines, hidden)
+            }
+        };
         let mut s = String::from("# Loom\n");
         if hidden {
-            s.push_str("Not every tool is listed. To do something no listed tool does, call loom_find_tools with the task in words, then call the tool it names directly or with loom_call {tool, arguments}. Large results become datasets: ask loom_query (SQL) instead of calling again.\n");
-        } else {
-            s.push_str("Large results become datasets: ask loom_query (SQL) instead of calling again; parked text is read with loom_fetch.\n");
+            s.push_str("Not every tool is listed. To do something no listed tool does, call loom_find_tools with the task in words, then call the tool it names directly or with loom_call {tool, arguments}. ");
         }
-        let servers = self.server_lines(fleet, placed);
+        s.push_str("Large results become datasets: ask loom_query (SQL) instead of calling again; parked text is read with loom_fetch. loom_context gives what to know for a task.\n");
+        let servers: Vec<String> = servers;
         if !servers.is_empty() {
             s.push_str("Servers:\n");
-            for (name, tools, about) in servers {
-                s.push_str(&format!("- {name} ({tools} tools): {about}\n"));
+            for line in servers {
+                s.push_str(&line);
             }
         }
-        s.push_str(&crate::store::memories::primer(&pinned, &[], budget.saturating_sub(estimate(&s))));
+        let pinned = self.session.memories.pinned();
+        let rest = budget.saturating_sub(estimate(&s));
+        s.push_str(&crate::store::memories::primer(&pinned, datasets, rest));
         s
     }
 }
@@ -436,9 +488,19 @@ mod tests {
         assert!(schema_problems(&schema, &json!({ "path": "x", "depth": 2 })).is_empty());
         let p = schema_problems(&schema, &json!({ "pth": "x", "depth": "2", "mode": "c" }));
         assert!(p.contains(&"`path` is required".to_owned()), "{p:?}");
-        assert!(p.iter().any(|m| m == "unknown argument `pth`; did you mean `path`?"), "{p:?}");
-        assert!(p.iter().any(|m| m.starts_with("`depth` must be integer")), "{p:?}");
-        assert!(p.iter().any(|m| m.starts_with("`mode` must be one of")), "{p:?}");
+        assert!(
+            p.iter()
+                .any(|m| m == "unknown argument `pth`; did you mean `path`?"),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|m| m.starts_with("`depth` must be integer")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|m| m.starts_with("`mode` must be one of")),
+            "{p:?}"
+        );
         // Extra members are fine unless the schema closes them.
         assert!(schema_problems(&schema, &json!({ "path": "x", "zzzzzz": 1 })).is_empty());
         let mut closed = schema.clone();

@@ -104,7 +104,10 @@ impl LoomTool {
 
     /// Whether it works on the session's tools and listing, not on a store.
     pub const fn is_session(self) -> bool {
-        matches!(self, LoomTool::FindTools | LoomTool::Call | LoomTool::Context)
+        matches!(
+            self,
+            LoomTool::FindTools | LoomTool::Call | LoomTool::Context
+        )
     }
 
     /// Whether it works on the memory file rather than the dataset store.
@@ -131,7 +134,6 @@ pub struct ToolSpec {
 
 mod specs;
 pub use specs::TOOLS;
-
 
 impl ToolSpec {
     pub const fn name(&self) -> &'static str {
@@ -169,7 +171,8 @@ pub fn definition(t: &ToolSpec) -> Value {
         .filter(|f| f.required)
         .map(|f| f.name)
         .collect();
-    let mut schema = json!({ "type": "object", "properties": props, "additionalProperties": false });
+    let mut schema =
+        json!({ "type": "object", "properties": props, "additionalProperties": false });
     if !required.is_empty() {
         schema["required"] = json!(required);
     }
@@ -473,9 +476,10 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
         | LoomTool::MemoryHistory => {
             Err(format!("{} works on memories, not datasets", tool.name()))
         }
-        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => {
-            Err(format!("{} works on the session, not datasets", tool.name()))
-        }
+        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => Err(format!(
+            "{} works on the session, not datasets",
+            tool.name()
+        )),
     }
 }
 
@@ -621,9 +625,10 @@ fn run_memory_tool(
         | LoomTool::Export
         | LoomTool::Fetch
         | LoomTool::Park => Err(format!("{} works on datasets, not memories", tool.name())),
-        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => {
-            Err(format!("{} works on the session, not memories", tool.name()))
-        }
+        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => Err(format!(
+            "{} works on the session, not memories",
+            tool.name()
+        )),
     }
 }
 

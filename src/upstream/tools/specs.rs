@@ -137,7 +137,11 @@ pub const TOOLS: &[ToolSpec] = &[
             req("content", Kind::Str, "the note"),
             opt("tags", Kind::StrList, "labels"),
             opt("pinned", Kind::Bool, "show at every session start"),
-            opt("if_version", Kind::Int, "write only at this version (0: new)"),
+            opt(
+                "if_version",
+                Kind::Int,
+                "write only at this version (0: new)",
+            ),
         ],
         example: r#"{"key": "db-rules", "content": "never touch the prod schema", "pinned": true}"#,
         read_only: false,
