@@ -12,15 +12,26 @@ use std::io::Write;
 use std::sync::Arc;
 
 /// `loom tui`: the proxy in-process, MCP on the session socket, the workbench on the terminal.
-pub async fn tui(config: Arc<Config>, opts: TuiOptions) -> anyhow::Result<()> {
+pub async fn tui(
+    config: Arc<Config>,
+    mut opts: TuiOptions,
+    http: Option<std::net::SocketAddr>,
+) -> anyhow::Result<()> {
     // The seal is proven in a child while the first frame is drawn; a broken seal ends loom.
     compose::prove_seal(crate::tui::restore_terminal);
     let composed = compose::session(config, "tui", true).await;
-    let socket = composed
+    let mut socket = composed
         .socket
         .map_err(|e| anyhow::anyhow!("cannot open the session socket: {e}"))?;
     let (session, engine) = (composed.session, composed.engine);
+    let served = compose::serve_http(&session, http, Some(&mut socket)).await?;
+    if let Some(s) = &served {
+        // The title bar says where clients reach this session (the token is in the file
+        // beside the session socket, or the variable the config names).
+        opts.title = format!("{} · MCP over HTTP at {}", opts.title, s.url);
+    }
     let result = crate::tui::run(engine, opts).await;
+    drop(served);
     drop(socket);
     session.shutdown().await;
     result
@@ -56,6 +67,9 @@ pub fn sessions(out: &mut impl Write) -> anyhow::Result<()> {
             shown(&s.servers.join(",")),
             shown(&s.socket.display().to_string())
         )?;
+        if let Some(url) = &s.http {
+            writeln!(out, "{:<8} MCP over HTTP at {}", "", shown(url))?;
+        }
     }
     Ok(())
 }

@@ -54,6 +54,10 @@ enum Command {
         config: ConfigArg,
         #[command(flatten)]
         look: LookArgs,
+        /// Also serve MCP over streamable HTTP at this address (default 127.0.0.1:7331), on the
+        /// workbench's session, with a bearer token ($LOOM_HTTP_TOKEN, or one printed at start).
+        #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:7331", value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
     },
     /// The workbench on a running session (`loom serve` or `loom tui`), from another terminal.
     Attach {
@@ -219,7 +223,7 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
                 std::process::ExitCode::FAILURE
             })
         }
-        Command::Tui { config, look } => {
+        Command::Tui { config, look, http } => {
             let config = config.load()?;
             init_tui_logging(&cli.log_level, config.log_file.as_deref())?;
             let opts = loom::tui::TuiOptions {
@@ -233,7 +237,7 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
                 history_file: loom::tui::app::default_history_file(),
                 attached: false,
             };
-            rt.block_on(loom::cli::tui(config, opts))?;
+            rt.block_on(loom::cli::tui(config, opts, http))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
         }

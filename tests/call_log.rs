@@ -5,28 +5,8 @@ mod common;
 
 use common::{RawClient, sample_config};
 use loom::frontend::engine::{Engine, Reply, Request};
-use loom::frontend::socket::{RemoteEngine, SessionEntry};
+use loom::frontend::socket::RemoteEngine;
 use serde_json::json;
-use std::time::Duration;
-
-/// The session a test's `loom serve` opened, read from its runtime folder.
-async fn entry_of(cfg: &common::TempConfig) -> SessionEntry {
-    let dir = cfg.dir.path().join("loom");
-    for _ in 0..200 {
-        if let Ok(rd) = std::fs::read_dir(&dir) {
-            for e in rd.flatten() {
-                if e.path().extension().is_some_and(|x| x == "json")
-                    && let Ok(t) = std::fs::read_to_string(e.path())
-                    && let Ok(s) = serde_json::from_str::<SessionEntry>(&t)
-                {
-                    return s;
-                }
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("no session file in {}", dir.display());
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attacher_reads_requests_with_their_secrets_masked() {
@@ -56,7 +36,7 @@ async fn an_attacher_reads_requests_with_their_secrets_masked() {
             }),
         )
         .await;
-    let entry = entry_of(&cfg).await;
+    let entry = common::session_entry(&cfg).await;
     let eng = RemoteEngine::connect(&entry).await.expect("attach");
     let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 100 }).await else {
         panic!("calls")

@@ -16,10 +16,15 @@ const TOKEN: &str = "test-token-0123456789";
 
 /// `loom serve --http 127.0.0.1:0` with stdin held open; the URL it prints.
 async fn served(cfg: &TempConfig) -> (tokio::process::Child, String) {
+    served_with(cfg, &["--http", "127.0.0.1:0"]).await
+}
+
+/// `loom serve ARGS` with stdin held open; the URL it prints.
+async fn served_with(cfg: &TempConfig, args: &[&str]) -> (tokio::process::Child, String) {
     let mut child = tokio::process::Command::new(LOOM)
         .args(["serve", "-c"])
         .arg(&cfg.path)
-        .args(["--http", "127.0.0.1:0"])
+        .args(args)
         .env("XDG_RUNTIME_DIR", cfg.dir.path())
         .env("LOOM_HTTP_TOKEN", TOKEN)
         .stdin(Stdio::piped())
@@ -32,7 +37,7 @@ async fn served(cfg: &TempConfig) -> (tokio::process::Child, String) {
     let url = tokio::time::timeout(std::time::Duration::from_secs(60), async {
         while let Ok(Some(l)) = lines.next_line().await {
             if let Some(url) = l.strip_prefix("loom: MCP over HTTP at ") {
-                return url.to_owned();
+                return url.split(' ').next().unwrap_or(url).to_owned();
             }
         }
         panic!("loom ended without serving HTTP")
@@ -68,9 +73,22 @@ async fn post(
     r.send().await.expect("a response")
 }
 
+/// The JSON-RPC response in a body: plain JSON, or the last message of an event stream.
 async fn json_of(r: reqwest::Response) -> Value {
+    let sse = r
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
     let bytes = r.bytes().await.expect("a body");
-    serde_json::from_slice(&bytes).expect("JSON")
+    if !sse {
+        return serde_json::from_slice(&bytes).expect("JSON");
+    }
+    let text = String::from_utf8(bytes.to_vec()).expect("UTF-8 events");
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .rfind(|m| m.get("method").is_none())
+        .expect("a response among the events")
 }
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#;
@@ -200,14 +218,373 @@ async fn a_session_lists_calls_and_ends_over_plain_http() {
 async fn the_python_sdk_calls_through_loom_over_http_with_progress_and_interception() {
     let cfg = TempConfig::new(SAMPLE);
     let (_child, url) = served(&cfg).await;
-    // The SDK's streamable-HTTP client: legacy sessions (modern requests over HTTP are the
-    // next step of the HTTP surface).
-    let v = python_client_check(&[
-        "--http".as_ref(),
-        url.as_ref(),
-        TOKEN.as_ref(),
-        "legacy".as_ref(),
-    ])
+    // The SDK's streamable-HTTP client in both eras: a legacy session, and stateless
+    // 2026-07-28 requests, which its auto mode picks.
+    for (mode, version) in [("legacy", "2025-11-25"), ("auto", "2026-07-28")] {
+        let v = python_client_check(&[
+            "--http".as_ref(),
+            url.as_ref(),
+            TOKEN.as_ref(),
+            mode.as_ref(),
+        ])
+        .await;
+        check_python_client_saw(&v, version);
+    }
+}
+
+/// A 2026-07-28 request with its `_meta` and the headers that mirror it.
+fn modern(url: &str, method: &str, name: Option<&str>, params: Value) -> reqwest::RequestBuilder {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "curlish", "version": "1" },
+    });
+    let body = json!({ "jsonrpc": "2.0", "id": 9, "method": method, "params": params });
+    let mut r = http()
+        .post(url)
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method)
+        .body(body.to_string());
+    if let Some(n) = name {
+        r = r.header("mcp-name", n);
+    }
+    r
+}
+
+async fn status_and_code(r: reqwest::RequestBuilder) -> (u16, Value) {
+    let r = r.send().await.expect("a response");
+    let status = r.status().as_u16();
+    let v = json_of(r).await;
+    (status, v["error"]["code"].clone())
+}
+
+#[tokio::test]
+async fn stateless_requests_are_checked_against_their_headers_with_the_revisions_codes() {
+    let cfg = TempConfig::new(SAMPLE);
+    let (_child, url) = served(&cfg).await;
+    let r = modern(&url, "server/discover", None, json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(r.headers().get("mcp-session-id").is_none(), "no sessions");
+    let v = json_of(r).await;
+    assert_eq!(v["result"]["resultType"], "complete", "{v}");
+    assert!(
+        v["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2026-07-28"))
+    );
+    let call = json!({ "name": "sample_get_weather", "arguments": { "city": "Lima" } });
+    let (s, v) = status_and_code(modern(
+        &url,
+        "tools/call",
+        Some("sample_get_weather"),
+        call.clone(),
+    ))
     .await;
-    check_python_client_saw(&v, "2025-11-25");
+    assert_eq!((s, v), (200, Value::Null), "a matching call is served");
+    // The name header names another tool than the body: -32020, and nothing is called.
+    let (s, c) = status_and_code(modern(
+        &url,
+        "tools/call",
+        Some("sample_cancel_order"),
+        call.clone(),
+    ))
+    .await;
+    assert_eq!((s, c), (400, json!(-32020)));
+    let (s, c) = status_and_code(modern(&url, "tools/call", None, call.clone())).await;
+    assert_eq!((s, c), (400, json!(-32020)), "Mcp-Name is required");
+    // The method header disagrees with the body.
+    let wrong = modern(&url, "tools/list", None, json!({})).header("mcp-method", "prompts/list");
+    assert_eq!(status_and_code(wrong).await, (400, json!(-32020)));
+    // _meta without the client's capabilities.
+    let bare = http()
+        .post(&url)
+        .bearer_auth(TOKEN)
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#);
+    assert_eq!(status_and_code(bare).await, (400, json!(-32602)));
+    // A version loom does not serve, in the header and in _meta alike.
+    let future = http()
+        .post(&url)
+        .bearer_auth(TOKEN)
+        .header("mcp-protocol-version", "2099-01-01")
+        .header("mcp-method", "tools/list")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(future.status(), 400);
+    let v = json_of(future).await;
+    assert_eq!(v["error"]["code"], -32022, "{v}");
+    assert_eq!(v["error"]["data"]["supported"], json!(["2026-07-28"]));
+    // Methods the revision removed, and ones nobody has.
+    for method in ["ping", "logging/setLevel", "no/such"] {
+        let (s, c) = status_and_code(modern(&url, method, None, json!({}))).await;
+        assert_eq!((s, c), (404, json!(-32601)), "{method}");
+    }
+    // No sessions: GET and DELETE without one are not served.
+    for m in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let r = http()
+            .request(m, &url)
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 405);
+    }
+}
+
+/// Reads a response body's server-sent events until `until` says stop; the events' (id, data).
+async fn read_events(
+    r: &mut reqwest::Response,
+    mut until: impl FnMut(&[(Option<u64>, String)]) -> bool,
+) -> Vec<(Option<u64>, String)> {
+    let mut buf = String::new();
+    let mut events = Vec::new();
+    while !until(&events) {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(30), r.chunk())
+            .await
+            .expect("an event in time")
+            .expect("the stream reads");
+        let Some(chunk) = chunk else { break };
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            let id = block
+                .lines()
+                .find_map(|l| l.strip_prefix("id: "))
+                .and_then(|i| i.parse().ok());
+            let data = block
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .collect::<String>();
+            events.push((id, data));
+        }
+    }
+    events
+}
+
+#[tokio::test]
+async fn a_call_streams_its_progress_and_a_dropped_stream_resumes_where_it_was() {
+    let cfg = TempConfig::new(SAMPLE);
+    let (_child, url) = served(&cfg).await;
+    let r = post(&url, Some(TOKEN), None, INIT).await;
+    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let call = json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{
+        "name":"sample_slow_count","arguments":{"steps":6,"delay_ms":150},
+        "_meta":{"progressToken":"tok-1"}}});
+    let mut r = post(&url, Some(TOKEN), Some(&sid), &call.to_string()).await;
+    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    // The priming event (an id, no data), then the first progress; then the client drops.
+    let first = read_events(&mut r, |e| e.iter().any(|(_, d)| d.contains("progress"))).await;
+    assert_eq!(first[0].1, "", "a priming event first: {first:?}");
+    let last_id = first.last().unwrap().0.expect("events carry ids");
+    drop(r);
+    // The GET with Last-Event-ID takes the same stream up: the rest of the progress, then the
+    // response, which ends it. Nothing was lost or repeated.
+    let mut resumed = http()
+        .get(&url)
+        .bearer_auth(TOKEN)
+        .header("mcp-session-id", &sid)
+        .header("accept", "text/event-stream")
+        .header("last-event-id", last_id.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let rest = read_events(&mut resumed, |e| {
+        e.iter().any(|(_, d)| d.contains("\"result\""))
+    })
+    .await;
+    let progress_seen: Vec<u64> = first
+        .iter()
+        .chain(&rest)
+        .filter_map(|(_, d)| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|m| m["params"]["progress"].as_u64())
+        .collect();
+    assert_eq!(progress_seen, vec![1, 2, 3, 4, 5, 6], "{first:?} {rest:?}");
+    let response: Value = serde_json::from_str(&rest.last().unwrap().1).unwrap();
+    assert_eq!(response["id"], 5);
+    assert_eq!(response["result"]["content"][0]["text"], "counted to 6");
+    let ids: Vec<u64> = first.iter().chain(&rest).filter_map(|e| e.0).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids increase: {ids:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_a_stateless_calls_stream_cancels_the_call() {
+    let cfg = TempConfig::new(SAMPLE);
+    let (_child, url) = served(&cfg).await;
+    // A client that takes JSON only gives up while it waits: the call is cancelled.
+    let slow =
+        json!({ "name": "sample_slow_count", "arguments": { "steps": 200, "delay_ms": 100 } });
+    let waiting = modern(&url, "tools/call", Some("sample_slow_count"), slow).send();
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(800), waiting)
+            .await
+            .is_err(),
+        "the call takes 20 s"
+    );
+    // A client that reads the call's stream (its progress) closes it: cancelled too.
+    let body = json!({ "jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
+        "name": "sample_slow_count", "arguments": { "steps": 200, "delay_ms": 100 },
+        "_meta": { "progressToken": 1,
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {} } } });
+    let mut r = http()
+        .post(&url)
+        .bearer_auth(TOKEN)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "sample_slow_count")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    let seen = read_events(&mut r, |e| !e.is_empty()).await;
+    assert!(seen[0].1.contains("notifications/progress"), "{seen:?}");
+    assert!(
+        seen[0].0.is_none(),
+        "2026-07-28 streams are not resumable: no ids"
+    );
+    drop(r);
+    let entry = session_entry(&cfg).await;
+    let eng = loom::frontend::socket::RemoteEngine::connect(&entry)
+        .await
+        .expect("attach");
+    use loom::frontend::engine::{Engine, Reply, Request};
+    let cancelled = wait_until("both calls logged as cancelled", async || {
+        let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 10 }).await else {
+            return None;
+        };
+        let cancelled: Vec<_> = calls
+            .into_iter()
+            .filter(|c| c.tool == "sample_slow_count")
+            .filter(|c| c.outcome == loom::types::events::Outcome::Cancelled)
+            .collect();
+        (cancelled.len() == 2).then_some(cancelled)
+    })
+    .await;
+    // The workbench tells HTTP clients apart: who (when they say) and from where.
+    let labels: Vec<String> = cancelled.iter().filter_map(|c| c.client.clone()).collect();
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.starts_with("curlish 1 · HTTP from 127.0.0.1:")),
+        "{labels:?}"
+    );
+    assert!(
+        labels.iter().all(|l| l.contains("HTTP from 127.0.0.1:")),
+        "{labels:?}"
+    );
+}
+
+#[tokio::test]
+async fn listings_narrow_by_url_and_sessions_and_streams_are_bounded() {
+    let two = format!(
+        "http_idle_timeout = 1\nhttp_max_streams = 1\n{SAMPLE}[[servers]]\nname = \"other\"\ncommand = \"loom\"\nargs = [\"sample-server\"]\n"
+    );
+    let cfg = TempConfig::new(&two);
+    let (_child, url) = served(&cfg).await;
+    let tools_at = async |u: &str| -> Vec<String> {
+        let r = modern(u, "tools/list", None, json!({}))
+            .send()
+            .await
+            .unwrap();
+        let v = json_of(r).await;
+        v["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .filter(|n| !n.starts_with("loom_"))
+            .collect()
+    };
+    let all = tools_at(&url).await;
+    assert!(
+        all.iter().any(|n| n.starts_with("other_")) && all.iter().any(|n| n.starts_with("sample_"))
+    );
+    let narrowed = tools_at(&format!("{url}?servers=other")).await;
+    assert!(
+        !narrowed.is_empty() && narrowed.iter().all(|n| n.starts_with("other_")),
+        "{narrowed:?}"
+    );
+    // An unknown name neither narrows nor widens: the default (every server).
+    assert_eq!(tools_at(&format!("{url}?servers=other,nope")).await, all);
+    // One stream per session here: a second GET is refused while the first is open.
+    let r = post(&url, Some(TOKEN), None, INIT).await;
+    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let get = || {
+        http()
+            .get(&url)
+            .bearer_auth(TOKEN)
+            .header("mcp-session-id", &sid)
+            .header("accept", "text/event-stream")
+            .send()
+    };
+    let open = get().await.unwrap();
+    assert_eq!(open.status(), 200);
+    assert_eq!(get().await.unwrap().status(), 429);
+    drop(open);
+    // A session nobody touches ends after http_idle_timeout (1 s here; any request would
+    // touch it, so the test waits rather than polls).
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(
+        post(&url, Some(TOKEN), Some(&sid), note).await.status(),
+        404
+    );
+}
+
+#[tokio::test]
+async fn open_auth_serves_without_a_token_and_a_named_token_variable_must_be_set() {
+    let cfg = TempConfig::new(&format!("http_auth = \"open\"\n{SAMPLE}"));
+    let (_child, url) = served(&cfg).await;
+    assert_eq!(post(&url, None, None, INIT).await.status(), 200);
+    // `loom sessions` shows where MCP is served.
+    let out = std::process::Command::new(LOOM)
+        .arg("sessions")
+        .env("XDG_RUNTIME_DIR", cfg.dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&format!("MCP over HTTP at {url}")), "{text}");
+    // A token variable the config names but nobody set: loom refuses to start.
+    let named = TempConfig::new(&format!(
+        "http_token_env = \"LOOM_TEST_UNSET_TOKEN\"\n{SAMPLE}"
+    ));
+    let out = std::process::Command::new(LOOM)
+        .args(["serve", "--http", "127.0.0.1:0", "-c"])
+        .arg(&named.path)
+        .env("XDG_RUNTIME_DIR", named.dir.path())
+        .env_remove("LOOM_TEST_UNSET_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("LOOM_TEST_UNSET_TOKEN"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Open on an address others can reach is refused unless the config means it.
+    let out = std::process::Command::new(LOOM)
+        .args(["serve", "--http", "0.0.0.0:0", "-c"])
+        .arg(&cfg.path)
+        .env("XDG_RUNTIME_DIR", cfg.dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("http_open_remote"));
 }

@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{LOOM, RawClient, TempConfig, is_error_result, sample_config, text_of, wait_until};
+use common::{
+    LOOM, RawClient, TempConfig, is_error_result, sample_config, session_entry, text_of, wait_until,
+};
 use loom::frontend::engine::{Engine, Reply, Request};
 use loom::frontend::socket::{RemoteEngine, SessionEntry};
 use loom::session::Event;
@@ -12,25 +14,6 @@ use loom::session::approvals::Decision;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The session a test's `loom serve` opened, read from its runtime folder.
-async fn entry_of(cfg: &TempConfig) -> SessionEntry {
-    let dir = cfg.dir.path().join("loom");
-    wait_until(
-        &format!("a session file in {}", dir.display()),
-        async || {
-            std::fs::read_dir(&dir).ok()?.flatten().find_map(|e| {
-                let p = e.path();
-                if p.extension().is_some_and(|x| x == "json") {
-                    serde_json::from_str::<SessionEntry>(&std::fs::read_to_string(&p).ok()?).ok()
-                } else {
-                    None
-                }
-            })
-        },
-    )
-    .await
-}
 
 async fn started(cfg: &TempConfig) -> (RawClient, SessionEntry) {
     let mut client = RawClient::spawn(&cfg.path);
@@ -40,7 +23,7 @@ async fn started(cfg: &TempConfig) -> (RawClient, SessionEntry) {
         names.iter().any(|n| n == "sample_cancel_order"),
         "{names:?}"
     );
-    let entry = entry_of(cfg).await;
+    let entry = session_entry(cfg).await;
     (client, entry)
 }
 
@@ -259,6 +242,7 @@ async fn stale_sockets_are_found_and_removed() {
         servers: vec![],
         socket: sock.clone(),
         kind: "serve".into(),
+        http: None,
     };
     std::fs::write(
         dir.join(format!("{dead}.json")),
@@ -726,7 +710,7 @@ async fn probe_from_a_server(tool: &str) -> (TempConfig, RawClient, serde_json::
     let mut client = RawClient::spawn(&cfg.path);
     client.initialize().await;
     assert!(client.tool_names().await.iter().any(|n| n == tool));
-    let entry = entry_of(&cfg).await;
+    let entry = session_entry(&cfg).await;
     let r = client
         .call(tool, json!({ "path": entry.socket.display().to_string() }))
         .await;
@@ -931,7 +915,7 @@ async fn a_person_restarts_a_server_and_re_enables_a_delisted_one_and_the_log_sh
     let mut c = RawClient::spawn(&cfg.path);
     c.initialize().await;
     assert!(!c.tool_names().await.is_empty());
-    let entry = entry_of(&cfg).await;
+    let entry = session_entry(&cfg).await;
     let (eng, _feed) = attacher(&entry).await;
     let state = async |eng: &Arc<RemoteEngine>| {
         let Ok(Reply::Servers { servers }) = eng.request(Request::Servers).await else {

@@ -37,6 +37,7 @@ fn summary() -> CallSummary {
         decision: Some("approved once by a human (at loom attach, pid 9 on /dev/pts/3)".into()),
         waited_millis: Some(1500),
         passed_because: None,
+        client: Some("claude-code 2.1 · HTTP from 127.0.0.1:53122".into()),
     }
 }
 

@@ -140,6 +140,19 @@ impl<'a> Fields<'a> {
         Some(v)
     }
 
+    pub fn boolean(&mut self, key: &'static str, p: &mut Problems) -> Option<bool> {
+        match self.get(key)? {
+            Value::Boolean(b) => Some(*b),
+            other => {
+                p.push(
+                    self.path_of(key),
+                    format!("must be true or false, found {}", type_name(other)),
+                );
+                None
+            }
+        }
+    }
+
     pub fn one_of(
         &mut self,
         key: &'static str,

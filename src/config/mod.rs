@@ -4,9 +4,11 @@
 
 mod fields;
 mod globs;
+mod http;
 
 pub use fields::Problem;
 pub use globs::{GlobError, Globs, glob_match};
+pub use http::{DEFAULT_HTTP_ADDR, DEFAULT_TOKEN_ENV, HttpAuth, HttpRefusal, HttpSettings};
 
 use fields::{Fields, Problems};
 use std::collections::BTreeMap;
@@ -52,6 +54,8 @@ pub struct Config {
     pub unattended_allow: bool,
     /// How long a call waits for a human's decision before it is denied.
     pub approval_timeout: Duration,
+    /// The HTTP surface: address, auth and bounds.
+    pub http: HttpSettings,
     pub servers: Vec<ServerSpec>,
 }
 
@@ -358,6 +362,7 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
     if let Some(r) = f.integer("inline_rows", 1, 10_000, p) {
         store.inline_rows = r as usize;
     }
+    let http = http::read(&mut f, p);
     let mut servers = Vec::new();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for (path, t) in f.array_of_tables("servers", p) {
@@ -395,6 +400,7 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         keymap,
         unattended_allow,
         approval_timeout,
+        http,
         servers,
     }
 }
@@ -437,7 +443,7 @@ fn token_may_travel_to(url: &str) -> bool {
     }
 }
 
-fn valid_env_name(name: &str) -> bool {
+pub(crate) fn valid_env_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some('A'..='Z' | 'a'..='z' | '_'))
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')

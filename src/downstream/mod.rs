@@ -345,10 +345,23 @@ impl Fleet {
             .filter(|s| s.status().state != ServerState::Delisted)
     }
 
+    /// The listed servers a client sees: all, or those `only` names.
+    fn listed_for<'a>(
+        &'a self,
+        only: Option<&'a [String]>,
+    ) -> impl Iterator<Item = &'a Arc<ServerHandle>> {
+        self.listed()
+            .filter(move |s| only.is_none_or(|names| names.iter().any(|n| n == s.name())))
+    }
+
     /// The merged tool list, with exposed names and without `outputSchema` (an envelope could
     /// not satisfy it); every other field is kept as the server sent it.
-    pub fn tools(&self) -> Vec<Value> {
-        self.tools_by_server().into_iter().map(|(_, t)| t).collect()
+    pub fn tools(&self, only: Option<&[String]>) -> Vec<Value> {
+        self.tools_by_server()
+            .into_iter()
+            .filter(|(s, _)| only.is_none_or(|names| names.contains(s)))
+            .map(|(_, t)| t)
+            .collect()
     }
 
     /// The merged tool list as [`Fleet::tools`] gives it, each with the server that serves it.
@@ -379,10 +392,10 @@ impl Fleet {
         out
     }
 
-    pub fn prompts(&self) -> Vec<Value> {
+    pub fn prompts(&self, only: Option<&[String]>) -> Vec<Value> {
         let names = lock(&self.prompt_names);
         let mut out = Vec::new();
-        for s in self.listed() {
+        for s in self.listed_for(only) {
             for p in &lock(&s.lists).prompts {
                 let Some(orig) = p.get("name").and_then(Value::as_str) else {
                     continue;
@@ -402,15 +415,15 @@ impl Fleet {
         out
     }
 
-    pub fn resources(&self) -> Vec<Value> {
-        self.listed()
+    pub fn resources(&self, only: Option<&[String]>) -> Vec<Value> {
+        self.listed_for(only)
             .flat_map(|s| lock(&s.lists).resources.clone())
             .map(Value::Object)
             .collect()
     }
 
-    pub fn resource_templates(&self) -> Vec<Value> {
-        self.listed()
+    pub fn resource_templates(&self, only: Option<&[String]>) -> Vec<Value> {
+        self.listed_for(only)
             .flat_map(|s| lock(&s.lists).templates.clone())
             .map(Value::Object)
             .collect()

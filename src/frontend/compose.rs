@@ -7,8 +7,10 @@
 use super::engine::Engine;
 use super::local::LocalEngine;
 use super::socket::{self, SessionSocket};
-use crate::config::Config;
+use crate::config::{Config, DEFAULT_TOKEN_ENV, HttpAuth};
 use crate::session::Session;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A session with its in-process engine and its socket.
@@ -51,60 +53,127 @@ pub async fn session(config: Arc<Config>, kind: &str, start_servers: bool) -> Co
 }
 
 /// `loom serve`: one MCP client on stdio, a workbench may attach through the socket; with
-/// `http`, MCP is also served over streamable HTTP at that address, on the same session, and
-/// loom keeps serving after stdin closes, until SIGINT or SIGTERM.
-pub async fn serve(config: Arc<Config>, http: Option<std::net::SocketAddr>) -> anyhow::Result<()> {
+/// HTTP (`--http` or `http` in the config), MCP is also served over streamable HTTP at that
+/// address, on the same session, and loom keeps serving after stdin closes, until SIGINT or
+/// SIGTERM.
+pub async fn serve(config: Arc<Config>, http: Option<SocketAddr>) -> anyhow::Result<()> {
     prove_seal(|| {});
     let max = config.max_message_bytes;
     let composed = session(config, "serve", false).await;
     // Without a socket loom still serves its client; only attaching is lost.
-    let socket = composed
+    let mut socket = composed
         .socket
         .map_err(|e| tracing::warn!("no session socket (attach will not find this session): {e}"))
         .ok();
-    let Some(addr) = http else {
-        return super::stdio::serve(composed.session, max, super::stdio::Until::StdinCloses).await;
+    let served = serve_http(&composed.session, http, socket.as_mut()).await?;
+    let until = match served {
+        Some(_) => super::stdio::Until::Signal,
+        None => super::stdio::Until::StdinCloses,
     };
-    let token = http_token(socket.as_ref())?;
-    let opts = super::http::HttpOptions {
-        addr,
-        token: Some(token),
-        max_body: max,
-    };
-    let (bound, task) = super::http::listen(composed.session.clone(), opts)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot serve HTTP on {addr}: {e}"))?;
-    eprintln!("loom: MCP over HTTP at http://{bound}/mcp");
-    let served = super::stdio::serve(composed.session, max, super::stdio::Until::Signal).await;
-    task.abort();
-    if let Some(s) = &socket {
-        let _ = std::fs::remove_file(s.entry.socket.with_extension("token"));
-    }
-    served
+    let result = super::stdio::serve(composed.session, max, until).await;
+    drop(served);
+    result
 }
 
-/// The bearer token of the HTTP surface: `$LOOM_HTTP_TOKEN` when set, else a new one, printed
-/// once to stderr and written (0600) beside the session socket for tools of this user.
-fn http_token(socket: Option<&SessionSocket>) -> anyhow::Result<String> {
-    if let Ok(t) = std::env::var("LOOM_HTTP_TOKEN")
-        && !t.trim().is_empty()
+/// The HTTP surface while it serves; dropping it stops it and removes its token file.
+pub struct HttpServing {
+    pub url: String,
+    task: tokio::task::JoinHandle<()>,
+    token_file: Option<PathBuf>,
+}
+
+impl Drop for HttpServing {
+    fn drop(&mut self) {
+        self.task.abort();
+        if let Some(f) = &self.token_file {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+}
+
+/// Serves MCP over HTTP for `session` when the command line (`cli`) or the config asks for it.
+/// The settings are checked against the address actually used: `http_auth = "open"` off
+/// loopback is refused unless the config says `http_open_remote = true`.
+pub async fn serve_http(
+    session: &Arc<Session>,
+    cli: Option<SocketAddr>,
+    socket: Option<&mut SessionSocket>,
+) -> anyhow::Result<Option<HttpServing>> {
+    let settings = &session.config.http;
+    let Some(addr) = cli.or(settings.addr) else {
+        return Ok(None);
+    };
+    settings.check(addr)?;
+    let token_path = socket
+        .as_ref()
+        .map(|s| s.entry.socket.with_extension("token"));
+    let (token, token_file) = match settings.auth {
+        HttpAuth::Open => (None, None),
+        HttpAuth::Required => {
+            let (token, written) =
+                http_token(settings.token_env.as_deref(), token_path.as_deref())?;
+            (Some(token), written)
+        }
+    };
+    let opts =
+        super::http::HttpOptions::new(addr, token, session.config.max_message_bytes, settings);
+    let (bound, task) = super::http::listen(session.clone(), opts)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot serve HTTP on {addr}: {e}"))?;
+    let url = format!("http://{bound}/mcp");
+    match settings.auth {
+        HttpAuth::Open => eprintln!("loom: MCP over HTTP at {url} (open: no token required)"),
+        HttpAuth::Required => eprintln!("loom: MCP over HTTP at {url}"),
+    }
+    if let Some(s) = socket
+        && let Err(e) = s.announce_http(url.clone())
     {
-        return Ok(t.trim().to_owned());
+        tracing::warn!("cannot add the HTTP URL to the session's description: {e}");
+    }
+    Ok(Some(HttpServing {
+        url,
+        task,
+        token_file,
+    }))
+}
+
+/// The bearer token of the HTTP surface: from the variable the config names (which must then be
+/// set), else `$LOOM_HTTP_TOKEN` when set, else a new one, printed once to stderr and written
+/// (0600) beside the session socket for tools of this user; that file is returned.
+fn http_token(
+    named: Option<&str>,
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<(String, Option<PathBuf>)> {
+    let from = |var: &str| {
+        std::env::var(var)
+            .ok()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty())
+    };
+    if let Some(var) = named {
+        let token = from(var).ok_or_else(|| {
+            anyhow::anyhow!(
+                "http_token_env names ${var}, which is not set: set it, or remove http_token_env to have loom make a token"
+            )
+        })?;
+        return Ok((token, None));
+    }
+    if let Some(token) = from(DEFAULT_TOKEN_ENV) {
+        return Ok((token, None));
     }
     let mut seed = [0u8; 32];
     std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut seed)?;
     let token: String = seed.iter().map(|b| format!("{b:02x}")).collect();
-    if let Some(s) = socket {
-        let path = s.entry.socket.with_extension("token");
-        let dir = path.parent().unwrap_or(std::path::Path::new("."));
-        crate::folders::write_private(dir, &path, ".token-", token.as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-        eprintln!(
-            "loom: HTTP bearer token (also in {}): {token}",
-            path.display()
-        );
-    } else {
+    let Some(path) = file else {
         eprintln!("loom: HTTP bearer token: {token}");
-    }
-    Ok(token)
+        return Ok((token, None));
+    };
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    crate::folders::write_private(dir, path, ".token-", token.as_bytes())
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    eprintln!(
+        "loom: HTTP bearer token (also in {}): {token}",
+        path.display()
+    );
+    Ok((token, Some(path.to_owned())))
 }

@@ -33,6 +33,9 @@ pub struct SessionEntry {
     pub socket: PathBuf,
     /// `serve` or `tui`.
     pub kind: String,
+    /// The URL MCP is served at over HTTP, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<String>,
 }
 
 use crate::folders::uid;
@@ -203,6 +206,22 @@ impl Drop for SessionSocket {
     }
 }
 
+impl SessionSocket {
+    /// Adds the HTTP surface's URL to what `loom sessions` shows.
+    pub fn announce_http(&mut self, url: String) -> std::io::Result<()> {
+        self.entry.http = Some(url);
+        write_entry(&self.entry)
+    }
+}
+
+/// Writes a session's description beside its socket, whole or not at all.
+fn write_entry(entry: &SessionEntry) -> std::io::Result<()> {
+    let desc = entry.socket.with_extension("json");
+    let tmp = entry.socket.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_vec_pretty(entry).unwrap_or_default())?;
+    std::fs::rename(&tmp, &desc)
+}
+
 /// Opens this process's session socket and serves it until dropped.
 pub fn listen(
     session: Arc<Session>,
@@ -223,11 +242,9 @@ pub fn listen(
         servers: session.server_names(),
         socket: path.clone(),
         kind: kind.to_owned(),
+        http: None,
     };
-    let desc = path.with_extension("json");
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(&entry).unwrap_or_default())?;
-    std::fs::rename(&tmp, &desc)?;
+    write_entry(&entry)?;
     let me = uid();
     let task = tokio::spawn(async move {
         loop {
@@ -352,6 +369,7 @@ async fn serve_connection(
     let (events_tx, events_rx) = mpsc::channel::<String>(EVENT_QUEUE);
     let (out_tx, writer) = line_writer(write, Some(events_rx));
     let client = ClientSession::new(session.clone(), out_tx.clone(), Caller::Model);
+    client.describe_transport("session socket".into());
     let mut lines = LineReader::new(
         BufReader::with_capacity(64 * 1024, read),
         session.config.max_message_bytes,

@@ -47,6 +47,7 @@ pub async fn serve(
         }
     });
     let session = ClientSession::new(shared.clone(), out_tx, crate::types::events::Caller::Model);
+    session.describe_transport("stdio".into());
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut lines = LineReader::new(

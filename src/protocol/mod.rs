@@ -29,7 +29,25 @@ pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const META_PREFIX: &str = "io.modelcontextprotocol/";
 
 /// 2026-07-28 error codes.
+pub const HEADER_MISMATCH: i64 = -32020;
+pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// Methods 2026-07-28 removed: a modern client's request for one is "method not found".
+pub const REMOVED_IN_2026: [&str; 8] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tasks/result",
+    "tasks/list",
+    "notifications/initialized",
+];
+
+pub fn removed_in_modern(method: &str) -> bool {
+    REMOVED_IN_2026.contains(&method)
+}
 
 /// Which handshake a peer speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -680,8 +680,9 @@ fn servers_show_uptime_restarts_calls_and_when_they_failed() {
     assert_eq!(crate::tui::ui::duration(3 * 3600 + 300), "3h 5m");
 }
 
-/// Detail says how long a call waited for a person apart from its own latency, where the
-/// person decided, and why a large result reached the model whole.
+/// Detail says which client made a call and from where, how long the call waited for a person
+/// apart from its own latency, where the person decided, and why a large result reached the
+/// model whole.
 #[test]
 fn detail_shows_the_wait_apart_who_decided_and_why_a_result_passed_whole() {
     let mut a = started();
@@ -710,6 +711,10 @@ fn detail_shows_the_wait_apart_who_decided_and_why_a_result_passed_whole() {
         "{d}"
     );
     assert!(d.contains("at loom attach, pid 77 on /dev/pts/4"), "{d}");
+    assert!(
+        d.contains("client: claude-code 2.1 · HTTP from 127.0.0.1:53122"),
+        "{d}"
+    );
     assert!(
         d.contains("passed whole, not intercepted: non-text content"),
         "{d}"

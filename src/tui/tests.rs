@@ -193,6 +193,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                     waited_millis: Some(2_000),
                     passed_because: Some("non-text content".into()),
                     decision: Some("approved once by a human (at loom attach, pid 77 on /dev/pts/4)".into()),
+                    client: Some("claude-code 2.1 · HTTP from 127.0.0.1:53122".into()),
                     ..call(9, "sample_get_image", "passed", None, "model")
                 },
                 request: "{}".into(),

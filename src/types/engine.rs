@@ -46,7 +46,7 @@ impl From<&str> for EngineError {
 /// approval; how long a call waited for one; why a large result passed through whole; where
 /// exports go. 7: the
 /// tool list says which server serves each tool (exposed names need not say it).
-pub const WORKBENCH_PROTOCOL: u32 = 7;
+pub const WORKBENCH_PROTOCOL: u32 = 8;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]

@@ -96,6 +96,10 @@ pub struct CallSummary {
     /// content`, `below threshold`, `no table found`…).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passed_because: Option<String>,
+    /// Which MCP client made the call and how it reaches loom (`claude-code 1.2 · HTTP from
+    /// 127.0.0.1:53122`), when loom knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// One call with its full request and response text.

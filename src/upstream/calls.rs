@@ -242,6 +242,7 @@ impl ClientSession {
             tool: tool.to_owned(),
             outcome: Outcome::Running,
             arguments,
+            client: self.client_label(),
             ..Default::default()
         };
         let request = Value::Object(params.clone()).to_string();

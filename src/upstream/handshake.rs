@@ -20,6 +20,7 @@ impl ClientSession {
             )
             .with_data(json!({ "supported": [protocol::V_2026_07_28], "requested": version })));
         }
+        self.learn_client_info(meta.get(protocol::META_CLIENT_INFO));
         let mut era = lock(&self.era);
         if era.is_none() {
             *era = Some(Era::Modern);
@@ -88,6 +89,12 @@ impl ClientSession {
         let params = object(params).map_err(|e| RpcError::new(code::INVALID_PARAMS, e))?;
         if method != "initialize" {
             self.check_modern_meta(&params)?;
+            if self.is_modern() && protocol::removed_in_modern(method) {
+                return Err(RpcError::new(
+                    code::METHOD_NOT_FOUND,
+                    format!("method not found: {method} (removed in 2026-07-28)"),
+                ));
+            }
         }
         let ok = |result: Box<RawValue>| Ok(Some(jsonrpc::response(id, &result)));
         match method {
@@ -96,6 +103,7 @@ impl ClientSession {
                 let version = protocol::negotiate_initialize(requested);
                 *lock(&self.era) = Some(Era::Legacy);
                 *lock(&self.caps) = ClientCapabilities::from_value(params.get("capabilities"));
+                self.learn_client_info(params.get("clientInfo"));
                 let result = json!({
                     "protocolVersion": version,
                     "capabilities": Self::our_capabilities(),
@@ -149,23 +157,25 @@ impl ClientSession {
                     ));
                 }
                 let fleet = self.ready_fleet().await;
+                let only = lock(&self.listing).clone();
+                let only = only.as_deref();
                 let (key, items) = match method {
                     "tools/list" => ("tools", {
-                        let mut all = fleet.tools();
+                        let mut all = fleet.tools(only);
                         all.extend(tools::definitions());
                         all
                     }),
                     "prompts/list" => ("prompts", {
-                        let mut all = fleet.prompts();
+                        let mut all = fleet.prompts(only);
                         all.push(json!({ "name": "loom", "title": "Loom primer", "description": "Pinned memories and this session's datasets: what to know before starting." }));
                         all
                     }),
                     "resources/list" => ("resources", {
-                        let mut all = fleet.resources();
+                        let mut all = fleet.resources(only);
                         all.push(json!({ "uri": PRIMER_URI, "name": "primer", "title": "Loom primer", "mimeType": "text/markdown" }));
                         all
                     }),
-                    _ => ("resourceTemplates", fleet.resource_templates()),
+                    _ => ("resourceTemplates", fleet.resource_templates(only)),
                 };
                 let mut result = Map::new();
                 result.insert(key.into(), Value::Array(items));

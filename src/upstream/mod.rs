@@ -73,6 +73,12 @@ pub struct ClientSession {
     log_level: Mutex<Option<String>>,
     /// Set when the client's connection ended: nothing more is sent to it or taken by it.
     closed: std::sync::atomic::AtomicBool,
+    /// The servers whose tools, prompts and resources this client's lists show (`None`: all).
+    listing: Mutex<Option<Vec<String>>>,
+    /// How this client reaches loom (`stdio`, `HTTP from 127.0.0.1:53122`, …), for the call log.
+    transport: Mutex<Option<String>>,
+    /// The client's own name and version, from `initialize` or a request's `_meta`.
+    client_info: Mutex<Option<String>>,
 }
 
 /// A request id in flight; released when dropped, however the request ends.
@@ -152,6 +158,9 @@ impl ClientSession {
             next_id: AtomicU64::new(1),
             log_level: Mutex::new(None),
             closed: std::sync::atomic::AtomicBool::new(false),
+            listing: Mutex::new(None),
+            transport: Mutex::new(None),
+            client_info: Mutex::new(None),
         });
         let weak: std::sync::Weak<ClientSession> = Arc::downgrade(&client);
         client.session.add_listener(weak);
@@ -185,6 +194,44 @@ impl ClientSession {
 
     pub fn fleet(&self) -> Option<&Arc<Fleet>> {
         self.session.fleet()
+    }
+
+    /// Says how this client reaches loom, for the call log and the workbench.
+    pub fn describe_transport(&self, how: String) {
+        *lock(&self.transport) = Some(how);
+    }
+
+    /// Remembers the client's `clientInfo` (name and version), as it introduced itself.
+    fn learn_client_info(&self, info: Option<&Value>) {
+        let Some(info) = info else { return };
+        let name = info.get("name").and_then(Value::as_str).unwrap_or_default();
+        let version = info
+            .get("version")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let label = format!("{name} {version}");
+        let label = label.trim();
+        if !label.is_empty() {
+            *lock(&self.client_info) = Some(crate::session::calls::cap_text(label, 80));
+        }
+    }
+
+    /// Who this client is, for the call log: its name and how it reaches loom.
+    fn client_label(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            lock(&self.client_info).clone(),
+            lock(&self.transport).clone(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+
+    /// Lists only these servers' tools, prompts and resources to this client (loom's own
+    /// always); every name stays callable.
+    pub fn narrow_listing(&self, servers: Vec<String>) {
+        *lock(&self.listing) = Some(servers);
     }
 
     /// Starts the downstream servers once per session; the first client's capabilities are

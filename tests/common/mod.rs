@@ -66,6 +66,28 @@ impl TempConfig {
     }
 }
 
+/// The session a test's `loom serve` opened, read from its runtime folder.
+pub async fn session_entry(cfg: &TempConfig) -> loom::frontend::socket::SessionEntry {
+    let dir = cfg.dir.path().join("loom");
+    wait_until(
+        &format!("a session file in {}", dir.display()),
+        async || {
+            std::fs::read_dir(&dir).ok()?.flatten().find_map(|e| {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "json") {
+                    serde_json::from_str::<loom::frontend::socket::SessionEntry>(
+                        &std::fs::read_to_string(&p).ok()?,
+                    )
+                    .ok()
+                } else {
+                    None
+                }
+            })
+        },
+    )
+    .await
+}
+
 /// The built-in sample server behind loom, with extra top-level and server settings; exports
 /// and memories stay in the config's folder.
 pub fn sample_config(extra_top: &str, extra_server: &str) -> TempConfig {

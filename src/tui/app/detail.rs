@@ -114,6 +114,9 @@ impl DetailPane {
                     "#{} {} → {}/{} · {} · {took}",
                     s.call, s.caller, s.server, s.tool, s.outcome
                 ))];
+                if let Some(c) = &s.client {
+                    lines.push(Line::styled(format!("client: {c}"), th.muted));
+                }
                 if let Some(d) = &s.decision {
                     lines.push(Line::styled(format!("approval: {d}"), th.warning));
                 }

@@ -1,0 +1,401 @@
+//! MCP over streamable HTTP (`loom serve --http`, `loom tui --http`): the same surface as
+//! stdio, for several clients at once, on the same session as stdio and the socket. One
+//! endpoint, `/mcp`, serves both protocol eras:
+//!
+//! - legacy sessions (2025-11-25 and older, [`legacy`]): `initialize` starts a session named by
+//!   `Mcp-Session-Id`; a request is answered with JSON, or with an event stream when it is a
+//!   call (so its progress, logs and the servers' requests travel with it); `GET` opens the
+//!   session's own stream; a dropped stream resumes with `Last-Event-ID`; `DELETE` ends it;
+//! - stateless 2026-07-28 requests ([`stateless`]): each request carries its own `_meta`, its
+//!   `Mcp-Method` and `Mcp-Name` headers must match its body, and closing its stream cancels it.
+//!
+//! Before anything is read, every request passes, in order: the `Host` check (a loopback
+//! listener answers only to loopback names, so a DNS-rebound page gets 403), the `Origin` check
+//! (a browser page of another origin gets 403), the path (404), and the bearer token (401 with
+//! `WWW-Authenticate: Bearer realm="loom"`, and `error="invalid_token"` when a wrong one was
+//! sent; a token in the URL is never looked at). Bodies are bounded (413), and so are sessions
+//! (503) and the streams of a session (429); idle sessions end. Batches are refused (400), as
+//! the revisions loom serves refuse them. It never answers for a session it does not hold
+//! (404), and never lets one client read another's messages.
+
+mod legacy;
+mod outbox;
+mod stateless;
+
+use crate::session::Session;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited, combinators::BoxBody};
+use hyper::body::Incoming;
+use hyper::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderMap, HeaderValue, ORIGIN, WWW_AUTHENTICATE,
+};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The header that names an HTTP session.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
+type Body = BoxBody<Bytes, Infallible>;
+
+/// How the HTTP surface is reached, guarded and bounded.
+#[derive(Clone)]
+pub struct HttpOptions {
+    pub addr: SocketAddr,
+    /// The bearer token every request must carry; `None` serves without one (open).
+    pub token: Option<String>,
+    /// The largest request body, in bytes.
+    pub max_body: usize,
+    /// A session no request touched for this long ends.
+    pub idle_timeout: Duration,
+    pub max_sessions: usize,
+    /// Streams one session may hold open at once.
+    pub max_streams: usize,
+}
+
+impl HttpOptions {
+    pub fn new(
+        addr: SocketAddr,
+        token: Option<String>,
+        max_body: usize,
+        settings: &crate::config::HttpSettings,
+    ) -> HttpOptions {
+        HttpOptions {
+            addr,
+            token,
+            max_body,
+            idle_timeout: settings.idle_timeout,
+            max_sessions: settings.max_sessions,
+            max_streams: settings.max_streams,
+        }
+    }
+}
+
+struct State {
+    session: Arc<Session>,
+    opts: HttpOptions,
+    sessions: Mutex<HashMap<String, Arc<legacy::HttpSession>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What every handler needs to know about the request besides its body.
+struct Asked {
+    remote: SocketAddr,
+    /// The client takes an event stream as the answer.
+    takes_stream: bool,
+    /// `?servers=a,b`: the servers this connection's lists show.
+    listing: Option<Vec<String>>,
+    headers: HeaderMap,
+}
+
+impl Asked {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// Listens on `opts.addr` and serves until the task is aborted; returns the bound address.
+pub async fn listen(
+    session: Arc<Session>,
+    opts: HttpOptions,
+) -> std::io::Result<(SocketAddr, tokio::task::JoinHandle<()>)> {
+    let listener = tokio::net::TcpListener::bind(opts.addr).await?;
+    let bound = listener.local_addr()?;
+    let state = Arc::new(State {
+        session,
+        opts: HttpOptions {
+            addr: bound,
+            ..opts
+        },
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let reaper = tokio::spawn(legacy::expire_idle(Arc::downgrade(&state)));
+    let task = tokio::spawn(async move {
+        let _reaper = AbortOnDrop(reaper);
+        loop {
+            let (stream, remote) = match listener.accept().await {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!("HTTP accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let state = state.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| {
+                    let state = state.clone();
+                    async move { Ok::<_, Infallible>(handle(&state, req, remote).await) }
+                });
+                let io = hyper_util::rt::TokioIo::new(stream);
+                if let Err(e) = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await
+                {
+                    tracing::debug!("HTTP connection ended: {e}");
+                }
+            });
+        }
+    });
+    Ok((bound, task))
+}
+
+/// Aborts a task when the owner goes (the listener's task owns the idle reaper).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn full(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut r = Response::new(Full::new(body.into()).boxed());
+    *r.status_mut() = status;
+    if let Ok(v) = HeaderValue::from_str(content_type) {
+        r.headers_mut().insert(CONTENT_TYPE, v);
+    }
+    r
+}
+
+/// A refusal in plain words (never a JSON-RPC error: the request was not read as one).
+fn refuse(status: StatusCode, why: &str) -> Response<Body> {
+    full(status, "text/plain; charset=utf-8", format!("{why}\n"))
+}
+
+/// A JSON-RPC error for a message that was read but cannot be served.
+fn rpc_error(
+    status: StatusCode,
+    id: &Value,
+    code: i64,
+    message: &str,
+    data: Option<Value>,
+) -> Response<Body> {
+    let mut error = serde_json::json!({ "code": code, "message": message });
+    if let Some(d) = data {
+        error["data"] = d;
+    }
+    let body = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": error });
+    full(status, "application/json", body.to_string())
+}
+
+/// A stream of server-sent events as a response body.
+fn event_stream(events: tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
+    let frames = futures_util::stream::unfold(events, |mut rx| async move {
+        let bytes = rx.recv().await?;
+        Some((Ok::<_, Infallible>(hyper::body::Frame::data(bytes)), rx))
+    });
+    let mut r = Response::new(http_body_util::StreamBody::new(frames).boxed());
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert("cache-control", HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+fn is_loopback_name(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    matches!(name, "localhost" | "127.0.0.1" | "::1")
+}
+
+/// Whether the guards let the request through; the refusal otherwise.
+fn guard(state: &State, req: &Request<Incoming>) -> Result<(), Box<Response<Body>>> {
+    let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+    // DNS rebinding: a loopback listener answers only to loopback names.
+    if state.opts.addr.ip().is_loopback() {
+        match header(HOST) {
+            Some(h) if is_loopback_name(h) => {}
+            _ => {
+                return Err(Box::new(refuse(
+                    StatusCode::FORBIDDEN,
+                    "this Host is not served here",
+                )));
+            }
+        }
+    }
+    if let Some(origin) = header(ORIGIN) {
+        let host = origin.split("://").nth(1).unwrap_or("");
+        if !is_loopback_name(host.trim_end_matches('/')) {
+            return Err(Box::new(refuse(
+                StatusCode::FORBIDDEN,
+                "requests from this origin are not allowed",
+            )));
+        }
+    }
+    if req.uri().path() != "/mcp" {
+        return Err(Box::new(refuse(
+            StatusCode::NOT_FOUND,
+            "MCP is served at /mcp",
+        )));
+    }
+    if let Some(token) = &state.opts.token {
+        let sent = header(AUTHORIZATION).and_then(|a| a.strip_prefix("Bearer "));
+        let challenge = match sent {
+            Some(t) if same(t.trim().as_bytes(), token.as_bytes()) => None,
+            Some(_) => Some("Bearer realm=\"loom\", error=\"invalid_token\""),
+            None => Some("Bearer realm=\"loom\""),
+        };
+        if let Some(c) = challenge {
+            let mut r = refuse(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
+            r.headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static(c));
+            return Err(Box::new(r));
+        }
+    }
+    Ok(())
+}
+
+/// Compares in time that does not depend on where the texts differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn handle(state: &Arc<State>, req: Request<Incoming>, remote: SocketAddr) -> Response<Body> {
+    if let Err(refusal) = guard(state, &req) {
+        return *refusal;
+    }
+    let asked = Asked {
+        remote,
+        takes_stream: req
+            .headers()
+            .get(ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("text/event-stream")),
+        listing: listing_of(state, req.uri().query()),
+        headers: req.headers().clone(),
+    };
+    let session_id = asked.header(SESSION_HEADER).map(str::to_owned);
+    match *req.method() {
+        Method::POST => {
+            let body = match Limited::new(req.into_body(), state.opts.max_body)
+                .collect()
+                .await
+            {
+                Ok(b) => b.to_bytes(),
+                Err(_) => {
+                    return refuse(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        &format!("the body is larger than {} bytes", state.opts.max_body),
+                    );
+                }
+            };
+            post(state, session_id, asked, body).await
+        }
+        Method::GET | Method::DELETE if session_id.is_none() => not_allowed(),
+        Method::GET => legacy::open_stream(state, session_id.as_deref(), &asked),
+        Method::DELETE => legacy::end(state, session_id.as_deref()),
+        _ => not_allowed(),
+    }
+}
+
+/// GET and DELETE belong to sessions; without one (2026-07-28 has none) only POST is served.
+fn not_allowed() -> Response<Body> {
+    let mut r = refuse(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "use POST (GET and DELETE need an Mcp-Session-Id)",
+    );
+    r.headers_mut()
+        .insert("allow", HeaderValue::from_static("POST, GET, DELETE"));
+    r
+}
+
+/// `?servers=a,b`, when every name is a configured server; otherwise all servers, never a
+/// silently different set (an unknown name is reported in the log).
+fn listing_of(state: &State, query: Option<&str>) -> Option<Vec<String>> {
+    let value = query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("servers="))?;
+    let names: Vec<String> = value
+        .split(',')
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let known = state.session.server_names();
+    let unknown: Vec<&String> = names.iter().filter(|n| !known.contains(n)).collect();
+    if names.is_empty() || !unknown.is_empty() {
+        tracing::warn!(
+            "HTTP client asked for servers={value:?}; unknown: {unknown:?}; listing every server"
+        );
+        return None;
+    }
+    Some(names)
+}
+
+async fn post(
+    state: &Arc<State>,
+    session_id: Option<String>,
+    asked: Asked,
+    body: Bytes,
+) -> Response<Body> {
+    let msg: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                crate::jsonrpc::code::PARSE_ERROR,
+                &format!("the body is not JSON: {e}"),
+                None,
+            );
+        }
+    };
+    if msg.is_array() {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            crate::jsonrpc::code::INVALID_REQUEST,
+            "batches are not supported; send one message per request",
+            None,
+        );
+    }
+    let method = msg.get("method").and_then(Value::as_str);
+    if let Some(id) = session_id {
+        return legacy::post(state, &id, &asked, &msg, body).await;
+    }
+    if method == Some("initialize") {
+        return legacy::start(state, &asked, &msg, body).await;
+    }
+    stateless::post(state, &asked, &msg, body).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_names_with_and_without_ports() {
+        for h in [
+            "localhost",
+            "localhost:7331",
+            "127.0.0.1:80",
+            "[::1]:7331",
+            "[::1]",
+        ] {
+            assert!(is_loopback_name(h), "{h}");
+        }
+        for h in [
+            "evil.example:7331",
+            "127.0.0.1.evil.example",
+            "10.0.0.1:7331",
+            "",
+        ] {
+            assert!(!is_loopback_name(h), "{h}");
+        }
+    }
+
+    #[test]
+    fn tokens_compare_in_full() {
+        assert!(same(b"token", b"token") && !same(b"token", b"tokem") && !same(b"t", b"tt"));
+    }
+}
