@@ -25,8 +25,6 @@ use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{Notify, mpsc};
 
-/// 2026-07-28: a request needs a client capability it did not declare.
-pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// 2025-11-25 and older: no resource has this URI.
 const RESOURCE_NOT_FOUND_LEGACY: i64 = -32002;
 /// How long a legacy question to the client may wait for its answer.

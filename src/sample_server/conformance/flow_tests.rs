@@ -132,7 +132,7 @@ async fn undeclared_capabilities_are_refused_or_left_out() {
             json!({}),
         )
         .await;
-    assert_eq!(refused.error()["code"], MISSING_CLIENT_CAPABILITY);
+    assert_eq!(refused.error()["code"], protocol::MISSING_CLIENT_CAPABILITY);
     assert_eq!(
         refused.error()["data"]["requiredCapabilities"],
         json!({ "sampling": {} })

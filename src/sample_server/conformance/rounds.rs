@@ -117,7 +117,7 @@ fn require_capabilities(caps: &Map<String, Value>, questions: &[Question]) -> Re
     }
     let names: Vec<&str> = missing.keys().map(String::as_str).collect();
     Err(RpcError::new(
-        MISSING_CLIENT_CAPABILITY,
+        protocol::MISSING_CLIENT_CAPABILITY,
         format!(
             "this request needs the client capabilities {}, which the request did not declare",
             names.join(", ")
