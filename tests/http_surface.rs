@@ -8,44 +8,16 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 use std::process::Stdio;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 const SAMPLE: &str =
     "[[servers]]\nname = \"sample\"\ncommand = \"loom\"\nargs = [\"sample-server\"]\n";
 const TOKEN: &str = "test-token-0123456789";
 
-/// `loom serve --http 127.0.0.1:0` with stdin held open; the URL it prints.
-async fn served(cfg: &TempConfig) -> (tokio::process::Child, String) {
-    served_with(cfg, &["--http", "127.0.0.1:0"]).await
-}
-
-/// `loom serve ARGS` with stdin held open; the URL it prints.
-async fn served_with(cfg: &TempConfig, args: &[&str]) -> (tokio::process::Child, String) {
-    let mut child = tokio::process::Command::new(LOOM)
-        .args(["serve", "-c"])
-        .arg(&cfg.path)
-        .args(args)
-        .env("XDG_RUNTIME_DIR", cfg.dir.path())
-        .env("LOOM_HTTP_TOKEN", TOKEN)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("loom serve");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = tokio::time::timeout(std::time::Duration::from_secs(60), async {
-        while let Ok(Some(l)) = lines.next_line().await {
-            if let Some(url) = l.strip_prefix("loom: MCP over HTTP at ") {
-                return url.split(' ').next().unwrap_or(url).to_owned();
-            }
-        }
-        panic!("loom ended without serving HTTP")
-    })
-    .await
-    .expect("the URL in time");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, url)
+/// `loom serve --http 127.0.0.1:0` with stdin held open, and the URL it prints.
+async fn served(cfg: &TempConfig) -> (LoomOverHttp, String) {
+    let loom = LoomOverHttp::start(cfg, TOKEN).await;
+    let url = loom.url.clone();
+    (loom, url)
 }
 
 fn http() -> reqwest::Client {

@@ -387,12 +387,18 @@ pub async fn crash_twice(c: &mut RawClient) {
 
 /// Runs `tests/py/client_check.py` (the Python MCP SDK as a client) with `args`; what it saw.
 pub async fn python_client_check(args: &[&std::ffi::OsStr]) -> Value {
-    let out = tokio::process::Command::new(venv_python())
-        .arg(root().join("tests/py/client_check.py"))
-        .args(args)
-        .output()
-        .await
-        .expect("python runs");
+    let mut cmd = tokio::process::Command::new(venv_python());
+    cmd.arg(root().join("tests/py/client_check.py")).args(args);
+    client_script_output(cmd, "python runs", args).await
+}
+
+/// The one JSON object a client script printed; its stderr when it failed.
+async fn client_script_output(
+    mut cmd: tokio::process::Command,
+    runs: &str,
+    args: &[&std::ffi::OsStr],
+) -> Value {
+    let out = cmd.output().await.expect(runs);
     assert!(
         out.status.success(),
         "{args:?}: {}",
@@ -419,4 +425,139 @@ pub fn check_python_client_saw(v: &Value, expected_version: &str) {
     assert_eq!(v["orders"]["rows"], 1000, "{v}");
     assert_eq!(v["prompts"], json!(["sample_triage_orders", "loom"]));
     assert!(v["readme"].as_str().unwrap().starts_with("# Sample server"));
+}
+
+/// The TypeScript SDKs' folder (`.peers/node/node_modules`), checked to hold both SDKs.
+pub fn node_modules() -> PathBuf {
+    peer("node/node_modules/@modelcontextprotocol/sdk/package.json");
+    peer("node/node_modules/@modelcontextprotocol/client/package.json");
+    peer("node/node_modules")
+}
+
+/// Runs `tests/js/client_check.mjs` (a TypeScript SDK as a client; see its header for the
+/// arguments) with `node` from PATH; what it saw.
+pub async fn node_client_check(args: &[&std::ffi::OsStr]) -> Value {
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.arg(root().join("tests/js/client_check.mjs"))
+        .arg(node_modules())
+        .args(args);
+    client_script_output(
+        cmd,
+        "`node` (Node.js 20 or newer) on PATH runs the TypeScript SDK clients",
+        args,
+    )
+    .await
+}
+
+/// `loom serve --http 127.0.0.1:0` on `cfg` with a bearer token, stdin held open (closing it
+/// would end the stdio client); its stderr is kept for failure messages.
+pub struct LoomOverHttp {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT/mcp`, as loom announced it.
+    pub url: String,
+    pub token: String,
+    pub stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl LoomOverHttp {
+    pub async fn start(cfg: &TempConfig, token: &str) -> LoomOverHttp {
+        Self::start_with(cfg, token, &["--http", "127.0.0.1:0"]).await
+    }
+
+    /// `loom serve -c CONFIG ARGS`, where the arguments or the config ask for HTTP.
+    pub async fn start_with(cfg: &TempConfig, token: &str, args: &[&str]) -> LoomOverHttp {
+        let mut child = tokio::process::Command::new(LOOM)
+            .args(["serve", "--log-level", "info", "-c"])
+            .arg(&cfg.path)
+            .args(args)
+            .env("XDG_RUNTIME_DIR", cfg.dir.path())
+            .env("LOOM_HTTP_TOKEN", token)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn loom serve --http");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let (url_tx, url_rx) = tokio::sync::oneshot::channel();
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let log = stderr.clone();
+        tokio::spawn(async move {
+            let mut url_tx = Some(url_tx);
+            while let Ok(Some(l)) = lines.next_line().await {
+                if let Some(url) = l.strip_prefix("loom: MCP over HTTP at ")
+                    && let Some(tx) = url_tx.take()
+                {
+                    // "… at URL (open: no token required)" names the URL first.
+                    let _ = tx.send(url.split(' ').next().unwrap_or(url).to_owned());
+                }
+                let mut g = log.lock().unwrap();
+                g.push_str(&l);
+                g.push('\n');
+            }
+        });
+        let url = tokio::time::timeout(STATE_DEADLINE, url_rx)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_else(|| {
+                panic!(
+                    "loom never announced its HTTP address; stderr:\n{}",
+                    stderr.lock().unwrap()
+                )
+            });
+        LoomOverHttp {
+            child,
+            url,
+            token: token.to_owned(),
+            stderr,
+        }
+    }
+}
+
+/// server-everything serving streamable HTTP on a free loopback port (`PORT`), killed on drop.
+pub struct EverythingOverHttp {
+    pub child: Child,
+    pub port: u16,
+}
+
+impl EverythingOverHttp {
+    pub async fn start() -> EverythingOverHttp {
+        let js = everything_js();
+        // The port is free when asked for but may be taken before node binds it: then node
+        // exits, and another port is tried.
+        for _ in 0..5 {
+            let port = {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+                l.local_addr().expect("its address").port()
+            };
+            let mut child = tokio::process::Command::new("node")
+                .arg(&js)
+                .arg("streamableHttp")
+                .env("PORT", port.to_string())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("`node` (Node.js 20 or newer) on PATH runs server-everything");
+            let listening = wait_until("server-everything to listen or exit", async || {
+                if !matches!(child.try_wait(), Ok(None)) {
+                    return Some(false);
+                }
+                tokio::net::TcpStream::connect(("127.0.0.1", port))
+                    .await
+                    .ok()
+                    .map(|_| true)
+            })
+            .await;
+            if listening {
+                return EverythingOverHttp { child, port };
+            }
+        }
+        panic!("server-everything did not start over HTTP on any of five free ports")
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
 }

@@ -2,16 +2,22 @@
 
 Usage: client_check.py LOOM_BINARY CONFIG MODE   (stdio; MODE: auto | legacy)
        client_check.py --http URL TOKEN MODE     (streamable HTTP with a bearer token)
+       client_check.py --http-plan URL TOKEN MODE PLAN
+           (streamable HTTP; MODE: legacy | auto | 2026-07-28; PLAN is a file holding the
+           JSON plan that tests/js/client_check.mjs also runs: per server a call with
+           progress, a call the client cancels after its first progress notification, and a
+           large call whose envelope is queried with loom_query)
 """
 import asyncio
 import json
 import sys
 
+import anyio
 from mcp import Client, StdioServerParameters
 
 
 def server():
-    if sys.argv[1] == "--http":
+    if sys.argv[1] in ("--http", "--http-plan"):
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -50,4 +56,64 @@ async def main():
     print(json.dumps(out))
 
 
-asyncio.run(main())
+async def cancelled(c, step):
+    """A long call the client abandons once its first progress notification arrived."""
+    first = anyio.Event()
+    seen = {"progressBeforeAbort": 0}
+
+    async def on_progress(p, total, message):
+        seen["progressBeforeAbort"] += 1
+        first.set()
+
+    async def call():
+        r = await c.call_tool(step["tool"], step["arguments"], progress_callback=on_progress)
+        seen["answered"] = text_of(r)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(call)
+        # A guard, not a measure: without any progress the script fails instead of hanging.
+        with anyio.fail_after(120):
+            await first.wait()
+        tg.cancel_scope.cancel()
+    seen.setdefault("error", "cancelled by the client")
+    return seen
+
+
+def text_of(result):
+    return "\n".join(b.text for b in result.content if getattr(b, "type", None) == "text")
+
+
+async def run_plan():
+    params, mode = server()
+    with open(sys.argv[5]) as f:
+        plan = json.load(f)
+    out = {"sdk": "python", "mode": mode, "servers": {}}
+    async with Client(params, mode=mode) as c:
+        out["protocol_version"] = str(c.protocol_version)
+        tools = await c.list_tools()
+        out["tools"] = sorted(t.name for t in tools.tools)
+        for step in plan["servers"]:
+            seen = {}
+            progress = []
+
+            async def on_progress(p, total, message):
+                progress.append([p, total, message])
+
+            call = step["progress"]
+            r = await c.call_tool(call["tool"], call["arguments"], progress_callback=on_progress)
+            seen["progress"] = progress
+            seen["progress_text"] = text_of(r)
+            seen["cancel"] = await cancelled(c, step["cancel"])
+            large = await c.call_tool(step["large"]["tool"], step["large"]["arguments"])
+            seen["envelope"] = large.structured_content
+            ref = (large.structured_content or {}).get("ref")
+            if ref:
+                q = await c.call_tool("loom_query", {"sql": step["sql"].replace("{ref}", ref)})
+                seen["query"] = q.structured_content or {"text": text_of(q), "isError": q.is_error}
+            else:
+                seen["large_text"] = text_of(large)[:500]
+            out["servers"][step["name"]] = seen
+    print(json.dumps(out))
+
+
+asyncio.run(run_plan() if sys.argv[1] == "--http-plan" else main())

@@ -237,10 +237,16 @@ pub(super) async fn post(
     let (events, body_rx) = mpsc::unbounded_channel::<Bytes>();
     let _ = events.send(sse(&first));
     tokio::spawn(async move {
-        while let Some(line) = rx.recv().await {
+        loop {
+            let line = tokio::select! {
+                line = rx.recv() => line,
+                // The client closed the stream (noticed at once, not at the next message): the
+                // guard cancels the request.
+                () = events.closed() => return,
+            };
+            let Some(line) = line else { break };
             let last = answers(&line, &id);
             if events.send(sse(&line)).is_err() {
-                // The client closed the stream: the guard cancels the request.
                 return;
             }
             if last {
