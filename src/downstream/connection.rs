@@ -235,6 +235,10 @@ impl Connection {
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(meta) = meta {
+            // A 2026-07-28 client's request says what that client can do and what it wants
+            // logged, for that request only: a modern server hears exactly that.
+            let own_caps = meta.get(protocol::META_CLIENT_CAPABILITIES).cloned();
+            let own_level = meta.get(protocol::META_LOG_LEVEL).cloned();
             meta.retain(|k, _| !k.starts_with(protocol::META_PREFIX));
             if era == Era::Modern {
                 meta.insert(
@@ -243,11 +247,18 @@ impl Connection {
                 );
                 meta.insert(
                     protocol::META_CLIENT_CAPABILITIES.into(),
-                    self.client_caps.to_value(),
+                    own_caps.unwrap_or_else(|| self.client_caps.to_value()),
                 );
                 meta.insert(protocol::META_CLIENT_INFO.into(), client_info());
-                if let Some(level) = lock(&self.log_level).clone() {
-                    meta.insert(protocol::META_LOG_LEVEL.into(), json!(level));
+                match own_level {
+                    Some(level) => {
+                        meta.insert(protocol::META_LOG_LEVEL.into(), level);
+                    }
+                    None => {
+                        if let Some(level) = lock(&self.log_level).clone() {
+                            meta.insert(protocol::META_LOG_LEVEL.into(), json!(level));
+                        }
+                    }
                 }
             }
             if meta.is_empty() {
