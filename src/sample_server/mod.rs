@@ -15,7 +15,8 @@ use std::time::Duration;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-fn tools() -> Value {
+/// The sample server's tools, as its `tools/list` gives them.
+pub fn tools() -> Value {
     let read_only = json!({ "readOnlyHint": true, "openWorldHint": false });
     json!([
         {

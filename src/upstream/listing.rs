@@ -1,5 +1,5 @@
 //! The tool listing a client sees, by listing mode: every tool whole (`full`), cut to what a
-//! call needs (`compact`), or only pinned and promoted tools with `loom_find_tools` and
+//! call needs (`compact`: the first sentence of each description, schemas without prose), or only pinned and promoted tools with `loom_find_tools` and
 //! `loom_call` to reach the rest (`search`). Every tool stays callable by its exposed name
 //! whatever the listing shows. The same decision feeds `tools/list`, the workbench's Tools
 //! section (with each tool's cost in tokens and the reason it is listed) and the primer.
@@ -72,21 +72,51 @@ pub fn first_paragraph(text: &str) -> &str {
     t[..end].trim_end()
 }
 
-/// Schema keywords that are prose for a reader, not constraints on a value.
-const PROSE: [&str; 5] = [
+/// The description a compact listing gives: the first sentence of the first paragraph (what
+/// the tool does; the rest is usually how and when), cut to [`COMPACT_DESCRIPTION`]
+/// characters.
+pub fn compact_description(text: &str) -> String {
+    let para = first_paragraph(text);
+    let end = para
+        .char_indices()
+        .find(|&(i, c)| {
+            let after = i + c.len_utf8();
+            matches!(c, '.' | '!' | '?')
+                && (after == para.len() || para[after..].starts_with(char::is_whitespace))
+        })
+        .map_or(para.len(), |(i, c)| i + c.len_utf8());
+    let sentence = &para[..end];
+    if sentence.chars().count() <= COMPACT_DESCRIPTION {
+        return sentence.to_owned();
+    }
+    sentence.chars().take(COMPACT_DESCRIPTION).collect::<String>() + "…"
+}
+
+/// Characters of description a compact listing keeps at most.
+const COMPACT_DESCRIPTION: usize = 160;
+
+/// Schema keywords that are prose for a reader, or about the schema itself, not constraints a
+/// caller must meet.
+const PROSE: [&str; 7] = [
     "description",
     "title",
     "examples",
     "$comment",
     "markdownDescription",
+    "$schema",
+    "$id",
 ];
 
 /// Removes prose from a JSON Schema (every nested schema too), keeping names, types,
-/// `required`, `enum`, defaults and bounds.
+/// `required`, `enum`, defaults and bounds. `additionalProperties: false` goes too: a caller
+/// that sends only the listed members meets it without being told.
 pub fn without_prose(schema: &mut Value) {
     let Value::Object(m) = schema else { return };
     for k in PROSE {
         m.remove(k);
+    }
+    if m.get("additionalProperties") == Some(&Value::Bool(false)) {
+        m.remove("additionalProperties");
     }
     for key in ["properties", "$defs", "definitions", "patternProperties"] {
         if let Some(Value::Object(children)) = m.get_mut(key) {
@@ -117,7 +147,7 @@ pub fn without_prose(schema: &mut Value) {
     }
 }
 
-/// A tool as `compact` lists it: its name, the first paragraph of its description and its
+/// A tool as `compact` lists it: its name, the first sentence of its description and its
 /// input schema without prose; `execution` stays when the tool must run as a task. Titles,
 /// annotations, icons and `_meta` go: nothing a client needs to call it.
 pub fn compact(tool: &Value) -> Value {
@@ -129,10 +159,7 @@ pub fn compact(tool: &Value) -> Value {
         out.insert("name".into(), name.clone());
     }
     if let Some(d) = t.get("description").and_then(Value::as_str) {
-        out.insert(
-            "description".into(),
-            Value::String(first_paragraph(d).to_owned()),
-        );
+        out.insert("description".into(), Value::String(compact_description(d)));
     }
     if let Some(schema) = t.get("inputSchema") {
         let mut schema = schema.clone();

@@ -150,3 +150,16 @@ fn a_server_or_a_connection_chooses_its_own_mode() {
     let names = listed_names(&p);
     assert!(!names.contains(&"loom_drop") && names.contains(&"loom_find_tools"));
 }
+
+#[test]
+fn a_long_description_keeps_whole_sentences() {
+    let long = "Read the complete contents of a file from the file system. Handles various text encodings and provides detailed error messages if the file cannot be read. Use this tool when you need to examine one file.";
+    assert_eq!(
+        compact_description(long),
+        "Read the complete contents of a file from the file system."
+    );
+    assert_eq!(compact_description("Short. Two."), "Short.");
+    let one = "x".repeat(300);
+    assert_eq!(compact_description(&one).chars().count(), 161);
+    assert_eq!(compact_description("v1.2 is out and 3.5 too"), "v1.2 is out and 3.5 too");
+}

@@ -1,0 +1,143 @@
+//! What the tool listing costs in each mode, counted with a real tokenizer (o200k) over real
+//! servers' listings: the sample server, and server-everything, server-filesystem, the GitHub
+//! server and Playwright (a browser) as they listed themselves (`tests/fixtures/tool_corpus/`). Each
+//! mode is held under its ceiling: `search` at most 1,000 tokens whatever the number of
+//! servers, `compact` at most 45% of `full`, loom's own core set at most 700.
+
+use loom::config::{Config, ListingMode};
+use loom::downstream::ServedTool;
+use loom::session::listing::ListingState;
+use loom::upstream::listing::{self, Inputs, Listed, Placed};
+use serde_json::Value;
+
+fn tokens(v: &Value) -> usize {
+    let bpe = tiktoken_rs::o200k_base().expect("o200k");
+    bpe.encode_ordinary(&v.to_string()).len()
+}
+
+/// The tools of a corpus server, exposed as loom exposes them (`<server>_<tool>`).
+fn corpus(server: &str) -> Vec<ServedTool> {
+    let path = format!(
+        "{}/tests/fixtures/tool_corpus/{server}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    served(server, v["tools"].as_array().unwrap())
+}
+
+fn served(server: &str, tools: &[Value]) -> Vec<ServedTool> {
+    tools
+        .iter()
+        .map(|t| {
+            let original = t["name"].as_str().unwrap().to_owned();
+            let mut tool = t.clone();
+            tool["name"] = Value::String(format!("{server}_{original}"));
+            tool.as_object_mut().unwrap().remove("outputSchema");
+            ServedTool {
+                server: server.to_owned(),
+                original,
+                tool,
+            }
+        })
+        .collect()
+}
+
+const SERVERS: [&str; 4] = ["everything", "filesystem", "github", "playwright"];
+
+fn all_served() -> Vec<ServedTool> {
+    let mut all = served("sample", loom::sample_server::tools().as_array().unwrap());
+    for s in SERVERS {
+        all.extend(corpus(s));
+    }
+    all
+}
+
+fn config(mode: &str) -> Config {
+    let mut text = format!("listing = \"{mode}\"\n");
+    for s in ["sample"].iter().chain(SERVERS.iter()) {
+        text.push_str(&format!("[[servers]]\nname = \"{s}\"\ncommand = \"x\"\n"));
+    }
+    Config::parse(&text, std::path::Path::new("/tmp"), "t.toml").unwrap()
+}
+
+fn placed(mode: &str) -> Vec<Placed> {
+    let c = config(mode);
+    let state = ListingState::default();
+    let inputs = Inputs {
+        config: &c,
+        connection: None,
+        state: &state,
+    };
+    listing::place(&inputs, all_served())
+}
+
+fn cost(p: &[Placed]) -> usize {
+    tokens(&Value::Array(listing::listing(p)))
+}
+
+#[test]
+fn each_mode_stays_under_its_ceiling() {
+    let full = cost(&placed("full"));
+    let compact = cost(&placed("compact"));
+    let search = cost(&placed("search"));
+    let tools = all_served().len();
+    let core: Vec<Value> = placed("search")
+        .into_iter()
+        .filter(|p| p.listed == Listed::Core)
+        .map(|p| p.tool)
+        .collect();
+    let core = tokens(&Value::Array(core));
+    println!(
+        "{tools} tools of 5 servers (o200k): full {full}, compact {compact} ({:.0}%), search {search}, loom core {core}",
+        100.0 * compact as f64 / full as f64
+    );
+    assert!(search <= 1_000, "search lists {search} tokens");
+    assert!(
+        compact as f64 <= 0.45 * full as f64,
+        "compact {compact} vs full {full}"
+    );
+    assert!(core <= 700, "loom's core set is {core} tokens");
+}
+
+#[test]
+fn search_costs_the_same_whatever_the_number_of_servers() {
+    // Only pinned tools grow it: more servers add nothing.
+    let few = {
+        let c = config("search");
+        let state = ListingState::default();
+        let inputs = Inputs {
+            config: &c,
+            connection: None,
+            state: &state,
+        };
+        cost(&listing::place(&inputs, corpus("github")))
+    };
+    assert_eq!(few, cost(&placed("search")));
+    // And a connection may ask for another mode than the config's.
+    let c = config("full");
+    let state = ListingState::default();
+    let inputs = Inputs {
+        config: &c,
+        connection: Some(ListingMode::Search),
+        state: &state,
+    };
+    assert_eq!(cost(&listing::place(&inputs, all_served())), few);
+}
+
+#[test]
+fn zz_breakdown() {
+    let dir = format!("{}/tests/fixtures/tool_corpus", env!("CARGO_MANIFEST_DIR"));
+    let mut tf = 0; let mut tc = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "json") { continue; }
+        let name = p.file_stem().unwrap().to_str().unwrap().to_owned();
+        let tools = corpus(&name);
+        let full: Vec<Value> = tools.iter().map(|t| t.tool.clone()).collect();
+        let comp: Vec<Value> = tools.iter().map(|t| listing::compact(&t.tool)).collect();
+        let (f, c) = (tokens(&Value::Array(full)), tokens(&Value::Array(comp)));
+        tf += f; tc += c;
+        println!("{name}: {} tools full {f} compact {c} ({:.0}%)", tools.len(), 100.0 * c as f64 / f as f64);
+    }
+    println!("corpus: full {tf} compact {tc} ({:.0}%)", 100.0 * tc as f64 / tf as f64);
+}
