@@ -43,7 +43,11 @@ enum Command {
     /// Validate the config, start every server, print health and tool counts.
     Check(ConfigArg),
     /// A built-in downstream MCP server (stdio) with realistic small and large results.
-    SampleServer,
+    SampleServer {
+        /// Serve the fixtures of the official MCP conformance suite instead.
+        #[arg(long)]
+        conformance: bool,
+    },
     /// The workbench, with the proxy in-process; MCP is served on the session socket.
     Tui {
         #[command(flatten)]
@@ -294,9 +298,13 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
         }
-        Command::SampleServer => {
+        Command::SampleServer { conformance } => {
             init_logging(&cli.log_level, None)?;
-            rt.block_on(loom::sample_server::serve_stdio())?;
+            if conformance {
+                rt.block_on(loom::sample_server::conformance::serve_stdio())?;
+            } else {
+                rt.block_on(loom::sample_server::serve_stdio())?;
+            }
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
         }

@@ -5,10 +5,12 @@
 mod fields;
 mod globs;
 mod http;
+mod listing;
 
 pub use fields::Problem;
 pub use globs::{GlobError, Globs, glob_match};
 pub use http::{DEFAULT_HTTP_ADDR, DEFAULT_TOKEN_ENV, HttpAuth, HttpRefusal, HttpSettings};
+pub use listing::ListingMode;
 
 use fields::{Fields, Problems};
 use std::collections::BTreeMap;
@@ -56,6 +58,10 @@ pub struct Config {
     pub approval_timeout: Duration,
     /// The HTTP surface: address, auth and bounds.
     pub http: HttpSettings,
+    /// How tools are listed unless a server or a connection says otherwise.
+    pub listing: ListingMode,
+    /// Whether a tool found and called while unlisted joins the listing for the session.
+    pub promote: bool,
     pub servers: Vec<ServerSpec>,
 }
 
@@ -122,6 +128,10 @@ pub struct ServerSpec {
     pub approve: ApprovePolicy,
     pub handshake_timeout: Duration,
     pub restart: RestartPolicy,
+    /// This server's listing mode, when it differs from the top level's.
+    pub listing: Option<ListingMode>,
+    /// Tool globs (original names) listed in every mode.
+    pub pin: Globs,
 }
 
 /// `approve.allow` / `approve.ask` / `approve.deny` globs of one server.
@@ -363,6 +373,8 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         store.inline_rows = r as usize;
     }
     let http = http::read(&mut f, p);
+    let listing = listing::read_mode(&mut f, p).unwrap_or_default();
+    let promote = f.boolean("promote", p).unwrap_or(true);
     let mut servers = Vec::new();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for (path, t) in f.array_of_tables("servers", p) {
@@ -401,6 +413,8 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         unattended_allow,
         approval_timeout,
         http,
+        listing,
+        promote,
         servers,
     }
 }
@@ -632,6 +646,8 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         approve.deny = a.globs("deny", p).unwrap_or_default();
         a.finish(p);
     }
+    let listing = listing::read_mode(&mut f, p);
+    let pin = f.globs("pin", p).unwrap_or_default();
     let mut restart = RestartPolicy::default();
     if let Some(n) = f.integer("max_restarts", 0, 1000, p) {
         restart.max_restarts = n as u32;
@@ -669,6 +685,8 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         park,
         park_never,
         approve,
+        listing,
+        pin,
     })
 }
 

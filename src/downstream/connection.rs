@@ -68,6 +68,8 @@ pub struct Connection {
     inbound: InboundSink,
     closed: watch::Sender<Option<String>>,
     era: Mutex<Era>,
+    /// What the server said about how to use it, in its handshake.
+    instructions: Mutex<Option<String>>,
     client_caps: ClientCapabilities,
     log_level: Mutex<Option<String>>,
 }
@@ -86,6 +88,7 @@ impl Connection {
             inbound,
             closed: watch::channel(None).0,
             era: Mutex::new(Era::Legacy),
+            instructions: Mutex::new(None),
             client_caps,
             log_level: Mutex::new(None),
         };
@@ -181,12 +184,18 @@ impl Connection {
 
     /// Transport work that follows a successful handshake.
     pub fn established(self: &Arc<Self>, hs: &Handshake) {
+        lock(&self.instructions).clone_from(&hs.instructions);
         if let Outbound::Http(sink) = &self.outbound {
             sink.set_version(&hs.version);
             if hs.era == Era::Legacy {
                 sink.listen(self.clone());
             }
         }
+    }
+
+    /// The server's `instructions` from its handshake.
+    pub fn instructions(&self) -> Option<String> {
+        lock(&self.instructions).clone()
     }
 
     fn resolve(&self, id: u64, reply: Reply) {
@@ -226,6 +235,10 @@ impl Connection {
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(meta) = meta {
+            // A 2026-07-28 client's request says what that client can do and what it wants
+            // logged, for that request only: a modern server hears exactly that.
+            let own_caps = meta.get(protocol::META_CLIENT_CAPABILITIES).cloned();
+            let own_level = meta.get(protocol::META_LOG_LEVEL).cloned();
             meta.retain(|k, _| !k.starts_with(protocol::META_PREFIX));
             if era == Era::Modern {
                 meta.insert(
@@ -234,11 +247,18 @@ impl Connection {
                 );
                 meta.insert(
                     protocol::META_CLIENT_CAPABILITIES.into(),
-                    self.client_caps.to_value(),
+                    own_caps.unwrap_or_else(|| self.client_caps.to_value()),
                 );
                 meta.insert(protocol::META_CLIENT_INFO.into(), client_info());
-                if let Some(level) = lock(&self.log_level).clone() {
-                    meta.insert(protocol::META_LOG_LEVEL.into(), json!(level));
+                match own_level {
+                    Some(level) => {
+                        meta.insert(protocol::META_LOG_LEVEL.into(), level);
+                    }
+                    None => {
+                        if let Some(level) = lock(&self.log_level).clone() {
+                            meta.insert(protocol::META_LOG_LEVEL.into(), json!(level));
+                        }
+                    }
                 }
             }
             if meta.is_empty() {

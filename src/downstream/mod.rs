@@ -203,6 +203,15 @@ pub struct Route {
     pub original: String,
 }
 
+/// One tool as the fleet serves it.
+#[derive(Debug, Clone)]
+pub struct ServedTool {
+    pub server: String,
+    pub original: String,
+    /// The definition, with the exposed name.
+    pub tool: Value,
+}
+
 pub struct Fleet {
     pub config: Arc<Config>,
     servers: Vec<Arc<ServerHandle>>,
@@ -366,6 +375,15 @@ impl Fleet {
 
     /// The merged tool list as [`Fleet::tools`] gives it, each with the server that serves it.
     pub fn tools_by_server(&self) -> Vec<(String, Value)> {
+        self.served_tools()
+            .into_iter()
+            .map(|t| (t.server, t.tool))
+            .collect()
+    }
+
+    /// Every exposed tool with its server and original name; `tool` carries the exposed name
+    /// and no `outputSchema` (an envelope could not satisfy it), every other field as sent.
+    pub fn served_tools(&self) -> Vec<ServedTool> {
         let names = lock(&self.tool_names);
         let mut out = Vec::new();
         for s in self.listed() {
@@ -386,7 +404,11 @@ impl Fleet {
                 let mut t = t.clone();
                 t.insert("name".into(), Value::String(exposed.to_owned()));
                 t.remove("outputSchema");
-                out.push((s.name().to_owned(), Value::Object(t)));
+                out.push(ServedTool {
+                    server: s.name().to_owned(),
+                    original: orig.to_owned(),
+                    tool: Value::Object(t),
+                });
             }
         }
         out

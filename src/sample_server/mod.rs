@@ -3,6 +3,7 @@
 //! and `server/discover`), reports progress, and honours cancellation. The demo config and the
 //! tests use it; it must never need the network.
 
+pub mod conformance;
 mod data;
 
 use crate::jsonrpc::{self, Kind, Line, LineReader, RawMessage, code};

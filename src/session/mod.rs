@@ -7,6 +7,7 @@
 pub mod approvals;
 pub mod calls;
 pub mod finder;
+pub mod listing;
 pub mod log_file;
 pub mod server_log;
 
@@ -203,6 +204,8 @@ pub struct Session {
     pub approvals: approvals::Approvals,
     /// Each server's recent stderr and state changes, with times.
     pub server_logs: server_log::ServerLogs,
+    /// Promoted and pinned tools, and how often each tool was called.
+    pub listing: listing::ListingState,
     pub started_at: String,
     fleet: OnceCell<Arc<Fleet>>,
     listeners: Mutex<Vec<Weak<dyn FleetListener>>>,
@@ -233,6 +236,7 @@ impl Session {
             cancels: calls::Cancels::default(),
             approvals: approvals::Approvals::default(),
             server_logs: server_log::ServerLogs::default(),
+            listing: listing::ListingState::default(),
             bus,
             config,
             started_at: crate::store::now_iso(),
@@ -278,6 +282,13 @@ impl Session {
             .iter()
             .filter_map(Weak::upgrade)
             .collect()
+    }
+
+    /// Tells every client that the tool list changed (a tool was promoted or pinned).
+    pub fn announce_tools_changed(&self) {
+        for l in self.listeners() {
+            l.list_changed(ListKind::Tools);
+        }
     }
 
     /// MCP clients connected now: what quitting would cut off.

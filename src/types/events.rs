@@ -100,6 +100,9 @@ pub struct CallSummary {
     /// 127.0.0.1:53122`), when loom knows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// The loom tool the call was made through (`loom_call`), when not called directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
 }
 
 /// One call with its full request and response text.

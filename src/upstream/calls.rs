@@ -4,10 +4,12 @@
 use super::*;
 
 impl ClientSession {
+    /// A `tools/call`; `via` names the loom tool that made it (`loom_call`), for the log.
     pub(super) async fn call_tool(
         self: &Arc<Self>,
         id: &RawValue,
         params: Map<String, Value>,
+        via: Option<&'static str>,
     ) -> Result<Option<String>, RpcError> {
         let name = params
             .get("name")
@@ -20,9 +22,23 @@ impl ClientSession {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default();
-            let track = self.begin_call(LOOM_SERVER, &name, &params);
+            // `loom_call` becomes the call it names, or is answered with why it cannot.
+            let mut refused = None;
+            if spec.tool == tools::LoomTool::Call && tools::validate(spec, &args).is_ok() {
+                match self.resolve_call(&args, &params).await {
+                    Ok(inner) => {
+                        return Box::pin(self.call_tool(id, inner, Some("loom_call"))).await;
+                    }
+                    Err(why) => refused = Some(why),
+                }
+            }
+            self.note_use(&name);
+            let mut track = self.begin_call(LOOM_SERVER, &name, &params);
+            track.summary.via = via.map(str::to_owned);
             let result = match tools::validate(spec, &args) {
                 Err(msg) => tool_error(&msg),
+                Ok(()) if refused.is_some() => tool_error(refused.as_deref().unwrap_or_default()),
+                Ok(()) if spec.tool.is_session() => self.run_session_tool(spec.tool, &args).await,
                 Ok(()) if spec.tool.is_memory() => {
                     // The memories report what they write to the session themselves.
                     let mem = self.session.memories.clone();
@@ -60,7 +76,9 @@ impl ClientSession {
         let route = fleet.route_tool(&name).ok_or_else(|| {
             RpcError::new(code::INVALID_PARAMS, format!("unknown tool \"{name}\""))
         })?;
+        self.note_use(&name);
         let mut track = self.begin_call(route.server.name(), &name, &params);
+        track.summary.via = via.map(str::to_owned);
         // A call waiting for approval can be cancelled like one in flight.
         let up_key = id_key(id);
         let call_no = Some(track.summary.call);

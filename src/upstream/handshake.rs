@@ -63,9 +63,10 @@ impl ClientSession {
         })
     }
 
-    /// Pinned memories and the datasets so far, within the primer's budget.
+    /// How loom works for this client (how to reach unlisted tools, the servers), pinned
+    /// memories and the datasets so far, within the primer's budget: the stable part of
+    /// `loom_context`, plus the datasets.
     pub(super) fn primer(&self) -> String {
-        let pinned = self.session.memories.pinned();
         let datasets: Vec<(String, u64)> = self
             .session
             .store
@@ -77,7 +78,7 @@ impl ClientSession {
                     .collect()
             })
             .unwrap_or_default();
-        crate::store::memories::primer(&pinned, &datasets, PRIMER_BUDGET)
+        self.stable_prefix(&datasets, PRIMER_BUDGET)
     }
 
     pub(super) async fn dispatch(
@@ -160,11 +161,7 @@ impl ClientSession {
                 let only = lock(&self.listing).clone();
                 let only = only.as_deref();
                 let (key, items) = match method {
-                    "tools/list" => ("tools", {
-                        let mut all = fleet.tools(only);
-                        all.extend(tools::definitions());
-                        all
-                    }),
+                    "tools/list" => ("tools", listing::listing(&self.placed_tools(&fleet))),
                     "prompts/list" => ("prompts", {
                         let mut all = fleet.prompts(only);
                         all.push(json!({ "name": "loom", "title": "Loom primer", "description": "Pinned memories and this session's datasets: what to know before starting." }));
@@ -181,7 +178,7 @@ impl ClientSession {
                 result.insert(key.into(), Value::Array(items));
                 ok(self.finish_result(result, true))
             }
-            "tools/call" => self.call_tool(id, params).await,
+            "tools/call" => self.call_tool(id, params, None).await,
             "prompts/get" if params.get("name").and_then(Value::as_str) == Some("loom") => {
                 let result = json!({
                     "description": "Loom primer",

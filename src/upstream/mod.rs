@@ -7,6 +7,8 @@ mod calls;
 mod forward;
 mod handshake;
 mod intercept;
+pub mod listing;
+mod meta;
 mod relay;
 pub mod tools;
 
@@ -79,6 +81,8 @@ pub struct ClientSession {
     transport: Mutex<Option<String>>,
     /// The client's own name and version, from `initialize` or a request's `_meta`.
     client_info: Mutex<Option<String>>,
+    /// This connection's listing mode, over the config's (`loom connect --listing`, `?listing=`).
+    listing_mode: Mutex<Option<crate::config::ListingMode>>,
 }
 
 /// A request id in flight; released when dropped, however the request ends.
@@ -161,6 +165,7 @@ impl ClientSession {
             listing: Mutex::new(None),
             transport: Mutex::new(None),
             client_info: Mutex::new(None),
+            listing_mode: Mutex::new(None),
         });
         let weak: std::sync::Weak<ClientSession> = Arc::downgrade(&client);
         client.session.add_listener(weak);
@@ -226,6 +231,27 @@ impl ClientSession {
         .flatten()
         .collect();
         (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+
+    /// Lists this connection's tools in `mode`, whatever the config says.
+    pub fn set_listing_mode(&self, mode: crate::config::ListingMode) {
+        *lock(&self.listing_mode) = Some(mode);
+    }
+
+    /// Every tool placed for this client: listed (and why) or not.
+    pub fn placed_tools(&self, fleet: &Fleet) -> Vec<listing::Placed> {
+        let only = lock(&self.listing).clone();
+        let served = fleet
+            .served_tools()
+            .into_iter()
+            .filter(|t| only.as_ref().is_none_or(|o| o.contains(&t.server)))
+            .collect();
+        let inputs = listing::Inputs {
+            config: &self.session.config,
+            connection: *lock(&self.listing_mode),
+            state: &self.session.listing,
+        };
+        listing::place(&inputs, served)
     }
 
     /// Lists only these servers' tools, prompts and resources to this client (loom's own

@@ -363,7 +363,9 @@ async fn post(
     if let Some(id) = session_id {
         return legacy::post(state, &id, &asked, &msg, body).await;
     }
-    if method == Some("initialize") {
+    // An `initialize` starts a legacy session, unless it comes as a 2026-07-28 request (which
+    // has no such method).
+    if method == Some("initialize") && !stateless::is_modern(&asked, &msg) {
         return legacy::start(state, &asked, &msg, body).await;
     }
     stateless::post(state, &asked, &msg, body).await

@@ -169,6 +169,15 @@ impl Drop for CancelOnDrop {
     }
 }
 
+/// Whether a message without a session is a 2026-07-28 request: by its version header or its
+/// `_meta`.
+pub(super) fn is_modern(asked: &Asked, msg: &Value) -> bool {
+    asked.header("mcp-protocol-version") == Some(protocol::V_2026_07_28)
+        || msg.pointer("/params/_meta").is_some_and(|m| {
+            m.get(META_PROTOCOL_VERSION).is_some() || m.get(META_CLIENT_CAPABILITIES).is_some()
+        })
+}
+
 pub(super) async fn post(
     state: &Arc<State>,
     asked: &Asked,
@@ -176,11 +185,7 @@ pub(super) async fn post(
     body: Bytes,
 ) -> Response<Body> {
     let params = msg.get("params").cloned().unwrap_or(Value::Null);
-    let modern = asked.header("mcp-protocol-version") == Some(protocol::V_2026_07_28)
-        || params.pointer("/_meta").is_some_and(|m| {
-            m.get(META_PROTOCOL_VERSION).is_some() || m.get(META_CLIENT_CAPABILITIES).is_some()
-        });
-    if !modern {
+    if !is_modern(asked, msg) {
         tracing::debug!("refused a POST with no session and no 2026-07-28 _meta");
         return refuse(
             StatusCode::BAD_REQUEST,
@@ -205,6 +210,15 @@ pub(super) async fn post(
     if let Err(r) = check(asked, method, &params) {
         tracing::debug!("refused a 2026-07-28 {method}: {}", r.message);
         return rpc_error(r.status, &id, r.code, &r.message, r.data);
+    }
+    if protocol::removed_in_modern(method) {
+        return rpc_error(
+            StatusCode::NOT_FOUND,
+            &id,
+            code::METHOD_NOT_FOUND,
+            &format!("method not found: {method} (removed in 2026-07-28)"),
+            None,
+        );
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let client = ClientSession::new(state.session.clone(), tx, Caller::Model);

@@ -15,6 +15,8 @@ pub enum Kind {
     Int,
     Bool,
     StrList,
+    /// A JSON object (a tool's arguments).
+    Object,
 }
 
 pub struct Field {
@@ -41,10 +43,13 @@ pub enum LoomTool {
     MemorySearch,
     MemoryDelete,
     MemoryHistory,
+    FindTools,
+    Call,
+    Context,
 }
 
 impl LoomTool {
-    pub const ALL: [LoomTool; 13] = [
+    pub const ALL: [LoomTool; 16] = [
         LoomTool::Query,
         LoomTool::ListDatasets,
         LoomTool::Describe,
@@ -58,6 +63,9 @@ impl LoomTool {
         LoomTool::MemorySearch,
         LoomTool::MemoryDelete,
         LoomTool::MemoryHistory,
+        LoomTool::FindTools,
+        LoomTool::Call,
+        LoomTool::Context,
     ];
 
     /// The name the client calls it by.
@@ -76,7 +84,30 @@ impl LoomTool {
             LoomTool::MemorySearch => "loom_memory_search",
             LoomTool::MemoryDelete => "loom_memory_delete",
             LoomTool::MemoryHistory => "loom_memory_history",
+            LoomTool::FindTools => "loom_find_tools",
+            LoomTool::Call => "loom_call",
+            LoomTool::Context => "loom_context",
         }
+    }
+
+    /// The few a model needs unprompted: listed in every listing mode.
+    pub const fn is_core(self) -> bool {
+        matches!(
+            self,
+            LoomTool::Query
+                | LoomTool::Describe
+                | LoomTool::Fetch
+                | LoomTool::MemorySearch
+                | LoomTool::MemorySet
+        )
+    }
+
+    /// Whether it works on the session's tools and listing, not on a store.
+    pub const fn is_session(self) -> bool {
+        matches!(
+            self,
+            LoomTool::FindTools | LoomTool::Call | LoomTool::Context
+        )
     }
 
     /// Whether it works on the memory file rather than the dataset store.
@@ -101,209 +132,8 @@ pub struct ToolSpec {
     pub read_only: bool,
 }
 
-const fn req(name: &'static str, kind: Kind, about: &'static str) -> Field {
-    Field {
-        name,
-        kind,
-        required: true,
-        about,
-    }
-}
-
-const fn opt(name: &'static str, kind: Kind, about: &'static str) -> Field {
-    Field {
-        name,
-        kind,
-        required: false,
-        about,
-    }
-}
-
-pub const TOOLS: &[ToolSpec] = &[
-    ToolSpec {
-        tool: LoomTool::Query,
-        title: "Query datasets with SQL",
-        description: "Run one read-only DuckDB SQL statement (SELECT, WITH, FROM-first, VALUES, DESCRIBE, SUMMARIZE, PIVOT … IN (…), plain EXPLAIN) over the datasets loom made from large tool results; joins across servers work. Use it instead of re-calling a tool to look at its data again. Small results come back inline with exact values; large ones become a new dataset with an envelope.",
-        fields: &[req(
-            "sql",
-            Kind::Str,
-            "one read-only SQL statement; datasets are tables named by their ref",
-        )],
-        example: r#"{"sql": "SELECT status, count(*) FROM sample_list_orders_1 GROUP BY 1"}"#,
-        read_only: true,
-    },
-    ToolSpec {
-        tool: LoomTool::ListDatasets,
-        title: "List datasets",
-        description: "List the datasets of this session (ref, rows, columns, source, pinned), newest last. Use it to find a ref to query.",
-        fields: &[opt(
-            "cursor",
-            Kind::Str,
-            "the next_cursor of a previous page",
-        )],
-        example: r#"{}"#,
-        read_only: true,
-    },
-    ToolSpec {
-        tool: LoomTool::Describe,
-        title: "Describe a dataset",
-        description: "Full schema and column statistics of a dataset, 10 sample rows, fresh join hints against the other datasets, provenance and context.",
-        fields: &[req("ref", Kind::Str, "the dataset's ref")],
-        example: r#"{"ref": "sample_list_orders_1"}"#,
-        read_only: true,
-    },
-    ToolSpec {
-        tool: LoomTool::Materialize,
-        title: "Save a query as a dataset",
-        description: "Run a read-only query and keep its result as a new pinned dataset under a name you choose (types kept), for reuse in later queries.",
-        fields: &[
-            req("sql", Kind::Str, "one read-only SQL statement"),
-            req(
-                "name",
-                Kind::Str,
-                "the new dataset's name: lowercase letters, digits and _",
-            ),
-        ],
-        example: r#"{"sql": "SELECT * FROM sample_list_orders_1 WHERE status = 'paid'", "name": "paid_orders"}"#,
-        read_only: false,
-    },
-    ToolSpec {
-        tool: LoomTool::Drop,
-        title: "Drop a dataset",
-        description: "Drop a dataset to free memory (pinned ones too).",
-        fields: &[req("ref", Kind::Str, "the dataset's ref")],
-        example: r#"{"ref": "q_7"}"#,
-        read_only: false,
-    },
-    ToolSpec {
-        tool: LoomTool::Export,
-        title: "Export a dataset to a file",
-        description: "Write a dataset to a CSV, JSON or JSON Lines file under loom's export folder (never overwriting an existing file). Returns the absolute path and the row count.",
-        fields: &[
-            req("ref", Kind::Str, "the dataset's ref"),
-            req("format", Kind::Str, "csv, json or jsonl"),
-            opt(
-                "filename",
-                Kind::Str,
-                "a file name (no folders); default: the ref",
-            ),
-        ],
-        example: r#"{"ref": "sample_list_orders_1", "format": "csv"}"#,
-        read_only: false,
-    },
-    ToolSpec {
-        tool: LoomTool::Fetch,
-        title: "Read a parked result",
-        description: "Read a large text result that loom parked (a log, a page, a diff): a slice of characters from `offset` (default 4000, at most 64000), or with `pattern` the matching lines (case-insensitive regular expression, RE2 syntax) as `lineno: text`, with `context_lines` (0–10) around each as `lineno- text`; `offset` then skips matches. Page on with `next_offset` until it is -1.",
-        fields: &[
-            req(
-                "blob_key",
-                Kind::Str,
-                "the key from the parked pointer, like blob/3f2a…",
-            ),
-            opt(
-                "offset",
-                Kind::Int,
-                "characters to skip (or matches, with pattern)",
-            ),
-            opt(
-                "limit",
-                Kind::Int,
-                "characters to return, 1–64000 (default 4000)",
-            ),
-            opt("pattern", Kind::Str, "case-insensitive regular expression"),
-            opt(
-                "context_lines",
-                Kind::Int,
-                "lines of context around each match, 0–10",
-            ),
-        ],
-        example: r#"{"blob_key": "blob/3f2a9c0d1e2b4a5f", "pattern": "error|timeout", "context_lines": 2}"#,
-        read_only: true,
-    },
-    ToolSpec {
-        tool: LoomTool::Park,
-        title: "Park text",
-        description: "Move text out of your context: loom keeps it and returns a short pointer you can read back with loom_fetch.",
-        fields: &[
-            req("content", Kind::Str, "the text to park"),
-            opt("summary", Kind::Str, "what it is, in a line"),
-            opt(
-                "content_type",
-                Kind::Str,
-                "a media type, default text/plain",
-            ),
-            opt(
-                "ttl_seconds",
-                Kind::Int,
-                "how long to keep it, 60–7776000 (default 7 days)",
-            ),
-        ],
-        example: r#"{"content": "…long notes…", "summary": "notes on the failing build"}"#,
-        read_only: false,
-    },
-    ToolSpec {
-        tool: LoomTool::MemorySet,
-        title: "Keep a memory",
-        description: "Save a keyed note that persists across sessions and that the human sees too (decisions, conventions, facts learned). Every version is kept. Pinned memories are shown at the start of every session. Pass if_version (the version you read) to avoid overwriting someone else's change.",
-        fields: &[
-            req("key", Kind::Str, "a short name, like `db-rules`"),
-            req("content", Kind::Str, "the note"),
-            opt("tags", Kind::StrList, "labels for search"),
-            opt(
-                "pinned",
-                Kind::Bool,
-                "show it at the start of every session",
-            ),
-            opt(
-                "if_version",
-                Kind::Int,
-                "only write if the memory is still at this version (0: only if it does not exist)",
-            ),
-        ],
-        example: r#"{"key": "db-rules", "content": "never touch the prod schema", "pinned": true}"#,
-        read_only: false,
-    },
-    ToolSpec {
-        tool: LoomTool::MemoryGet,
-        title: "Read a memory",
-        description: "Read a memory by key (the current version, or an older one).",
-        fields: &[
-            req("key", Kind::Str, "the memory's key"),
-            opt("version", Kind::Int, "an older version"),
-        ],
-        example: r#"{"key": "db-rules"}"#,
-        read_only: true,
-    },
-    ToolSpec {
-        tool: LoomTool::MemorySearch,
-        title: "Search memories",
-        description: "Find memories: an exact key first, then by how well the words match keys, tags and content.",
-        fields: &[
-            req("query", Kind::Str, "words to look for"),
-            opt("tags", Kind::StrList, "only memories with all these tags"),
-            opt("limit", Kind::Int, "at most this many results (default 10)"),
-        ],
-        example: r#"{"query": "database rules"}"#,
-        read_only: true,
-    },
-    ToolSpec {
-        tool: LoomTool::MemoryDelete,
-        title: "Delete a memory",
-        description: "Delete a memory (its history is kept).",
-        fields: &[req("key", Kind::Str, "the memory's key")],
-        example: r#"{"key": "db-rules"}"#,
-        read_only: false,
-    },
-    ToolSpec {
-        tool: LoomTool::MemoryHistory,
-        title: "A memory's history",
-        description: "Every version of a memory, oldest first, with who wrote it and when.",
-        fields: &[req("key", Kind::Str, "the memory's key")],
-        example: r#"{"key": "db-rules"}"#,
-        read_only: true,
-    },
-];
+mod specs;
+pub use specs::TOOLS;
 
 impl ToolSpec {
     pub const fn name(&self) -> &'static str {
@@ -315,31 +145,44 @@ pub fn spec(name: &str) -> Option<&'static ToolSpec> {
     TOOLS.iter().find(|t| t.name() == name)
 }
 
-/// Tool definitions for `tools/list`.
+/// Tool definitions for `tools/list`, all of them.
 pub fn definitions() -> Vec<Value> {
-    TOOLS
-        .iter()
-        .map(|t| {
-            let mut props = Map::new();
-            for f in t.fields {
-                let schema = match f.kind {
-                    Kind::Str => json!({ "type": "string", "description": f.about }),
-                    Kind::Int => json!({ "type": "integer", "description": f.about }),
-                    Kind::Bool => json!({ "type": "boolean", "description": f.about }),
-                    Kind::StrList => json!({ "type": "array", "items": { "type": "string" }, "description": f.about }),
-                };
-                props.insert(f.name.into(), schema);
+    TOOLS.iter().map(definition).collect()
+}
+
+/// One tool's definition.
+pub fn definition(t: &ToolSpec) -> Value {
+    let mut props = Map::new();
+    for f in t.fields {
+        let schema = match f.kind {
+            Kind::Str => json!({ "type": "string", "description": f.about }),
+            Kind::Int => json!({ "type": "integer", "description": f.about }),
+            Kind::Bool => json!({ "type": "boolean", "description": f.about }),
+            Kind::StrList => {
+                json!({ "type": "array", "items": { "type": "string" }, "description": f.about })
             }
-            let required: Vec<&str> = t.fields.iter().filter(|f| f.required).map(|f| f.name).collect();
-            json!({
-                "name": t.name(),
-                "title": t.title,
-                "description": t.description,
-                "inputSchema": { "type": "object", "properties": props, "required": required, "additionalProperties": false },
-                "annotations": { "readOnlyHint": t.read_only, "destructiveHint": false, "openWorldHint": false },
-            })
-        })
-        .collect()
+            Kind::Object => json!({ "type": "object", "description": f.about }),
+        };
+        props.insert(f.name.into(), schema);
+    }
+    let required: Vec<&str> = t
+        .fields
+        .iter()
+        .filter(|f| f.required)
+        .map(|f| f.name)
+        .collect();
+    let mut schema =
+        json!({ "type": "object", "properties": props, "additionalProperties": false });
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    json!({
+        "name": t.name(),
+        "title": t.title,
+        "description": t.description,
+        "inputSchema": schema,
+        "annotations": { "readOnlyHint": t.read_only, "destructiveHint": false, "openWorldHint": false },
+    })
 }
 
 /// Checks arguments; `Err` holds the whole message for an `isError` result.
@@ -359,12 +202,14 @@ pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String
                     Kind::Int => v.as_i64().is_some(),
                     Kind::Bool => v.is_boolean(),
                     Kind::StrList => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
+                    Kind::Object => v.is_object(),
                 };
                 if !ok {
                     let want = match f.kind {
                         Kind::Int => "an integer",
                         Kind::Bool => "true or false",
                         Kind::StrList => "an array of strings",
+                        Kind::Object => "an object",
                         Kind::Str => "a non-empty string",
                     };
                     problems.push(format!("`{}` must be {want}, got {v}", f.name));
@@ -631,6 +476,10 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
         | LoomTool::MemoryHistory => {
             Err(format!("{} works on memories, not datasets", tool.name()))
         }
+        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => Err(format!(
+            "{} works on the session, not datasets",
+            tool.name()
+        )),
     }
 }
 
@@ -776,6 +625,10 @@ fn run_memory_tool(
         | LoomTool::Export
         | LoomTool::Fetch
         | LoomTool::Park => Err(format!("{} works on datasets, not memories", tool.name())),
+        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => Err(format!(
+            "{} works on the session, not memories",
+            tool.name()
+        )),
     }
 }
 

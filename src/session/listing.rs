@@ -1,0 +1,104 @@
+//! What this session changed about the tool listing: tools promoted after they were found and
+//! called, tools a person pinned from the workbench, and how often each tool was called (which
+//! ranks search results and names the most used tools).
+
+use super::finder::{Finder, ToolDoc};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+
+#[derive(Default)]
+pub struct ListingState {
+    promoted: Mutex<BTreeSet<String>>,
+    pinned: Mutex<BTreeSet<String>>,
+    uses: Mutex<HashMap<String, u32>>,
+    /// The finder over the tools it was last built for, with their fingerprint.
+    finder: Mutex<Option<(u64, Arc<Finder>)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ListingState {
+    /// Adds `exposed` to the listing for the rest of the session; whether it was new.
+    pub fn promote(&self, exposed: &str) -> bool {
+        lock(&self.promoted).insert(exposed.to_owned())
+    }
+
+    pub fn is_promoted(&self, exposed: &str) -> bool {
+        lock(&self.promoted).contains(exposed)
+    }
+
+    /// Pins or unpins `exposed` for this session; whether it is pinned now.
+    pub fn toggle_pin(&self, exposed: &str) -> bool {
+        let mut p = lock(&self.pinned);
+        if p.remove(exposed) {
+            false
+        } else {
+            p.insert(exposed.to_owned());
+            true
+        }
+    }
+
+    pub fn is_pinned(&self, exposed: &str) -> bool {
+        lock(&self.pinned).contains(exposed)
+    }
+
+    pub fn record_use(&self, exposed: &str) {
+        *lock(&self.uses).entry(exposed.to_owned()).or_default() += 1;
+    }
+
+    pub fn uses(&self, exposed: &str) -> u32 {
+        lock(&self.uses).get(exposed).copied().unwrap_or(0)
+    }
+
+    /// A finder over `docs`: the one built before when the tools are the same, else a new one.
+    pub fn finder_for(&self, docs: Vec<ToolDoc>) -> Arc<Finder> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for d in &docs {
+            (&d.server, &d.exposed, &d.description, &d.params).hash(&mut h);
+        }
+        let print = h.finish();
+        let mut cached = lock(&self.finder);
+        if let Some((p, f)) = cached.as_ref()
+            && *p == print
+        {
+            return f.clone();
+        }
+        let f = Arc::new(Finder::new(docs));
+        *cached = Some((print, f.clone()));
+        f
+    }
+
+    /// The `n` most called tools, most first (ties by name).
+    pub fn most_used(&self, n: usize) -> Vec<(String, u32)> {
+        let mut all: Vec<(String, u32)> = lock(&self.uses)
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        all.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        all.truncate(n);
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn promotion_pins_and_uses() {
+        let s = ListingState::default();
+        assert!(s.promote("a") && !s.promote("a") && s.is_promoted("a"));
+        assert!(s.toggle_pin("b") && s.is_pinned("b") && !s.toggle_pin("b"));
+        for t in ["x", "y", "y", "z", "z"] {
+            s.record_use(t);
+        }
+        assert_eq!(
+            s.most_used(2),
+            vec![("y".to_owned(), 2), ("z".to_owned(), 2)]
+        );
+        assert_eq!(s.uses("x"), 1);
+    }
+}

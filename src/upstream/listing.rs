@@ -1,0 +1,258 @@
+//! The tool listing a client sees, by listing mode: every tool whole (`full`), cut to what a
+//! call needs (`compact`), or only pinned and promoted tools with `loom_find_tools` and
+//! `loom_call` to reach the rest (`search`). Every tool stays callable by its exposed name
+//! whatever the listing shows. The same decision feeds `tools/list`, the workbench's Tools
+//! section (with each tool's cost in tokens and the reason it is listed) and the primer.
+
+use super::tools::{self, LoomTool};
+use crate::config::{Config, ListingMode};
+use crate::downstream::ServedTool;
+use crate::session::listing::ListingState;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Why a tool is in the listing, or that it is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Listed {
+    /// Listed because the mode lists every tool (full or compact).
+    ByMode,
+    /// Pinned in the config (`pin`).
+    Pinned,
+    /// Pinned by a person in the workbench, for this session.
+    PinnedByPerson,
+    /// Found and called while unlisted, and kept since (`promote`).
+    Promoted,
+    /// One of the few loom tools a model needs unprompted.
+    Core,
+    /// `loom_find_tools` and `loom_call`, listed while anything is not.
+    Finder,
+    /// Not listed: found with `loom_find_tools`, called by name or with `loom_call`.
+    Hidden,
+}
+
+impl Listed {
+    pub fn is_listed(self) -> bool {
+        self != Listed::Hidden
+    }
+
+    pub fn words(self) -> &'static str {
+        match self {
+            Listed::ByMode => "listed",
+            Listed::Pinned => "pinned in the config",
+            Listed::PinnedByPerson => "pinned this session",
+            Listed::Promoted => "promoted",
+            Listed::Core => "core",
+            Listed::Finder => "finds the rest",
+            Listed::Hidden => "not listed",
+        }
+    }
+}
+
+/// One tool's place in a client's listing.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    /// `loom` for loom's own tools.
+    pub server: String,
+    pub exposed: String,
+    pub listed: Listed,
+    /// The definition as listed (compact in compact mode), or whole when hidden.
+    pub tool: Value,
+    /// The definition as `full` would list it.
+    pub full: Value,
+}
+
+/// The first paragraph of a description: up to its first blank line.
+pub fn first_paragraph(text: &str) -> &str {
+    let t = text.trim();
+    let end = t
+        .find("\n\n")
+        .or_else(|| t.find("\r\n\r\n"))
+        .unwrap_or(t.len());
+    t[..end].trim_end()
+}
+
+/// Schema keywords that are prose for a reader, not constraints on a value.
+const PROSE: [&str; 5] = [
+    "description",
+    "title",
+    "examples",
+    "$comment",
+    "markdownDescription",
+];
+
+/// Removes prose from a JSON Schema (every nested schema too), keeping names, types,
+/// `required`, `enum`, defaults and bounds.
+pub fn without_prose(schema: &mut Value) {
+    let Value::Object(m) = schema else { return };
+    for k in PROSE {
+        m.remove(k);
+    }
+    for key in ["properties", "$defs", "definitions", "patternProperties"] {
+        if let Some(Value::Object(children)) = m.get_mut(key) {
+            for child in children.values_mut() {
+                without_prose(child);
+            }
+        }
+    }
+    for key in [
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "if",
+        "then",
+        "else",
+    ] {
+        if let Some(child) = m.get_mut(key) {
+            without_prose(child);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(children)) = m.get_mut(key) {
+            for child in children {
+                without_prose(child);
+            }
+        }
+    }
+}
+
+/// A tool as `compact` lists it: its name, the first paragraph of its description and its
+/// input schema without prose; `execution` stays when the tool must run as a task. Titles,
+/// annotations, icons and `_meta` go: nothing a client needs to call it.
+pub fn compact(tool: &Value) -> Value {
+    let mut out = Map::new();
+    let Value::Object(t) = tool else {
+        return tool.clone();
+    };
+    if let Some(name) = t.get("name") {
+        out.insert("name".into(), name.clone());
+    }
+    if let Some(d) = t.get("description").and_then(Value::as_str) {
+        out.insert(
+            "description".into(),
+            Value::String(first_paragraph(d).to_owned()),
+        );
+    }
+    if let Some(schema) = t.get("inputSchema") {
+        let mut schema = schema.clone();
+        without_prose(&mut schema);
+        out.insert("inputSchema".into(), schema);
+    }
+    if let Some(exec) = t.get("execution")
+        && exec.get("taskSupport").and_then(Value::as_str) == Some("required")
+    {
+        out.insert("execution".into(), exec.clone());
+    }
+    Value::Object(out)
+}
+
+/// What decides one client's listing.
+pub struct Inputs<'a> {
+    pub config: &'a Config,
+    /// The connection's own mode (`loom connect --listing`, `?listing=`), over the config's.
+    pub connection: Option<ListingMode>,
+    pub state: &'a ListingState,
+}
+
+impl Inputs<'_> {
+    fn mode_of(&self, server: Option<&str>) -> ListingMode {
+        self.connection
+            .or_else(|| {
+                server
+                    .and_then(|s| self.config.server(s))
+                    .and_then(|s| s.listing)
+            })
+            .unwrap_or(self.config.listing)
+    }
+}
+
+fn form(mode: ListingMode, tool: &Value) -> Value {
+    match mode {
+        ListingMode::Compact => compact(tool),
+        _ => tool.clone(),
+    }
+}
+
+/// Every tool, downstream ones first, each placed: listed (and why) or hidden.
+pub fn place(inputs: &Inputs, served: Vec<ServedTool>) -> Vec<Placed> {
+    let mut out = Vec::with_capacity(served.len() + tools::TOOLS.len());
+    for s in served {
+        let mode = inputs.mode_of(Some(&s.server));
+        let exposed = s.tool["name"].as_str().unwrap_or_default().to_owned();
+        let pinned = inputs
+            .config
+            .server(&s.server)
+            .is_some_and(|spec| spec.pin.matches(&s.original));
+        let listed = if pinned {
+            Listed::Pinned
+        } else if inputs.state.is_pinned(&exposed) {
+            Listed::PinnedByPerson
+        } else if mode != ListingMode::Search {
+            Listed::ByMode
+        } else if inputs.state.is_promoted(&exposed) {
+            Listed::Promoted
+        } else {
+            Listed::Hidden
+        };
+        let tool = if listed.is_listed() {
+            form(mode, &s.tool)
+        } else {
+            s.tool.clone()
+        };
+        out.push(Placed {
+            server: s.server,
+            exposed,
+            listed,
+            tool,
+            full: s.tool,
+        });
+    }
+    let mode = inputs.mode_of(None);
+    let mut hidden = out.iter().any(|p| !p.listed.is_listed());
+    for spec in tools::TOOLS {
+        let full = tools::definition(spec);
+        let listed = match spec.tool {
+            LoomTool::FindTools | LoomTool::Call => Listed::Hidden,
+            _ if mode == ListingMode::Full => Listed::ByMode,
+            _ if spec.tool.is_core() => Listed::Core,
+            _ if inputs.state.is_pinned(spec.name()) => Listed::PinnedByPerson,
+            _ if inputs.state.is_promoted(spec.name()) => Listed::Promoted,
+            _ => Listed::Hidden,
+        };
+        hidden |= !listed.is_listed() && !matches!(spec.tool, LoomTool::FindTools | LoomTool::Call);
+        out.push(Placed {
+            server: "loom".into(),
+            exposed: spec.name().to_owned(),
+            listed,
+            tool: if listed.is_listed() {
+                form(mode, &full)
+            } else {
+                full.clone()
+            },
+            full,
+        });
+    }
+    // The finder and the generic call are listed exactly when something is not.
+    if hidden {
+        for p in out.iter_mut() {
+            if matches!(p.exposed.as_str(), "loom_find_tools" | "loom_call") {
+                p.listed = Listed::Finder;
+                p.tool = p.full.clone();
+            }
+        }
+    }
+    out
+}
+
+/// The `tools/list` of a placement.
+pub fn listing(placed: &[Placed]) -> Vec<Value> {
+    placed
+        .iter()
+        .filter(|p| p.listed.is_listed())
+        .map(|p| p.tool.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

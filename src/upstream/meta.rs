@@ -1,0 +1,523 @@
+//! loom's tools about tools: `loom_find_tools` (ranked search over every tool of every server),
+//! `loom_call` (any tool by name, its arguments checked against its schema first, then exactly
+//! a direct call) and `loom_context` (what to know for a task, within a token budget, with a
+//! stable prefix that the primer shares). Also the bookkeeping every call does here: how often
+//! each tool is called, and the promotion of a tool found and called while unlisted.
+
+use super::listing::{Listed, Placed};
+use super::tools::LoomTool;
+use super::*;
+use crate::intercept::tokens::estimate;
+use crate::session::finder::{Finder, ToolDoc};
+
+/// Results of `loom_find_tools` unless `limit` says otherwise.
+const FIND_LIMIT: usize = 5;
+/// Tokens `loom_find_tools` may answer with.
+const FIND_BUDGET: usize = 2500;
+/// Tokens `loom_context` answers with unless told.
+const CONTEXT_BUDGET: usize = 2000;
+
+/// A description's first line, cut to a sentence a listing can carry.
+pub(super) fn one_line(text: &str) -> String {
+    let first = text.trim().lines().next().unwrap_or_default().trim();
+    let cut = first
+        .char_indices()
+        .find(|(i, c)| *c == '.' && *i >= 20)
+        .map_or(first, |(i, _)| &first[..=i]);
+    crate::session::calls::cap_text(cut, 160)
+}
+
+/// Checks `args` against a JSON Schema's top level: required members, types, enums, and
+/// unknown members (when the schema closes them, or when one is a near miss of a missing
+/// required member). The problems, each with a did-you-mean where one fits.
+pub(super) fn schema_problems(schema: &Value, args: &Value) -> Vec<String> {
+    let Some(args) = args.as_object() else {
+        return vec![format!("`arguments` must be an object, got {args}")];
+    };
+    let props = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+    let mut problems = Vec::new();
+    for r in &required {
+        if !args.contains_key(*r) {
+            problems.push(format!("`{r}` is required"));
+        }
+    }
+    for (k, v) in args {
+        match props.get(k) {
+            Some(p) => {
+                if let Some(why) = type_problem(p, v) {
+                    problems.push(format!("`{k}` {why}"));
+                }
+            }
+            None => {
+                let near = props
+                    .keys()
+                    .map(|p| (strsim::levenshtein(k, p), p))
+                    .filter(|(d, _)| *d <= 3)
+                    .min();
+                match near {
+                    Some((_, p)) => {
+                        problems.push(format!("unknown argument `{k}`; did you mean `{p}`?"))
+                    }
+                    None if closed => problems.push(format!("unknown argument `{k}`")),
+                    None => {}
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// Why `v` does not fit the property schema `p`, as far as its `type` and `enum` say.
+fn type_problem(p: &Value, v: &Value) -> Option<String> {
+    if let Some(options) = p.get("enum").and_then(Value::as_array)
+        && !options.contains(v)
+    {
+        return Some(format!(
+            "must be one of {}, got {v}",
+            Value::Array(options.clone())
+        ));
+    }
+    let fits = |t: &str| match t {
+        "string" => v.is_string(),
+        "integer" => v.as_i64().is_some() || v.as_u64().is_some(),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "array" => v.is_array(),
+        "object" => v.is_object(),
+        "null" => v.is_null(),
+        _ => true,
+    };
+    let types: Vec<&str> = match p.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => return None,
+    };
+    (!types.iter().any(|t| fits(t))).then(|| format!("must be {}, got {v}", types.join(" or ")))
+}
+
+impl ClientSession {
+    /// Counts a call to `exposed` and, when it was not listed to this client and the config
+    /// promotes, lists it from now on and tells every client.
+    pub(super) fn note_use(&self, exposed: &str) {
+        let state = &self.session.listing;
+        state.record_use(exposed);
+        if !self.session.config.promote || state.is_promoted(exposed) {
+            return;
+        }
+        let Some(fleet) = self.fleet() else { return };
+        let hidden = self
+            .placed_tools(fleet)
+            .iter()
+            .any(|p| p.exposed == exposed && p.listed == Listed::Hidden);
+        if hidden && state.promote(exposed) {
+            tracing::info!("{exposed} was called while unlisted: listed from now on");
+            self.session.announce_tools_changed();
+        }
+    }
+
+    /// What `loom_call {tool, arguments}` calls: the tool's own `tools/call` params, or why it
+    /// cannot (an unknown tool with the nearest names, or every argument problem).
+    pub(super) async fn resolve_call(
+        self: &Arc<Self>,
+        args: &Map<String, Value>,
+        params: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, String> {
+        let tool = args.get("tool").and_then(Value::as_str).unwrap_or_default();
+        let arguments = args.get("arguments").cloned().unwrap_or(json!({}));
+        if tool == LoomTool::Call.name() {
+            return Err("loom_call calls other tools; call the tool itself".into());
+        }
+        let fleet = self.ready_fleet().await;
+        let placed = self.placed_tools(&fleet);
+        let Some(target) = placed.iter().find(|p| p.exposed == tool) else {
+            let mut near: Vec<(usize, &str)> = placed
+                .iter()
+                .map(|p| (strsim::levenshtein(tool, &p.exposed), p.exposed.as_str()))
+                .filter(|(d, _)| *d <= 4)
+                .collect();
+            near.sort();
+            let hint = match near.first() {
+                Some((_, n)) => format!("; did you mean `{n}`?"),
+                None => String::new(),
+            };
+            return Err(format!(
+                "unknown tool `{tool}`{hint} loom_find_tools finds tools by what they do."
+            ));
+        };
+        let problems = schema_problems(&target.full["inputSchema"], &arguments);
+        if !problems.is_empty() {
+            return Err(format!(
+                "{tool} would be called with wrong arguments:\n- {}\nits input schema: {}",
+                problems.join("\n- "),
+                target.full["inputSchema"]
+            ));
+        }
+        let mut inner = Map::new();
+        inner.insert("name".into(), Value::String(tool.to_owned()));
+        inner.insert("arguments".into(), arguments);
+        if let Some(meta) = params.get("_meta") {
+            inner.insert("_meta".into(), meta.clone());
+        }
+        Ok(inner)
+    }
+
+    /// Runs `loom_find_tools` or `loom_context`.
+    pub(super) async fn run_session_tool(
+        self: &Arc<Self>,
+        tool: LoomTool,
+        args: &Map<String, Value>,
+    ) -> Box<RawValue> {
+        let fleet = self.ready_fleet().await;
+        let placed = self.placed_tools(&fleet);
+        let value = match tool {
+            LoomTool::FindTools => self.find_tools(&fleet, &placed, args),
+            LoomTool::Context => self.context(&placed, args),
+            _ => return tool_error(&format!("{} is not run here", tool.name())),
+        };
+        jsonrpc::to_raw(&value)
+    }
+
+    /// The finder over what this client can call, rebuilt when the tools change.
+    fn finder(&self, placed: &[Placed]) -> Arc<Finder> {
+        let docs: Vec<ToolDoc> = placed
+            .iter()
+            .filter(|p| !matches!(p.listed, Listed::Finder))
+            .filter(|p| p.exposed != LoomTool::FindTools.name())
+            .map(|p| ToolDoc::from_tool(&p.server, &p.exposed, &p.full))
+            .collect();
+        self.session.listing.finder_for(docs)
+    }
+
+    fn find_tools(&self, fleet: &Fleet, placed: &[Placed], args: &Map<String, Value>) -> Value {
+        let query = args
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let server = args.get("server").and_then(Value::as_str);
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(FIND_LIMIT, |l| l.clamp(1, 50) as usize);
+        if query.trim().is_empty() {
+            return self.overview(fleet, placed, server);
+        }
+        let finder = self.finder(placed);
+        let state = &self.session.listing;
+        let hits = finder.search(query, limit, server, &|t| state.uses(t));
+        let mut tools = Vec::new();
+        let mut truncated = false;
+        let mut used = 0;
+        for h in hits {
+            let doc = &finder.docs()[h.index];
+            let Some(p) = placed.iter().find(|p| p.exposed == doc.exposed) else {
+                continue;
+            };
+            let mut hit = json!({
+                "name": p.exposed,
+                "server": p.server,
+                "description": one_line(&doc.description),
+                "inputSchema": p.full["inputSchema"],
+                "listed": p.listed.is_listed(),
+            });
+            if let Some(a) = p.full.get("annotations") {
+                hit["annotations"] = a.clone();
+            }
+            let cost = estimate(&hit.to_string());
+            if used + cost > FIND_BUDGET && !tools.is_empty() {
+                truncated = true;
+                break;
+            }
+            used += cost;
+            tools.push(hit);
+        }
+        if tools.is_empty() {
+            let mut v = self.overview(fleet, placed, server);
+            v["note"] = json!(format!(
+                "no tool matches \"{query}\"; the servers are below"
+            ));
+            return v;
+        }
+        let body = json!({ "tools": tools, "truncated": truncated,
+            "next": "call a tool by its name, or with loom_call {tool, arguments}" });
+        text_and_structured(body)
+    }
+
+    /// The servers with their tool counts and what they are for, and the most used tools:
+    /// what an empty or unmatched query gets.
+    fn overview(&self, fleet: &Fleet, placed: &[Placed], only: Option<&str>) -> Value {
+        let servers: Vec<Value> = self
+            .server_lines(fleet, placed)
+            .into_iter()
+            .filter(|(name, _, _)| only.is_none_or(|o| o == name))
+            .map(|(name, tools, about)| json!({ "server": name, "tools": tools, "about": about }))
+            .collect();
+        let most_used: Vec<Value> = self
+            .session
+            .listing
+            .most_used(10)
+            .into_iter()
+            .map(|(t, n)| json!({ "name": t, "calls": n }))
+            .collect();
+        text_and_structured(json!({ "servers": servers, "most_used": most_used,
+            "next": "describe the task in `query` to find its tools" }))
+    }
+
+    /// Each server with its number of tools and a line on what it is for: its own
+    /// instructions' first sentence, else its first tools' names.
+    pub(super) fn server_lines(
+        &self,
+        fleet: &Fleet,
+        placed: &[Placed],
+    ) -> Vec<(String, usize, String)> {
+        let mut out = Vec::new();
+        for s in fleet.servers() {
+            let names: Vec<&str> = placed
+                .iter()
+                .filter(|p| p.server == s.name())
+                .map(|p| p.exposed.as_str())
+                .collect();
+            if names.is_empty() {
+                continue;
+            }
+            let about = s
+                .connection()
+                .ok()
+                .and_then(|c| c.instructions())
+                .map(|i| one_line(&i))
+                .filter(|l| !l.is_empty())
+                .unwrap_or_else(|| {
+                    let first: Vec<&str> = names.iter().take(4).copied().collect();
+                    format!("tools such as {}", first.join(", "))
+                });
+            out.push((s.name().to_owned(), names.len(), about));
+        }
+        out
+    }
+
+    /// `loom_context`: the stable part first (how loom works here, the servers, pinned
+    /// memories), with its hash, then what matches the query: memories, datasets, parked
+    /// texts and tools, all within the budget.
+    fn context(&self, placed: &[Placed], args: &Map<String, Value>) -> Value {
+        let query = args
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let budget = args
+            .get("token_budget")
+            .and_then(Value::as_u64)
+            .map_or(CONTEXT_BUDGET, |b| b.clamp(200, 32_000) as usize);
+        let prefix = self.stable_prefix(&[], budget / 2);
+        let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+        if !query.trim().is_empty() {
+            let memories: Vec<String> = self
+                .session
+                .memories
+                .search(query, &[], 5)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(m, _)| !m.pinned)
+                .map(|(m, _)| {
+                    format!(
+                        "- {}: {}",
+                        m.key,
+                        crate::session::calls::cap_text(&m.content, 300)
+                    )
+                })
+                .collect();
+            sections.push(("Memories".into(), memories));
+            let words: Vec<String> = query
+                .to_lowercase()
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| w.len() > 2)
+                .map(str::to_owned)
+                .collect();
+            let matches = |text: &str| {
+                let t = text.to_lowercase();
+                words.iter().any(|w| t.contains(w.as_str()))
+            };
+            if let Some(store) = self.session.store.try_get() {
+                let datasets = store
+                    .datasets()
+                    .into_iter()
+                    .filter(|d| {
+                        let cols: Vec<&str> = d.columns.iter().map(|c| c.0.as_str()).collect();
+                        matches(&format!("{} {}", d.dataset_ref, cols.join(" ")))
+                    })
+                    .map(|d| {
+                        let cols: Vec<&str> =
+                            d.columns.iter().take(12).map(|c| c.0.as_str()).collect();
+                        format!("- {} ({} rows): {}", d.dataset_ref, d.rows, cols.join(", "))
+                    })
+                    .collect();
+                sections.push(("Datasets (loom_query)".into(), datasets));
+                let parked = store
+                    .blobs
+                    .list()
+                    .iter()
+                    .filter(|b| matches(&b.summary))
+                    .map(|b| format!("- {}: {} ({} lines)", b.key, b.summary, b.total_lines))
+                    .collect();
+                sections.push(("Parked texts (loom_fetch)".into(), parked));
+            }
+            let finder = self.finder(placed);
+            let state = &self.session.listing;
+            let tools = finder
+                .search(query, 5, None, &|t| state.uses(t))
+                .into_iter()
+                .map(|h| {
+                    let d = &finder.docs()[h.index];
+                    format!("- {}: {}", d.exposed, one_line(&d.description))
+                })
+                .collect();
+            sections.push(("Tools".into(), tools));
+        }
+        let mut text = prefix.clone();
+        let mut truncated = false;
+        let mut shown = Vec::new();
+        for (title, lines) in sections {
+            if lines.is_empty() {
+                continue;
+            }
+            let mut part = format!("\n## {title}\n");
+            let mut kept = Vec::new();
+            for l in lines {
+                if estimate(&text) + estimate(&part) + estimate(&l) > budget {
+                    truncated = true;
+                    break;
+                }
+                part.push_str(&l);
+                part.push('\n');
+                kept.push(l);
+            }
+            if !kept.is_empty() {
+                text.push_str(&part);
+                shown.push(json!({ "title": title, "lines": kept }));
+            }
+        }
+        let hash = prefix_hash(&prefix);
+        json!({
+            "content": [{ "type": "text", "text": text }],
+            "structuredContent": { "prefix": prefix, "prefix_hash": hash, "sections": shown, "truncated": truncated },
+        })
+    }
+
+    /// The part of the context that does not depend on a query, cut to `budget` tokens, with
+    /// `datasets` (the primer's) after the pinned memories. Before the servers have started,
+    /// they are named from the config.
+    pub(super) fn stable_prefix(&self, datasets: &[(String, u64)], budget: usize) -> String {
+        let config = &self.session.config;
+        let (servers, hidden) = match self.fleet() {
+            Some(fleet) => {
+                let placed = self.placed_tools(fleet);
+                let hidden = placed.iter().any(|p| p.listed == Listed::Hidden);
+                let lines = self
+                    .server_lines(fleet, &placed)
+                    .into_iter()
+                    .map(|(name, tools, about)| format!("- {name} ({tools} tools): {about}\n"))
+                    .collect();
+                (lines, hidden)
+            }
+            None => {
+                let mode = *lock(&self.listing_mode);
+                let hidden = mode.unwrap_or(config.listing) != crate::config::ListingMode::Full
+                    || (mode.is_none()
+                        && config
+                            .servers
+                            .iter()
+                            .any(|s| s.listing == Some(crate::config::ListingMode::Search)));
+                let lines = config
+                    .servers
+                    .iter()
+                    .map(|s| format!("- {}\n", s.name))
+                    .collect();
+                (lines, hidden)
+            }
+        };
+        let mut s = String::from("# Loom\n");
+        if hidden {
+            s.push_str("Not every tool is listed. To do something no listed tool does, call loom_find_tools with the task in words, then call the tool it names directly or with loom_call {tool, arguments}. ");
+        }
+        s.push_str("Large results become datasets: ask loom_query (SQL) instead of calling again; parked text is read with loom_fetch. loom_context gives what to know for a task.\n");
+        let servers: Vec<String> = servers;
+        if !servers.is_empty() {
+            s.push_str("Servers:\n");
+            for line in servers {
+                s.push_str(&line);
+            }
+        }
+        let pinned = self.session.memories.pinned();
+        let rest = budget.saturating_sub(estimate(&s));
+        s.push_str(&crate::store::memories::primer(&pinned, datasets, rest));
+        s
+    }
+}
+
+/// A short, stable name for a text: the first 16 hex digits of its SHA-256.
+pub(super) fn prefix_hash(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn text_and_structured(v: Value) -> Value {
+    json!({ "content": [{ "type": "text", "text": v.to_string() }], "structuredContent": v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_checked_against_the_schema_with_near_misses() {
+        let schema = json!({ "type": "object", "properties": {
+            "path": { "type": "string" }, "depth": { "type": "integer" },
+            "mode": { "enum": ["a", "b"] } }, "required": ["path"] });
+        assert!(schema_problems(&schema, &json!({ "path": "x", "depth": 2 })).is_empty());
+        let p = schema_problems(&schema, &json!({ "pth": "x", "depth": "2", "mode": "c" }));
+        assert!(p.contains(&"`path` is required".to_owned()), "{p:?}");
+        assert!(
+            p.iter()
+                .any(|m| m == "unknown argument `pth`; did you mean `path`?"),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|m| m.starts_with("`depth` must be integer")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter().any(|m| m.starts_with("`mode` must be one of")),
+            "{p:?}"
+        );
+        // Extra members are fine unless the schema closes them.
+        assert!(schema_problems(&schema, &json!({ "path": "x", "zzzzzz": 1 })).is_empty());
+        let mut closed = schema.clone();
+        closed["additionalProperties"] = json!(false);
+        assert_eq!(
+            schema_problems(&closed, &json!({ "path": "x", "zzzzzz": 1 })),
+            vec!["unknown argument `zzzzzz`".to_owned()]
+        );
+        assert_eq!(schema_problems(&schema, &json!([1])).len(), 1);
+    }
+
+    #[test]
+    fn one_line_is_the_first_sentence() {
+        assert_eq!(
+            one_line("Read the complete contents of a file. Handles encodings.\nMore"),
+            "Read the complete contents of a file."
+        );
+        assert_eq!(one_line("  short  "), "short");
+    }
+}
