@@ -187,7 +187,27 @@ pub(super) fn load_corpus(dir: &Path) -> (Vec<ToolDoc>, Vec<(String, String)>) {
     (docs, tasks)
 }
 
-/// recall@1, recall@5 and MRR over the corpus tasks, searching every tool of every server.
+/// recall@1, recall@5 and MRR of `f` over `tasks`, searching every tool of every server;
+/// with `show`, the tasks whose tool is not in the top five go to stderr.
+fn evaluate(f: &Finder, tasks: &[(String, String)], show: bool) -> (f64, f64, f64) {
+    let (mut at1, mut at5, mut rr) = (0usize, 0usize, 0f64);
+    for (task, expected) in tasks {
+        let hits = f.search(task, f.docs().len(), None, &|_| 0);
+        let rank = hits.iter().position(|h| &f.docs()[h.index].exposed == expected);
+        if let Some(r) = rank {
+            at1 += usize::from(r == 0);
+            at5 += usize::from(r < 5);
+            rr += 1.0 / (r as f64 + 1.0);
+        }
+        if show && rank.is_none_or(|r| r >= 5) {
+            let got = names(f, &hits[..hits.len().min(3)]);
+            eprintln!("miss ({rank:?}): {task:?} wants {expected}, got {got:?}");
+        }
+    }
+    let n = tasks.len().max(1) as f64;
+    (at1 as f64 / n, at5 as f64 / n, rr / n)
+}
+
 #[test]
 fn retrieval_quality_on_the_tool_corpus() {
     let (docs, tasks) = load_corpus(&corpus_dir());
@@ -198,24 +218,7 @@ fn retrieval_quality_on_the_tool_corpus() {
             "task names a tool the corpus does not list: {expected}"
         );
     }
-    let (mut at1, mut at5, mut rr) = (0usize, 0usize, 0f64);
-    for (task, expected) in &tasks {
-        let hits = f.search(task, f.docs().len(), None, &|_| 0);
-        let rank = hits
-            .iter()
-            .position(|h| &f.docs()[h.index].exposed == expected);
-        if let Some(r) = rank {
-            at1 += usize::from(r == 0);
-            at5 += usize::from(r < 5);
-            rr += 1.0 / (r as f64 + 1.0);
-        }
-        if rank.is_none_or(|r| r >= 5) {
-            let got = names(&f, &hits[..hits.len().min(3)]);
-            eprintln!("miss ({rank:?}): {task:?} wants {expected}, got {got:?}");
-        }
-    }
-    let n = tasks.len() as f64;
-    let (r1, r5, mrr) = (at1 as f64 / n, at5 as f64 / n, rr / n);
+    let (r1, r5, mrr) = evaluate(&f, &tasks, true);
     eprintln!(
         "tool corpus: {} tools, {} tasks: recall@1 {r1:.3}, recall@5 {r5:.3}, MRR {mrr:.3}",
         f.docs().len(),
@@ -223,4 +226,52 @@ fn retrieval_quality_on_the_tool_corpus() {
     );
     assert!(tasks.len() >= 20, "too few tasks to judge");
     assert!(r5 >= 0.0, "recall@5 {r5:.3}");
+}
+
+/// Measures alternative tunings on the even tasks (to choose on) and the odd ones (to check
+/// on). `cargo test --lib finder::tests::tune -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn tune() {
+    let (docs, tasks) = load_corpus(&corpus_dir());
+    let even: Vec<_> = tasks.iter().step_by(2).cloned().collect();
+    let odd: Vec<_> = tasks.iter().skip(1).step_by(2).cloned().collect();
+    let base = Tuning::DEFAULT;
+    let mut variants: Vec<(String, Tuning)> = vec![("default".into(), base)];
+    for (label, change) in tune_variants() {
+        let mut t = base;
+        change(&mut t);
+        variants.push((label.into(), t));
+    }
+    for (label, t) in variants {
+        let f = Finder::with_tuning(docs.clone(), t);
+        let (e1, e5, em) = evaluate(&f, &even, false);
+        let (o1, o5, om) = evaluate(&f, &odd, false);
+        eprintln!("{label:<28} even {e1:.3} {e5:.3} {em:.3}   odd {o1:.3} {o5:.3} {om:.3}");
+    }
+}
+
+type Change = fn(&mut Tuning);
+
+fn tune_variants() -> Vec<(&'static str, Change)> {
+    vec![
+        ("name 2", |t| t.weight[0] = 2.0),
+        ("name 1.5", |t| t.weight[0] = 1.5),
+        ("name 4", |t| t.weight[0] = 4.0),
+        ("server 2", |t| t.weight[5] = 2.0),
+        ("server 3", |t| t.weight[5] = 3.0),
+        ("desc 1.5", |t| t.weight[2] = 1.5),
+        ("params 1/0.6", |t| t.weight[3..5].copy_from_slice(&[1.0, 0.6])),
+        ("params 0.3/0.15", |t| t.weight[3..5].copy_from_slice(&[0.3, 0.15])),
+        ("k1 0.8", |t| t.k1 = 0.8),
+        ("k1 2", |t| t.k1 = 2.0),
+        ("synonym 0.3", |t| t.synonym = 0.3),
+        ("synonym 0.8", |t| t.synonym = 0.8),
+        ("prefix 0.3", |t| { t.longer = 0.3; t.shorter = 0.2 }),
+        ("prefix 0", |t| { t.longer = 0.0; t.shorter = 0.0 }),
+        ("quoted 0.5", |t| t.quoted = 0.5),
+        ("quoted 0.2", |t| t.quoted = 0.2),
+        ("b desc 0.4", |t| t.b[2] = 0.4),
+        ("b name 0.6", |t| t.b[0] = 0.6),
+    ]
 }
