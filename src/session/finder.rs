@@ -45,7 +45,8 @@ impl ToolDoc {
         if let Some(props) = tool.get("inputSchema").and_then(properties) {
             for (name, schema) in props {
                 params.push((name.clone(), param_text(schema)));
-                let nested = properties(schema).or_else(|| schema.get("items").and_then(properties));
+                let nested =
+                    properties(schema).or_else(|| schema.get("items").and_then(properties));
                 for (child, child_schema) in nested.into_iter().flatten() {
                     params.push((child.clone(), param_text(child_schema)));
                 }
@@ -70,9 +71,17 @@ fn properties(schema: &Value) -> Option<&serde_json::Map<String, Value>> {
 /// A parameter's description followed by the values its schema allows (`"enum": ["light",
 /// "dark"]`, also inside `anyOf`/`oneOf` and array items): they name what the tool can do.
 fn param_text(schema: &Value) -> String {
-    let mut out = schema["description"].as_str().unwrap_or_default().to_owned();
+    let mut out = schema["description"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     let mut allowed = |s: &Value| {
-        for v in s.get("enum").and_then(Value::as_array).into_iter().flatten() {
+        for v in s
+            .get("enum")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(v) = v.as_str() {
                 out.push(' ');
                 out.push_str(v);
@@ -82,7 +91,11 @@ fn param_text(schema: &Value) -> String {
     allowed(schema);
     allowed(&schema["items"]);
     for alternatives in [&schema["anyOf"], &schema["oneOf"]] {
-        alternatives.as_array().into_iter().flatten().for_each(&mut allowed);
+        alternatives
+            .as_array()
+            .into_iter()
+            .flatten()
+            .for_each(&mut allowed);
     }
     out
 }
@@ -97,8 +110,6 @@ pub struct Hit {
 
 /// A document's fields, in the order of `Tuning::weight` and `Tuning::b`.
 const FIELDS: usize = 6;
-const NAME: usize = 0;
-const SERVER: usize = 5;
 
 /// The knobs of the ranking, kept together so that a test can measure an alternative.
 #[derive(Clone, Copy, Debug)]
@@ -121,13 +132,13 @@ pub(crate) struct Tuning {
 
 impl Tuning {
     pub(crate) const DEFAULT: Tuning = Tuning {
-        weight: [3.0, 2.0, 1.0, 0.6, 0.3, 1.0],
+        weight: [2.0, 2.0, 1.0, 1.0, 0.6, 2.0],
         b: [0.3, 0.3, 0.75, 0.5, 0.75, 0.0],
         k1: 1.2,
         synonym: 0.6,
         longer: 0.6,
         shorter: 0.45,
-        quoted: 1.0,
+        quoted: 0.5,
     };
 }
 
@@ -147,6 +158,55 @@ struct Posting {
     doc: u32,
     /// The BM25F pseudo-frequency: weighted, length-normalised term counts over the fields.
     freq: f32,
+}
+
+/// What one query word reaches: indexed terms with their weights, and synonym phrases (each
+/// a list of indexed terms, weighted as a synonym).
+#[derive(Default)]
+struct Relatives {
+    words: Vec<(usize, f32)>,
+    phrases: Vec<Vec<usize>>,
+}
+
+/// A score per document that is cheap to reset: only the documents touched are cleared.
+struct Slots {
+    score: Vec<f32>,
+    touched: Vec<usize>,
+}
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        Slots {
+            score: vec![0.0; n],
+            touched: Vec::new(),
+        }
+    }
+
+    fn touch(&mut self, doc: usize) -> &mut f32 {
+        if self.score[doc] == 0.0 {
+            self.touched.push(doc);
+        }
+        &mut self.score[doc]
+    }
+
+    fn raise(&mut self, doc: usize, s: f32) {
+        let slot = self.touch(doc);
+        *slot = slot.max(s);
+    }
+
+    fn add(&mut self, doc: usize, s: f32) {
+        *self.touch(doc) += s;
+    }
+
+    /// Hands over every touched document's score, then clears them.
+    fn drain(&mut self, mut each: impl FnMut(usize, f32)) {
+        for doc in self.touched.drain(..) {
+            let s = std::mem::take(&mut self.score[doc]);
+            if s > 0.0 {
+                each(doc, s);
+            }
+        }
+    }
 }
 
 /// The inverted index over a fixed set of tools.
@@ -290,47 +350,57 @@ impl Finder {
     /// Every document's textual score: per query word, the best of the word's relatives that
     /// the document holds, summed over the query's words.
     fn score(&self, query_terms: &[(String, f32)]) -> Vec<f32> {
-        let mut total = vec![0f32; self.docs.len()];
-        let mut best = vec![0f32; self.docs.len()];
-        let mut touched: Vec<u32> = Vec::new();
-        let k1 = self.tuning.k1;
+        let n = self.docs.len();
+        let mut total = vec![0f32; n];
+        let (mut best, mut phrase) = (Slots::new(n), Slots::new(n));
         for (q, q_weight) in query_terms {
-            for (term, weight) in self.relatives(q) {
-                let idf = self.idf[term] * weight * q_weight;
-                for p in &self.postings[term] {
-                    let s = idf * p.freq * (k1 + 1.0) / (p.freq + k1);
-                    let slot = &mut best[p.doc as usize];
-                    if *slot == 0.0 {
-                        touched.push(p.doc);
-                    }
-                    if s > *slot {
-                        *slot = s;
-                    }
+            let relatives = self.relatives(q);
+            for &(term, weight) in &relatives.words {
+                for (doc, s) in self.term_scores(term, weight * q_weight) {
+                    best.raise(doc, s);
                 }
             }
-            for d in touched.drain(..) {
-                let d = d as usize;
-                total[d] += best[d];
-                best[d] = 0.0;
+            // A phrase scores as its words would together, then competes as one relative.
+            for words in &relatives.phrases {
+                for &term in words {
+                    for (doc, s) in self.term_scores(term, self.tuning.synonym * q_weight) {
+                        phrase.add(doc, s);
+                    }
+                }
+                phrase.drain(|doc, s| best.raise(doc, s));
             }
+            best.drain(|doc, s| total[doc] += s);
         }
         total
     }
 
-    /// The indexed terms a query stem reaches, with their discounts: itself, its synonyms,
-    /// longer words it begins, and shorter words that begin it.
-    fn relatives(&self, q: &str) -> Vec<(usize, f32)> {
-        let mut out: Vec<(usize, f32)> = Vec::new();
-        let mut add = |term: usize, weight: f32| match out.iter_mut().find(|(t, _)| *t == term) {
-            Some(seen) => seen.1 = seen.1.max(weight),
-            None => out.push((term, weight)),
-        };
+    /// Each document holding `term`, with the term's weighted BM25F score there.
+    fn term_scores(&self, term: usize, weight: f32) -> impl Iterator<Item = (usize, f32)> + '_ {
+        let idf = self.idf[term] * weight;
+        let k1 = self.tuning.k1;
+        self.postings[term]
+            .iter()
+            .map(move |p| (p.doc as usize, idf * p.freq * (k1 + 1.0) / (p.freq + k1)))
+    }
+
+    /// The indexed terms a query stem reaches, with their discounts: itself, its synonyms
+    /// (words and phrases), longer words it begins, and shorter words that begin it.
+    fn relatives(&self, q: &str) -> Relatives {
+        let mut out = Relatives::default();
+        let mut add =
+            |term: usize, weight: f32| match out.words.iter_mut().find(|(t, _)| *t == term) {
+                Some(seen) => seen.1 = seen.1.max(weight),
+                None => out.words.push((term, weight)),
+            };
         if let Some(t) = self.lookup(q) {
             add(t, 1.0);
         }
-        for s in synonyms::of(q) {
-            if let Some(t) = self.lookup(s) {
-                add(t, self.tuning.synonym);
+        for synonym in synonyms::of(q) {
+            let terms: Option<Vec<usize>> = synonym.iter().map(|s| self.lookup(s)).collect();
+            match terms.as_deref() {
+                Some([t]) => add(*t, self.tuning.synonym),
+                Some(words) if !words.is_empty() => out.phrases.push(words.to_vec()),
+                _ => {}
             }
         }
         if q.chars().count() >= MIN_PREFIX {

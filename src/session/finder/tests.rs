@@ -187,13 +187,22 @@ pub(super) fn load_corpus(dir: &Path) -> (Vec<ToolDoc>, Vec<(String, String)>) {
     (docs, tasks)
 }
 
+/// The corpus's README: filesystem `read_file` is the deprecated twin of `read_text_file`,
+/// so either answers a `read_text_file` task.
+fn equivalent(got: &str, expected: &str) -> bool {
+    (got, expected) == ("filesystem_read_file", "filesystem_read_text_file")
+}
+
 /// recall@1, recall@5 and MRR of `f` over `tasks`, searching every tool of every server;
 /// with `show`, the tasks whose tool is not in the top five go to stderr.
 fn evaluate(f: &Finder, tasks: &[(String, String)], show: bool) -> (f64, f64, f64) {
     let (mut at1, mut at5, mut rr) = (0usize, 0usize, 0f64);
     for (task, expected) in tasks {
         let hits = f.search(task, f.docs().len(), None, &|_| 0);
-        let rank = hits.iter().position(|h| &f.docs()[h.index].exposed == expected);
+        let rank = hits.iter().position(|h| {
+            let got = f.docs()[h.index].exposed.as_str();
+            got == expected || equivalent(got, expected)
+        });
         if let Some(r) = rank {
             at1 += usize::from(r == 0);
             at5 += usize::from(r < 5);
@@ -225,7 +234,13 @@ fn retrieval_quality_on_the_tool_corpus() {
         tasks.len()
     );
     assert!(tasks.len() >= 20, "too few tasks to judge");
-    assert!(r5 >= 0.0, "recall@5 {r5:.3}");
+    // Reached: recall@1 0.472, recall@5 0.767, MRR 0.600 (2026-12-01). The goal is recall@5
+    // 0.95; the corpus's tasks avoid the words of the tools' names and descriptions on purpose,
+    // and a lexical ranker cannot bridge most of those paraphrases. These floors catch a
+    // regression; raise them with the ranking.
+    assert!(r1 >= 0.44, "recall@1 {r1:.3}");
+    assert!(r5 >= 0.74, "recall@5 {r5:.3}");
+    assert!(mrr >= 0.57, "MRR {mrr:.3}");
 }
 
 /// Measures alternative tunings on the even tasks (to choose on) and the odd ones (to check
@@ -255,23 +270,20 @@ type Change = fn(&mut Tuning);
 
 fn tune_variants() -> Vec<(&'static str, Change)> {
     vec![
-        ("name 2", |t| t.weight[0] = 2.0),
+        ("name 3", |t| t.weight[0] = 3.0),
         ("name 1.5", |t| t.weight[0] = 1.5),
-        ("name 4", |t| t.weight[0] = 4.0),
-        ("server 2", |t| t.weight[5] = 2.0),
-        ("server 3", |t| t.weight[5] = 3.0),
-        ("desc 1.5", |t| t.weight[2] = 1.5),
-        ("params 1/0.6", |t| t.weight[3..5].copy_from_slice(&[1.0, 0.6])),
-        ("params 0.3/0.15", |t| t.weight[3..5].copy_from_slice(&[0.3, 0.15])),
+        ("server 1", |t| t.weight[5] = 1.0),
+        ("params 0.6/0.3", |t| {
+            t.weight[3..5].copy_from_slice(&[0.6, 0.3])
+        }),
         ("k1 0.8", |t| t.k1 = 0.8),
-        ("k1 2", |t| t.k1 = 2.0),
-        ("synonym 0.3", |t| t.synonym = 0.3),
+        ("k1 1.6", |t| t.k1 = 1.6),
+        ("quoted 1", |t| t.quoted = 1.0),
+        ("synonym 0.4", |t| t.synonym = 0.4),
         ("synonym 0.8", |t| t.synonym = 0.8),
-        ("prefix 0.3", |t| { t.longer = 0.3; t.shorter = 0.2 }),
-        ("prefix 0", |t| { t.longer = 0.0; t.shorter = 0.0 }),
-        ("quoted 0.5", |t| t.quoted = 0.5),
-        ("quoted 0.2", |t| t.quoted = 0.2),
-        ("b desc 0.4", |t| t.b[2] = 0.4),
-        ("b name 0.6", |t| t.b[0] = 0.6),
+        ("no prefixes", |t| {
+            t.longer = 0.0;
+            t.shorter = 0.0
+        }),
     ]
 }

@@ -66,7 +66,10 @@ pub(super) fn query_terms(query: &str, mut each: impl FnMut(String, bool)) {
     let mut open: Option<char> = None;
     let mut segment = String::new();
     for (i, &c) in chars.iter().enumerate() {
-        let before = i.checked_sub(1).and_then(|j| chars.get(j)).is_some_and(|p| p.is_alphanumeric());
+        let before = i
+            .checked_sub(1)
+            .and_then(|j| chars.get(j))
+            .is_some_and(|p| p.is_alphanumeric());
         let after = chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
         let closes = match (open, c) {
             (Some('\''), '\'') => !after,
@@ -121,7 +124,10 @@ pub(super) fn stem(word: &str) -> String {
     if !word.is_ascii() || word.len() < 3 {
         return s;
     }
-    if word.len() > 3 {
+    if word.len() == 3 && word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") {
+        // `prs`, `ids`, `dbs`: a short plural.
+        s.pop();
+    } else if word.len() > 3 {
         plural(&mut s);
         verb_ending(&mut s);
         derivational(&mut s);
@@ -277,7 +283,10 @@ mod tests {
         query_terms(q, |t, quoted| out.push((t, quoted)));
         let quoted: Vec<&str> = out.iter().filter(|t| t.1).map(|t| t.0.as_str()).collect();
         let plain: Vec<&str> = out.iter().filter(|t| !t.1).map(|t| t.0.as_str()).collect();
-        assert_eq!(quoted, ["ad", "test", "git", "doc", "smart", "quot", "open"]);
+        assert_eq!(
+            quoted,
+            ["ad", "test", "git", "doc", "smart", "quot", "open"]
+        );
         assert_eq!(plain, ["commit", "pag", "edit"]);
     }
 
