@@ -70,6 +70,9 @@ enum Command {
     Connect {
         /// A session's pid; without it, the only running session.
         session: Option<String>,
+        /// How this client's tools are listed: full, compact or search (default: the config's).
+        #[arg(long, value_parser = ["full", "compact", "search"])]
+        listing: Option<String>,
     },
     /// List running sessions (and remove stale sockets).
     Sessions,
@@ -257,11 +260,14 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
         }
-        Command::Connect { session } => {
+        Command::Connect { session, listing } => {
             init_logging(&cli.log_level, None)?;
             let entry = loom::frontend::socket::resolve(session.as_deref())
                 .map_err(|e| anyhow::anyhow!(e))?;
-            rt.block_on(loom::frontend::socket::bridge(&entry))?;
+            let listing = listing
+                .as_deref()
+                .and_then(loom::config::ListingMode::parse);
+            rt.block_on(loom::frontend::socket::bridge(&entry, listing))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
         }

@@ -38,6 +38,7 @@ fn summary() -> CallSummary {
         waited_millis: Some(1500),
         passed_because: None,
         client: Some("claude-code 2.1 · HTTP from 127.0.0.1:53122".into()),
+        via: Some("loom_call".into()),
     }
 }
 
@@ -185,6 +186,9 @@ fn requests() -> Vec<Request> {
         },
         Request::MemoryDelete { key: "db".into() },
         Request::MemoryHistory { key: "db".into() },
+        Request::PinTool {
+            name: "sample_echo".into(),
+        },
     ];
     for r in &all {
         match r {
@@ -202,6 +206,7 @@ fn requests() -> Vec<Request> {
             | Request::Blobs
             | Request::Memories
             | Request::Tools
+            | Request::PinTool { .. }
             | Request::CallTool { .. }
             | Request::Approve { .. }
             | Request::Approvals
@@ -303,6 +308,21 @@ fn replies() -> Vec<Reply> {
         Reply::Tools {
             tools: vec![json!({ "name": "sample_echo" })],
             owners: [("sample_echo".to_owned(), "sample".to_owned())].into(),
+            placement: [(
+                "sample_echo".to_owned(),
+                loom::types::engine::ToolPlacement {
+                    listed: true,
+                    why: "pinned in the config".into(),
+                    tokens: 40,
+                    tokens_full: 120,
+                },
+            )]
+            .into(),
+            mode: "search".into(),
+        },
+        Reply::ToolPinned {
+            name: "sample_echo".into(),
+            pinned: true,
         },
         Reply::ToolResult {
             result: json!({ "content": [] }),
@@ -356,6 +376,7 @@ fn replies() -> Vec<Reply> {
             | Reply::Blobs { .. }
             | Reply::Memories { .. }
             | Reply::Tools { .. }
+            | Reply::ToolPinned { .. }
             | Reply::ToolResult { .. }
             | Reply::Approvals { .. }
             | Reply::BlobText { .. }
@@ -398,6 +419,10 @@ fn events() -> Vec<Sequenced> {
             bytes: 100,
         },
         Event::MemoryChanged { key: "db".into() },
+        Event::ListingChanged {
+            tool: "sample_echo".into(),
+            why: "promoted".into(),
+        },
         Event::ApprovalRequested(approval()),
         Event::ApprovalSettled {
             approval: 3,
@@ -428,6 +453,7 @@ fn events() -> Vec<Sequenced> {
             | Event::DatasetDropped { .. }
             | Event::BlobParked { .. }
             | Event::MemoryChanged { .. }
+            | Event::ListingChanged { .. }
             | Event::ApprovalRequested(_)
             | Event::ApprovalSettled { .. }
             | Event::ExportProgress { .. } => {}

@@ -164,22 +164,47 @@ impl Inner {
                 })
             }
             Request::Tools => {
-                let served = match session.fleet() {
-                    Some(f) => {
-                        f.wait_startup().await;
-                        f.tools_by_server()
-                    }
-                    None => Vec::new(),
+                let Some(fleet) = session.fleet() else {
+                    return Ok(Reply::Tools {
+                        tools: tools::definitions(),
+                        owners: Default::default(),
+                        placement: Default::default(),
+                        mode: session.config.listing.as_str().to_owned(),
+                    });
                 };
-                let owners = served
-                    .iter()
-                    .filter_map(|(server, t)| {
-                        Some((t.get("name")?.as_str()?.to_owned(), server.clone()))
-                    })
-                    .collect();
-                let mut all: Vec<Value> = served.into_iter().map(|(_, t)| t).collect();
-                all.extend(tools::definitions());
-                Ok(Reply::Tools { tools: all, owners })
+                fleet.wait_startup().await;
+                // The listing the config gives a client: every tool placed, with its cost.
+                let placed = self.human.placed_tools(fleet);
+                let cost = |v: &Value| crate::intercept::tokens::estimate(&v.to_string()) as u64;
+                let mut owners = std::collections::BTreeMap::new();
+                let mut placement = std::collections::BTreeMap::new();
+                let mut all = Vec::with_capacity(placed.len());
+                for p in placed {
+                    if p.server != "loom" {
+                        owners.insert(p.exposed.clone(), p.server.clone());
+                    }
+                    placement.insert(
+                        p.exposed.clone(),
+                        crate::types::engine::ToolPlacement {
+                            listed: p.listed.is_listed(),
+                            why: p.listed.words().to_owned(),
+                            tokens: if p.listed.is_listed() { cost(&p.tool) } else { 0 },
+                            tokens_full: cost(&p.full),
+                        },
+                    );
+                    all.push(p.full);
+                }
+                Ok(Reply::Tools {
+                    tools: all,
+                    owners,
+                    placement,
+                    mode: session.config.listing.as_str().to_owned(),
+                })
+            }
+            Request::PinTool { name } => {
+                let pinned = session.listing.toggle_pin(&name);
+                session.announce_listing(&name, if pinned { "pinned" } else { "unpinned" });
+                Ok(Reply::ToolPinned { name, pinned })
             }
             Request::CallTool { name, arguments } => self.call_tool(name, arguments).await,
             Request::Approvals => Ok(Reply::Approvals {

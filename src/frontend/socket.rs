@@ -9,6 +9,7 @@
 use super::engine::{
     Engine, EngineError, EngineFuture, EventFeed, Reply, Request, WORKBENCH_PROTOCOL,
 };
+use crate::config::ListingMode;
 use crate::downstream::connection::lock;
 use crate::jsonrpc::{self, Line, LineReader, RawMessage, code};
 use crate::session::Session;
@@ -379,6 +380,21 @@ async fn serve_connection(
         match lines.next_line().await {
             Ok(Some(Line::Complete(bytes))) => {
                 if let Some(msg) = workbench_message(&bytes) {
+                    if msg.method.as_deref() == Some(LISTING_METHOD) {
+                        // `loom connect --listing MODE`: this connection's listing mode.
+                        let mode = msg
+                            .params
+                            .as_deref()
+                            .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                            .and_then(|p| p["listing"].as_str().and_then(ListingMode::parse));
+                        match mode {
+                            Some(m) => client.set_listing_mode(m),
+                            None => tracing::warn!(
+                                "loom connect asked for an unknown listing mode; the config's applies"
+                            ),
+                        }
+                        continue;
+                    }
                     let link = Link {
                         out: &out_tx,
                         events: &events_tx,
@@ -599,9 +615,21 @@ fn line_writer(
 const EVENT_QUEUE: usize = 8192;
 
 /// `loom connect`: copies stdin to the session socket and the socket to stdout, nothing else.
-pub async fn bridge(entry: &SessionEntry) -> anyhow::Result<()> {
+/// The notification `loom connect --listing` sends first.
+const LISTING_METHOD: &str = "loom/listing";
+
+/// `loom connect`: stdio to the session socket, byte for byte; with `listing`, the connection
+/// asks for that listing mode first.
+pub async fn bridge(entry: &SessionEntry, listing: Option<ListingMode>) -> anyhow::Result<()> {
     let stream = dial(entry).await?;
     let (mut r, mut w) = stream.into_split();
+    if let Some(mode) = listing {
+        let line = jsonrpc::notification(
+            LISTING_METHOD,
+            Some(&jsonrpc::to_raw(&json!({ "listing": mode.as_str() }))),
+        );
+        w.write_all(format!("{line}\n").as_bytes()).await?;
+    }
     let up = tokio::spawn(async move {
         let mut stdin = tokio::io::stdin();
         let _ = tokio::io::copy(&mut stdin, &mut w).await;

@@ -284,11 +284,15 @@ impl Session {
             .collect()
     }
 
-    /// Tells every client that the tool list changed (a tool was promoted or pinned).
-    pub fn announce_tools_changed(&self) {
+    /// Tells every client and workbench that `tool` joined or left the listing, and why.
+    pub fn announce_listing(&self, tool: &str, why: &str) {
         for l in self.listeners() {
             l.list_changed(ListKind::Tools);
         }
+        self.bus.publish(Event::ListingChanged {
+            tool: tool.to_owned(),
+            why: why.to_owned(),
+        });
     }
 
     /// MCP clients connected now: what quitting would cut off.

@@ -539,7 +539,13 @@ fn the_selection_stays_on_a_real_row_as_listings_shrink() {
     assert_eq!(node(&a), Node::Dataset("sample_list_orders_1".into()));
     a.catalog.set_datasets(201, vec![]);
     assert_eq!(node(&a), Node::Empty(Group::Datasets));
-    a.catalog.set_tools(300, &[], &Default::default());
+    a.catalog.set_tools(
+        300,
+        &[],
+        &Default::default(),
+        Default::default(),
+        String::new(),
+    );
     a.catalog.set_servers(vec![]);
     a.catalog.set_blobs(vec![]);
     mem.versions.clear();
@@ -579,6 +585,8 @@ fn outside_text_in_the_tree_is_escaped_and_cut_on_character_boundaries() {
         100,
         &tools,
         &[("sample_x".to_owned(), "sample".to_owned())].into(),
+        Default::default(),
+        String::new(),
     );
     a.catalog.set_datasets(
         100,

@@ -100,6 +100,17 @@ fn hostile(req: &Request) -> Result<Reply, String> {
                 serde_json::json!({ "name": evil("t"), "description": evil("d"), "inputSchema": { "type": "object" } }),
             ],
             owners: [(evil("t"), evil("server"))].into(),
+            placement: [(
+                evil("t"),
+                crate::types::engine::ToolPlacement {
+                    listed: true,
+                    why: evil("why"),
+                    tokens: 1,
+                    tokens_full: 2,
+                },
+            )]
+            .into(),
+            mode: evil("mode"),
         },
         // Everything else fails with a hostile engine message, which lands in the status line.
         _ => return Err(evil("engine error")),

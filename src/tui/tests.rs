@@ -265,7 +265,14 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                 json!({ "name": "loom_query", "description": "Run SQL", "inputSchema": { "type": "object", "properties": { "sql": { "type": "string" } }, "required": ["sql"] } }),
             ],
             owners: [("sample_list_orders".to_owned(), "sample".to_owned())].into(),
+            placement: [
+                ("sample_list_orders".to_owned(), crate::types::engine::ToolPlacement { listed: false, why: "not listed".into(), tokens: 0, tokens_full: 61 }),
+                ("loom_query".to_owned(), crate::types::engine::ToolPlacement { listed: true, why: "core".into(), tokens: 37, tokens_full: 37 }),
+            ]
+            .into(),
+            mode: "search".into(),
         },
+        Request::PinTool { name } => Reply::ToolPinned { name: name.clone(), pinned: true },
         Request::CallTool { name, .. } => Reply::ToolResult { result: json!({ "content": [], "structuredContent": { "ref": format!("{name}_1") } }) },
         Request::CancelQuery | Request::Approve { .. } | Request::CancelCall { .. } => Reply::Done,
         Request::BlobText { .. } => Reply::BlobText { text: (1..=300).map(|i| format!("{i:03} {}", if i % 50 == 0 { "ERROR disk full" } else { "ok" })).collect::<Vec<_>>().join("\n") },

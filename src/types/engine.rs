@@ -86,6 +86,10 @@ pub enum Request {
     Blobs,
     Memories,
     Tools,
+    /// Pins a tool to every client's listing for this session, or unpins it.
+    PinTool {
+        name: String,
+    },
     CallTool {
         name: String,
         arguments: Value,
@@ -208,6 +212,16 @@ pub enum Reply {
         /// not in it.
         #[serde(default)]
         owners: std::collections::BTreeMap<String, String>,
+        /// Exposed tool name → whether and why the listing shows it, and what it costs.
+        #[serde(default)]
+        placement: std::collections::BTreeMap<String, ToolPlacement>,
+        /// The session's listing mode (`full`, `compact`, `search`).
+        #[serde(default)]
+        mode: String,
+    },
+    ToolPinned {
+        name: String,
+        pinned: bool,
     },
     ToolResult {
         result: Value,
@@ -288,4 +302,16 @@ pub struct BlobView {
     pub chars: usize,
     pub lines: usize,
     pub expires: String,
+}
+
+/// Where a tool stands in the listing the config gives clients, and its cost.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolPlacement {
+    pub listed: bool,
+    /// Why it is listed or not: `listed`, `pinned in the config`, `promoted`, `core`…
+    pub why: String,
+    /// Tokens it costs every turn as listed now (0 when not listed).
+    pub tokens: u64,
+    /// Tokens it would cost in the `full` listing.
+    pub tokens_full: u64,
 }

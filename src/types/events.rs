@@ -13,6 +13,11 @@ pub enum Event {
         state: ServerState,
         detail: Option<String>,
     },
+    /// A tool joined or left the listing (promoted after a call, pinned by a person).
+    ListingChanged {
+        tool: String,
+        why: String,
+    },
     ServerStderr {
         server: String,
         line: String,

@@ -128,10 +128,19 @@ impl ClientSession {
                 } else {
                     (raw, None)
                 };
-                let raw = if self.is_modern() {
-                    with_result_type(raw)
-                } else {
-                    raw
+                let raw = match self.is_modern() {
+                    // A read is cacheable: a legacy server gives no hints, so loom says "do
+                    // not reuse" for it.
+                    true if method == "resources/read" => handshake::with_members(
+                        raw,
+                        &[
+                            ("resultType", "\"complete\""),
+                            ("ttlMs", "0"),
+                            ("cacheScope", "\"private\""),
+                        ],
+                    ),
+                    true => with_result_type(raw),
+                    false => raw,
                 };
                 match dataset {
                     Some(((outcome, reference), bytes, tokens)) => {

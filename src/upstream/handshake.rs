@@ -273,20 +273,29 @@ impl ClientSession {
 /// A 2026-07-28 client requires `resultType` on every result; older servers do not send it.
 /// It is spliced in front of the other members, which stay byte for byte as the server sent them.
 pub(super) fn with_result_type(raw: Box<RawValue>) -> Box<RawValue> {
+    with_members(raw, &[("resultType", "\"complete\"")])
+}
+
+/// The members a 2026-07-28 client expects on a result, with their values as JSON text, spliced
+/// in front of the server's members when it did not send them (the rest stays byte for byte).
+pub(super) fn with_members(raw: Box<RawValue>, members: &[(&str, &str)]) -> Box<RawValue> {
     let text = raw.get();
-    let keys: Result<HashMap<String, serde::de::IgnoredAny>, _> = serde_json::from_str(text);
-    match keys {
-        Ok(k) if !k.contains_key("resultType") => {
-            let body = text.trim_start();
-            let inner = &body[1..];
-            let sep = if inner.trim_start().starts_with('}') {
-                ""
-            } else {
-                ","
-            };
-            RawValue::from_string(format!("{{\"resultType\":\"complete\"{sep}{inner}"))
-                .unwrap_or(raw)
-        }
-        _ => raw,
+    let Ok(keys) = serde_json::from_str::<HashMap<String, serde::de::IgnoredAny>>(text) else {
+        return raw;
+    };
+    let missing: Vec<String> = members
+        .iter()
+        .filter(|(k, _)| !keys.contains_key(*k))
+        .map(|(k, v)| format!("\"{k}\":{v}"))
+        .collect();
+    if missing.is_empty() {
+        return raw;
     }
+    let inner = &text.trim_start()[1..];
+    let sep = if inner.trim_start().starts_with('}') {
+        ""
+    } else {
+        ","
+    };
+    RawValue::from_string(format!("{{{}{sep}{inner}", missing.join(","))).unwrap_or(raw)
 }

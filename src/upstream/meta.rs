@@ -121,7 +121,7 @@ impl ClientSession {
             .any(|p| p.exposed == exposed && p.listed == Listed::Hidden);
         if hidden && state.promote(exposed) {
             tracing::info!("{exposed} was called while unlisted: listed from now on");
-            self.session.announce_tools_changed();
+            self.session.announce_listing(exposed, "promoted");
         }
     }
 

@@ -396,5 +396,19 @@ mod tests {
             with_result_type(has).get(),
             r#"{"resultType":"input_required"}"#
         );
+        let read = RawValue::from_string(r#"{"contents":[],"ttlMs":5}"#.into()).unwrap();
+        assert_eq!(
+            handshake::with_members(
+                read,
+                &[
+                    ("resultType", "\"complete\""),
+                    ("ttlMs", "0"),
+                    ("cacheScope", "\"private\"")
+                ]
+            )
+            .get(),
+            r#"{"resultType":"complete","cacheScope":"private","contents":[],"ttlMs":5}"#,
+            "a member the server sent is kept, the missing ones added"
+        );
     }
 }

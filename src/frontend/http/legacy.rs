@@ -59,10 +59,7 @@ pub(super) async fn start(
     let version = protocol::negotiate_initialize(requested);
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let client = ClientSession::new(state.session.clone(), tx, Caller::Model);
-    client.describe_transport(format!("HTTP from {}", asked.remote));
-    if let Some(servers) = asked.listing.clone() {
-        client.narrow_listing(servers);
-    }
+    super::configure(&client, asked);
     let session = Arc::new(HttpSession {
         client,
         outbox: Mutex::new(Outbox::new(version == protocol::V_2025_11_25)),

@@ -92,6 +92,8 @@ struct Asked {
     takes_stream: bool,
     /// `?servers=a,b`: the servers this connection's lists show.
     listing: Option<Vec<String>>,
+    /// `?listing=search`: this connection's listing mode.
+    mode: Option<crate::config::ListingMode>,
     headers: HeaderMap,
 }
 
@@ -273,6 +275,7 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>, remote: SocketAddr) 
             .and_then(|v| v.to_str().ok())
             .is_some_and(|a| a.contains("text/event-stream")),
         listing: listing_of(state, req.uri().query()),
+        mode: mode_of(req.uri().query()),
         headers: req.headers().clone(),
     };
     let session_id = asked.header(SESSION_HEADER).map(str::to_owned);
@@ -330,6 +333,29 @@ fn listing_of(state: &State, query: Option<&str>) -> Option<Vec<String>> {
         return None;
     }
     Some(names)
+}
+
+/// `?listing=full|compact|search`; an unknown mode is reported and the config's applies.
+fn mode_of(query: Option<&str>) -> Option<crate::config::ListingMode> {
+    let value = query?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("listing="))?;
+    let mode = crate::config::ListingMode::parse(value);
+    if mode.is_none() {
+        tracing::warn!("HTTP client asked for listing={value:?}; unknown, the config's applies");
+    }
+    mode
+}
+
+/// Gives a new MCP client what the request's URL asked for.
+fn configure(client: &crate::upstream::ClientSession, asked: &Asked) {
+    client.describe_transport(format!("HTTP from {}", asked.remote));
+    if let Some(servers) = asked.listing.clone() {
+        client.narrow_listing(servers);
+    }
+    if let Some(mode) = asked.mode {
+        client.set_listing_mode(mode);
+    }
 }
 
 async fn post(

@@ -222,10 +222,7 @@ pub(super) async fn post(
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let client = ClientSession::new(state.session.clone(), tx, Caller::Model);
-    client.describe_transport(format!("HTTP from {}", asked.remote));
-    if let Some(servers) = asked.listing.clone() {
-        client.narrow_listing(servers);
-    }
+    super::configure(&client, asked);
     let guard = CancelOnDrop(Some(client.clone()));
     client.handle_line(&body).await;
     // Until something other than the answer comes, the reply can still be plain JSON.
@@ -294,6 +291,7 @@ mod tests {
             remote: "127.0.0.1:1".parse().unwrap(),
             takes_stream: true,
             listing: None,
+            mode: None,
             headers: h,
         }
     }

@@ -159,7 +159,13 @@ impl App {
             }
             Action::InsertName => self.insert_catalog_name(),
             Action::EditMemory => self.edit_memory(),
-            Action::TogglePin => self.toggle_memory_pin(),
+            Action::TogglePin => match self.catalog.selected_tool() {
+                Some(t) => {
+                    let name = t.name.clone();
+                    self.send(Purpose::PinTool(name.clone()), Request::PinTool { name });
+                }
+                None => self.toggle_memory_pin(),
+            },
             Action::DeleteMemory => self.ask_to_delete_memory(),
             Action::MemoryHistory => self.show_memory_history(),
             Action::NewMemory => self.new_memory(),

@@ -82,6 +82,8 @@ pub struct ToolEntry {
     pub name: String,
     pub server: String,
     pub description: String,
+    /// Whether and why the listing shows it, and its cost in tokens.
+    pub placement: Option<crate::types::engine::ToolPlacement>,
 }
 
 /// The server node loom's own tools are listed under (no configured server may take the name).
@@ -97,6 +99,8 @@ pub struct Catalog {
     /// Configured servers, in the Servers pane's order.
     pub servers: Vec<String>,
     pub tools: Vec<ToolEntry>,
+    /// The session's listing mode, as the engine last said.
+    pub listing_mode: String,
     expanded: HashSet<Node>,
     selected: Node,
     /// The selected node's row when last placed: where the selection lands if it leaves.
@@ -124,6 +128,7 @@ impl Default for Catalog {
             memory_skipped_lines: 0,
             servers: Vec::new(),
             tools: Vec::new(),
+            listing_mode: String::new(),
             // Servers start closed (the Servers pane lists them too), the other groups open;
             // servers and datasets start closed.
             expanded: [Group::Datasets, Group::Parked, Group::Memories]
@@ -154,6 +159,22 @@ impl Catalog {
             names.push(LOOM_SERVER.to_owned());
         }
         names
+    }
+
+    /// What the listing costs every turn now, and what `full` would cost, in tokens; `None`
+    /// before the engine said.
+    pub fn listing_cost(&self) -> Option<(u64, u64)> {
+        let placed: Vec<_> = self
+            .tools
+            .iter()
+            .filter_map(|t| t.placement.as_ref())
+            .collect();
+        (!placed.is_empty()).then(|| {
+            (
+                placed.iter().map(|p| p.tokens).sum(),
+                placed.iter().map(|p| p.tokens_full).sum(),
+            )
+        })
     }
 
     /// How many items a group row counts.
@@ -537,11 +558,14 @@ impl Catalog {
         ticket: u64,
         tools: &[Value],
         owners: &std::collections::BTreeMap<String, String>,
+        mut placement: std::collections::BTreeMap<String, crate::types::engine::ToolPlacement>,
+        mode: String,
     ) -> bool {
         if ticket < self.tools_ticket {
             return false;
         }
         self.tools_ticket = ticket;
+        self.listing_mode = mode;
         self.tools = tools
             .iter()
             .filter_map(|t| {
@@ -552,6 +576,7 @@ impl Catalog {
                     .unwrap_or_else(|| LOOM_SERVER.to_owned());
                 let description = t["description"].as_str().unwrap_or_default().to_owned();
                 Some(ToolEntry {
+                    placement: placement.remove(&name),
                     name,
                     server,
                     description,

@@ -117,6 +117,9 @@ impl DetailPane {
                 if let Some(c) = &s.client {
                     lines.push(Line::styled(format!("client: {c}"), th.muted));
                 }
+                if let Some(v) = &s.via {
+                    lines.push(Line::styled(format!("called through {v}"), th.muted));
+                }
                 if let Some(d) = &s.decision {
                     lines.push(Line::styled(format!("approval: {d}"), th.warning));
                 }

@@ -163,6 +163,7 @@ enum Purpose {
     MemoryPinned(String, bool),
     MemoryDeleted(String),
     MemoryHistory(String),
+    PinTool(String),
 }
 
 pub enum Overlay {

@@ -19,6 +19,9 @@ impl App {
                 self.tools.clear();
                 self.send(Purpose::Tools, Request::Tools);
             }
+            Event::ListingChanged { .. } => {
+                self.send(Purpose::Tools, Request::Tools);
+            }
             Event::ServerStderr { server, line, at } => {
                 let logged = crate::types::events::LogLine {
                     at,
@@ -178,10 +181,32 @@ impl App {
                     StatusKind::Success,
                 );
             }
-            (Purpose::Tools, Reply::Tools { tools, owners })
-                if self.catalog.set_tools(ticket, &tools, &owners) =>
+            (
+                Purpose::Tools,
+                Reply::Tools {
+                    tools,
+                    owners,
+                    placement,
+                    mode,
+                },
+            ) if self.catalog.set_tools(
+                ticket,
+                &tools,
+                &owners,
+                placement.clone(),
+                mode.clone(),
+            ) =>
             {
                 self.tools = tools
+            }
+            (Purpose::PinTool(_), Reply::ToolPinned { name, pinned }) => {
+                let what = if pinned {
+                    format!("{name} is listed to every client for this session")
+                } else {
+                    format!("{name} is unpinned")
+                };
+                self.set_status(what, StatusKind::Success);
+                self.send(Purpose::Tools, Request::Tools);
             }
             (Purpose::Approvals, Reply::Approvals { approvals }) => {
                 // Calls that waited before this workbench came (the backlog may not reach back).

@@ -82,6 +82,17 @@ fn row_line<'a>(app: &App, row: &Row, w: usize) -> Line<'a> {
             if *g == Group::Memories && c.memory_skipped_lines > 0 {
                 label.push_str(&format!(" !{}", c.memory_skipped_lines));
             }
+            // What the tool listing costs each turn, against the full listing.
+            if *g == Group::Servers
+                && let Some((now, full)) = c.listing_cost()
+            {
+                label.push_str(&format!(
+                    " · listing {} of {} tok ({})",
+                    human(now),
+                    human(full),
+                    c.listing_mode
+                ));
+            }
             spans.push(Span::styled(fit(&label, room), th.title));
         }
         Node::Server(s) => {
@@ -89,13 +100,25 @@ fn row_line<'a>(app: &App, row: &Row, w: usize) -> Line<'a> {
             named(&mut spans, s, th.function, &super::plural(n as u64, "tool"));
         }
         Node::Tool(name) => {
-            let desc = c
-                .tools
-                .iter()
-                .find(|t| &t.name == name)
+            let tool = c.tools.iter().find(|t| &t.name == name);
+            let desc = tool
                 .map(|t| t.description.lines().next().unwrap_or("").trim())
                 .unwrap_or("");
-            named(&mut spans, name, th.function, &one_line(desc));
+            // Its cost in the listing and why it is there (or that it is not).
+            let note = match tool.and_then(|t| t.placement.as_ref()) {
+                Some(p) if p.listed => format!("{} tok · {} · {}", p.tokens, p.why, one_line(desc)),
+                Some(p) => format!(
+                    "not listed ({} tok in full) · {}",
+                    p.tokens_full,
+                    one_line(desc)
+                ),
+                None => one_line(desc).into_owned(),
+            };
+            let style = match tool.and_then(|t| t.placement.as_ref()) {
+                Some(p) if !p.listed => th.muted,
+                _ => th.function,
+            };
+            named(&mut spans, name, style, &note);
         }
         Node::Dataset(d) => {
             let view = c.datasets.iter().find(|x| &x.dataset == d);

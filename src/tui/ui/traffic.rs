@@ -181,9 +181,16 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 format!("{who:<4}"),
                 if who == "H" { th.keyword } else { th.muted },
             ),
+            // A call made through loom_call is marked: the model found the tool, then called it.
             Span::raw(format!(
                 "{:<tool_w$}",
-                fit(&c.tool, tool_w.saturating_sub(1))
+                fit(
+                    &match c.via {
+                        Some(_) => format!("↪ {}", c.tool),
+                        None => c.tool.clone(),
+                    },
+                    tool_w.saturating_sub(1)
+                )
             )),
             Span::styled(
                 format!("{:<out_w$}", fit(&outcome, out_w.saturating_sub(1))),
