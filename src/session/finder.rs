@@ -42,16 +42,13 @@ impl ToolDoc {
             .and_then(Value::as_str)
             .map(str::to_owned);
         let mut params = Vec::new();
-        let properties =
-            |schema: &Value| schema.get("properties").and_then(Value::as_object).cloned();
         if let Some(props) = tool.get("inputSchema").and_then(properties) {
-            for (name, schema) in &props {
-                params.push((name.clone(), text(&schema["description"])));
-                let nested = properties(schema)
-                    .or_else(|| schema.get("items").and_then(properties))
-                    .unwrap_or_default();
-                for (child, child_schema) in &nested {
-                    params.push((child.clone(), text(&child_schema["description"])));
+            for (name, schema) in props {
+                params.push((name.clone(), param_text(schema)));
+                let nested =
+                    properties(schema).or_else(|| schema.get("items").and_then(properties));
+                for (child, child_schema) in nested.into_iter().flatten() {
+                    params.push((child.clone(), param_text(child_schema)));
                 }
             }
         }
@@ -67,6 +64,42 @@ impl ToolDoc {
     }
 }
 
+fn properties(schema: &Value) -> Option<&serde_json::Map<String, Value>> {
+    schema.get("properties").and_then(Value::as_object)
+}
+
+/// A parameter's description followed by the values its schema allows (`"enum": ["light",
+/// "dark"]`, also inside `anyOf`/`oneOf` and array items): they name what the tool can do.
+fn param_text(schema: &Value) -> String {
+    let mut out = schema["description"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let mut allowed = |s: &Value| {
+        for v in s
+            .get("enum")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(v) = v.as_str() {
+                out.push(' ');
+                out.push_str(v);
+            }
+        }
+    };
+    allowed(schema);
+    allowed(&schema["items"]);
+    for alternatives in [&schema["anyOf"], &schema["oneOf"]] {
+        alternatives
+            .as_array()
+            .into_iter()
+            .flatten()
+            .for_each(&mut allowed);
+    }
+    out
+}
+
 /// One ranked tool: its position in the documents the finder was built from, and its score
 /// (finite, higher is better; only comparable within one search).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -75,47 +108,40 @@ pub struct Hit {
     pub score: f32,
 }
 
-/// The fields of a document, each with its BM25F weight and length normalisation `b`.
-#[derive(Clone, Copy)]
-enum Field {
-    Name,
-    Title,
-    Description,
-    ParamName,
-    ParamDescription,
-    Server,
-}
-
+/// A document's fields, in the order of `Tuning::weight` and `Tuning::b`.
 const FIELDS: usize = 6;
 
-impl Field {
-    const fn weight(self) -> f32 {
-        match self {
-            Field::Name => 3.0,
-            Field::Title => 2.0,
-            Field::Description => 1.0,
-            Field::ParamName => 0.6,
-            Field::ParamDescription => 0.3,
-            Field::Server => 1.0,
-        }
-    }
-
-    const fn b(self) -> f32 {
-        match self {
-            Field::Name | Field::Title => 0.3,
-            Field::Description | Field::ParamDescription => 0.75,
-            Field::ParamName => 0.5,
-            Field::Server => 0.0,
-        }
-    }
+/// The knobs of the ranking, kept together so that a test can measure an alternative.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Tuning {
+    /// Per field (name, title, description, parameter names, parameter descriptions, server):
+    /// the BM25F weight, and how much a longer field dilutes a match (`b`).
+    pub weight: [f32; FIELDS],
+    pub b: [f32; FIELDS],
+    /// BM25 term-frequency saturation.
+    pub k1: f32,
+    /// Discounts for a query word's relatives, relative to the word itself: its synonyms,
+    /// longer indexed words it begins, and shorter indexed words that begin it.
+    pub synonym: f32,
+    pub longer: f32,
+    pub shorter: f32,
+    /// The weight of query words inside quotes or backticks: they are usually an argument
+    /// (a message, a name) rather than what the tool should do.
+    pub quoted: f32,
 }
 
-/// BM25 term-frequency saturation.
-const K1: f32 = 1.2;
-/// Discounts for a query word's relatives, relative to the word itself.
-const SYNONYM: f32 = 0.6;
-const LONGER: f32 = 0.6;
-const SHORTER: f32 = 0.45;
+impl Tuning {
+    pub(crate) const DEFAULT: Tuning = Tuning {
+        weight: [2.0, 2.0, 1.0, 1.0, 0.6, 2.0],
+        b: [0.3, 0.3, 0.75, 0.5, 0.75, 0.0],
+        k1: 1.2,
+        synonym: 0.6,
+        longer: 0.6,
+        shorter: 0.45,
+        quoted: 0.5,
+    };
+}
+
 /// Shortest query stem that reaches longer words (`conf` → `configur`), and shortest
 /// indexed word a longer query word reaches (`information` → `info`).
 const MIN_PREFIX: usize = 3;
@@ -134,6 +160,55 @@ struct Posting {
     freq: f32,
 }
 
+/// What one query word reaches: indexed terms with their weights, and synonym phrases (each
+/// a list of indexed terms, weighted as a synonym).
+#[derive(Default)]
+struct Relatives {
+    words: Vec<(usize, f32)>,
+    phrases: Vec<Vec<usize>>,
+}
+
+/// A score per document that is cheap to reset: only the documents touched are cleared.
+struct Slots {
+    score: Vec<f32>,
+    touched: Vec<usize>,
+}
+
+impl Slots {
+    fn new(n: usize) -> Slots {
+        Slots {
+            score: vec![0.0; n],
+            touched: Vec::new(),
+        }
+    }
+
+    fn touch(&mut self, doc: usize) -> &mut f32 {
+        if self.score[doc] == 0.0 {
+            self.touched.push(doc);
+        }
+        &mut self.score[doc]
+    }
+
+    fn raise(&mut self, doc: usize, s: f32) {
+        let slot = self.touch(doc);
+        *slot = slot.max(s);
+    }
+
+    fn add(&mut self, doc: usize, s: f32) {
+        *self.touch(doc) += s;
+    }
+
+    /// Hands over every touched document's score, then clears them.
+    fn drain(&mut self, mut each: impl FnMut(usize, f32)) {
+        for doc in self.touched.drain(..) {
+            let s = std::mem::take(&mut self.score[doc]);
+            if s > 0.0 {
+                each(doc, s);
+            }
+        }
+    }
+}
+
 /// The inverted index over a fixed set of tools.
 pub struct Finder {
     docs: Vec<ToolDoc>,
@@ -142,10 +217,15 @@ pub struct Finder {
     terms: Vec<String>,
     postings: Vec<Vec<Posting>>,
     idf: Vec<f32>,
+    tuning: Tuning,
 }
 
 impl Finder {
     pub fn new(docs: Vec<ToolDoc>) -> Finder {
+        Finder::with_tuning(docs, Tuning::DEFAULT)
+    }
+
+    pub(crate) fn with_tuning(docs: Vec<ToolDoc>, tuning: Tuning) -> Finder {
         // Per document: each field's terms.
         let fielded: Vec<[Vec<String>; FIELDS]> = docs.iter().map(field_terms).collect();
         let mut avg = [0f32; FIELDS];
@@ -160,14 +240,15 @@ impl Finder {
         let mut by_term: std::collections::HashMap<String, Vec<Posting>> = Default::default();
         for (doc, fields) in fielded.iter().enumerate() {
             let mut freqs: std::collections::HashMap<&str, f32> = Default::default();
-            for (i, (terms, field)) in fields.iter().zip(ALL_FIELDS).enumerate() {
+            for (i, terms) in fields.iter().enumerate() {
+                let b = tuning.b[i];
                 let norm = if avg[i] > 0.0 {
-                    1.0 - field.b() + field.b() * terms.len() as f32 / avg[i]
+                    1.0 - b + b * terms.len() as f32 / avg[i]
                 } else {
                     1.0
                 };
                 for t in terms {
-                    *freqs.entry(t).or_default() += field.weight() / norm;
+                    *freqs.entry(t).or_default() += tuning.weight[i] / norm;
                 }
             }
             for (t, freq) in freqs {
@@ -198,6 +279,7 @@ impl Finder {
             terms,
             postings,
             idf,
+            tuning,
         }
     }
 
@@ -221,10 +303,14 @@ impl Finder {
             let u = uses(&self.docs[doc].exposed) as f32;
             1.0 + USE_BOOST * u / (u + 1.0)
         };
-        let mut query_terms: Vec<String> = Vec::new();
-        text::terms(query, |t| {
-            if query_terms.len() < MAX_QUERY_TERMS && !query_terms.contains(&t) {
-                query_terms.push(t);
+        let mut query_terms: Vec<(String, f32)> = Vec::new();
+        text::query_terms(query, |t, quoted| {
+            let weight = if quoted { self.tuning.quoted } else { 1.0 };
+            let full = query_terms.len() >= MAX_QUERY_TERMS;
+            match query_terms.iter_mut().find(|(seen, _)| *seen == t) {
+                Some(seen) => seen.1 = seen.1.max(weight),
+                None if !full => query_terms.push((t, weight)),
+                None => {}
             }
         });
         let mut hits: Vec<Hit> = if query_terms.is_empty() {
@@ -263,47 +349,58 @@ impl Finder {
 
     /// Every document's textual score: per query word, the best of the word's relatives that
     /// the document holds, summed over the query's words.
-    fn score(&self, query_terms: &[String]) -> Vec<f32> {
-        let mut total = vec![0f32; self.docs.len()];
-        let mut best = vec![0f32; self.docs.len()];
-        let mut touched: Vec<u32> = Vec::new();
-        for q in query_terms {
-            for (term, weight) in self.relatives(q) {
-                let idf = self.idf[term] * weight;
-                for p in &self.postings[term] {
-                    let s = idf * p.freq * (K1 + 1.0) / (p.freq + K1);
-                    let slot = &mut best[p.doc as usize];
-                    if *slot == 0.0 {
-                        touched.push(p.doc);
-                    }
-                    if s > *slot {
-                        *slot = s;
-                    }
+    fn score(&self, query_terms: &[(String, f32)]) -> Vec<f32> {
+        let n = self.docs.len();
+        let mut total = vec![0f32; n];
+        let (mut best, mut phrase) = (Slots::new(n), Slots::new(n));
+        for (q, q_weight) in query_terms {
+            let relatives = self.relatives(q);
+            for &(term, weight) in &relatives.words {
+                for (doc, s) in self.term_scores(term, weight * q_weight) {
+                    best.raise(doc, s);
                 }
             }
-            for d in touched.drain(..) {
-                let d = d as usize;
-                total[d] += best[d];
-                best[d] = 0.0;
+            // A phrase scores as its words would together, then competes as one relative.
+            for words in &relatives.phrases {
+                for &term in words {
+                    for (doc, s) in self.term_scores(term, self.tuning.synonym * q_weight) {
+                        phrase.add(doc, s);
+                    }
+                }
+                phrase.drain(|doc, s| best.raise(doc, s));
             }
+            best.drain(|doc, s| total[doc] += s);
         }
         total
     }
 
-    /// The indexed terms a query stem reaches, with their discounts: itself, its synonyms,
-    /// longer words it begins, and shorter words that begin it.
-    fn relatives(&self, q: &str) -> Vec<(usize, f32)> {
-        let mut out: Vec<(usize, f32)> = Vec::new();
-        let mut add = |term: usize, weight: f32| match out.iter_mut().find(|(t, _)| *t == term) {
-            Some(seen) => seen.1 = seen.1.max(weight),
-            None => out.push((term, weight)),
-        };
+    /// Each document holding `term`, with the term's weighted BM25F score there.
+    fn term_scores(&self, term: usize, weight: f32) -> impl Iterator<Item = (usize, f32)> + '_ {
+        let idf = self.idf[term] * weight;
+        let k1 = self.tuning.k1;
+        self.postings[term]
+            .iter()
+            .map(move |p| (p.doc as usize, idf * p.freq * (k1 + 1.0) / (p.freq + k1)))
+    }
+
+    /// The indexed terms a query stem reaches, with their discounts: itself, its synonyms
+    /// (words and phrases), longer words it begins, and shorter words that begin it.
+    fn relatives(&self, q: &str) -> Relatives {
+        let mut out = Relatives::default();
+        let mut add =
+            |term: usize, weight: f32| match out.words.iter_mut().find(|(t, _)| *t == term) {
+                Some(seen) => seen.1 = seen.1.max(weight),
+                None => out.words.push((term, weight)),
+            };
         if let Some(t) = self.lookup(q) {
             add(t, 1.0);
         }
-        for s in synonyms::of(q) {
-            if let Some(t) = self.lookup(s) {
-                add(t, SYNONYM);
+        for synonym in synonyms::of(q) {
+            let terms: Option<Vec<usize>> = synonym.iter().map(|s| self.lookup(s)).collect();
+            match terms.as_deref() {
+                Some([t]) => add(*t, self.tuning.synonym),
+                Some(words) if !words.is_empty() => out.phrases.push(words.to_vec()),
+                _ => {}
             }
         }
         if q.chars().count() >= MIN_PREFIX {
@@ -313,12 +410,12 @@ impl Finder {
                 .take_while(|t| t.starts_with(q))
                 .take(MAX_LONGER);
             for (i, _) in longer.enumerate() {
-                add(start + i, LONGER);
+                add(start + i, self.tuning.longer);
             }
         }
         for (end, _) in q.char_indices().skip(MIN_SHORTER) {
             if let Some(t) = self.lookup(&q[..end]) {
-                add(t, SHORTER);
+                add(t, self.tuning.shorter);
             }
         }
         out
@@ -329,16 +426,7 @@ impl Finder {
     }
 }
 
-const ALL_FIELDS: [Field; FIELDS] = [
-    Field::Name,
-    Field::Title,
-    Field::Description,
-    Field::ParamName,
-    Field::ParamDescription,
-    Field::Server,
-];
-
-/// A document's terms per field, in the order of `ALL_FIELDS`.
+/// A document's terms per field, in the order of `Tuning::weight`.
 fn field_terms(doc: &ToolDoc) -> [Vec<String>; FIELDS] {
     let of = |s: &str| {
         let mut v = Vec::new();

@@ -2,7 +2,9 @@
 //! ("folder" and "directory", "delete" and "remove", "ticket" and "issue"). It is general
 //! vocabulary of tools and requests, not a list fitted to any benchmark: a word belongs here
 //! only when most tools that say one of a group's words would be a fair answer to a request
-//! that says another. Groups are stemmed once, with the same stemmer as the index.
+//! that says another. A member may be a phrase ("pull request" for "PR"): a single word
+//! reaches a phrase, but a phrase's words do not reach back. Groups are stemmed once, with
+//! the same stemmer as the index.
 
 use super::text::stem;
 use std::collections::HashMap;
@@ -48,7 +50,10 @@ const GROUPS: &[&[&str]] = &[
     &["archive", "zip", "compress", "gzip", "tar"],
     &["tree", "hierarchy"],
     &["code", "source"],
-    &["pr", "pull"],
+    &["pr", "pull request"],
+    &["mr", "merge request"],
+    &["k8s", "kubernetes"],
+    &["js", "javascript"],
     &["summary", "summarize", "overview"],
     &["location", "place", "address"],
     &["weather", "forecast"],
@@ -88,21 +93,31 @@ const GROUPS: &[&[&str]] = &[
     &["schedule", "plan"],
 ];
 
-/// The other stems of every group that holds `term` (itself a stem), without duplicates.
-pub(super) fn of(term: &str) -> &'static [String] {
+/// A synonym: one stem, or the stems of a phrase.
+pub(super) type Synonym = Vec<String>;
+
+/// The other members of every group that holds the single word `term` (itself a stem),
+/// without duplicates.
+pub(super) fn of(term: &str) -> &'static [Synonym] {
     table().get(term).map(Vec::as_slice).unwrap_or_default()
 }
 
-fn table() -> &'static HashMap<String, Vec<String>> {
-    static TABLE: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
+fn table() -> &'static HashMap<String, Vec<Synonym>> {
+    static TABLE: OnceLock<HashMap<String, Vec<Synonym>>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut map: HashMap<String, Vec<String>> = HashMap::new();
+        let mut map: HashMap<String, Vec<Synonym>> = HashMap::new();
         for group in GROUPS {
-            let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
-            for s in &stems {
-                let entry = map.entry(s.clone()).or_default();
-                for other in &stems {
-                    if other != s && !entry.contains(other) {
+            let members: Vec<Synonym> = group
+                .iter()
+                .map(|m| m.split(' ').map(stem).collect())
+                .collect();
+            for member in &members {
+                let [word] = member.as_slice() else {
+                    continue;
+                };
+                let entry = map.entry(word.clone()).or_default();
+                for other in &members {
+                    if other != member && !entry.contains(other) {
                         entry.push(other.clone());
                     }
                 }
@@ -118,13 +133,19 @@ mod tests {
 
     #[test]
     fn groups_are_symmetric_and_stemmed() {
-        assert!(of(&stem("folder")).contains(&stem("directories")));
-        assert!(of(&stem("directory")).contains(&stem("folder")));
-        assert!(of(&stem("remove")).contains(&stem("deleting")));
+        let reaches = |from: &str, to: &str| {
+            let to: Synonym = to.split(' ').map(stem).collect();
+            of(&stem(from)).contains(&to)
+        };
+        assert!(reaches("folder", "directories"));
+        assert!(reaches("directory", "folder"));
+        assert!(reaches("remove", "deleting"));
         // `save` is in two groups and reaches both.
-        assert!(of(&stem("save")).contains(&stem("commit")));
-        assert!(of(&stem("save")).contains(&stem("write")));
-        assert!(!of(&stem("save")).contains(&stem("save")));
+        assert!(reaches("save", "commit") && reaches("save", "write"));
+        assert!(!reaches("save", "save"));
+        // A word reaches a phrase; the phrase's words do not reach back.
+        assert!(reaches("pr", "pull requests"));
+        assert!(of(&stem("pull")).is_empty());
         assert!(of("zzz-not-a-word").is_empty());
     }
 }

@@ -187,7 +187,36 @@ pub(super) fn load_corpus(dir: &Path) -> (Vec<ToolDoc>, Vec<(String, String)>) {
     (docs, tasks)
 }
 
-/// recall@1, recall@5 and MRR over the corpus tasks, searching every tool of every server.
+/// The corpus's README: filesystem `read_file` is the deprecated twin of `read_text_file`,
+/// so either answers a `read_text_file` task.
+fn equivalent(got: &str, expected: &str) -> bool {
+    (got, expected) == ("filesystem_read_file", "filesystem_read_text_file")
+}
+
+/// recall@1, recall@5 and MRR of `f` over `tasks`, searching every tool of every server;
+/// with `show`, the tasks whose tool is not in the top five go to stderr.
+fn evaluate(f: &Finder, tasks: &[(String, String)], show: bool) -> (f64, f64, f64) {
+    let (mut at1, mut at5, mut rr) = (0usize, 0usize, 0f64);
+    for (task, expected) in tasks {
+        let hits = f.search(task, f.docs().len(), None, &|_| 0);
+        let rank = hits.iter().position(|h| {
+            let got = f.docs()[h.index].exposed.as_str();
+            got == expected || equivalent(got, expected)
+        });
+        if let Some(r) = rank {
+            at1 += usize::from(r == 0);
+            at5 += usize::from(r < 5);
+            rr += 1.0 / (r as f64 + 1.0);
+        }
+        if show && rank.is_none_or(|r| r >= 5) {
+            let got = names(f, &hits[..hits.len().min(3)]);
+            eprintln!("miss ({rank:?}): {task:?} wants {expected}, got {got:?}");
+        }
+    }
+    let n = tasks.len().max(1) as f64;
+    (at1 as f64 / n, at5 as f64 / n, rr / n)
+}
+
 #[test]
 fn retrieval_quality_on_the_tool_corpus() {
     let (docs, tasks) = load_corpus(&corpus_dir());
@@ -198,29 +227,63 @@ fn retrieval_quality_on_the_tool_corpus() {
             "task names a tool the corpus does not list: {expected}"
         );
     }
-    let (mut at1, mut at5, mut rr) = (0usize, 0usize, 0f64);
-    for (task, expected) in &tasks {
-        let hits = f.search(task, f.docs().len(), None, &|_| 0);
-        let rank = hits
-            .iter()
-            .position(|h| &f.docs()[h.index].exposed == expected);
-        if let Some(r) = rank {
-            at1 += usize::from(r == 0);
-            at5 += usize::from(r < 5);
-            rr += 1.0 / (r as f64 + 1.0);
-        }
-        if rank.is_none_or(|r| r >= 5) {
-            let got = names(&f, &hits[..hits.len().min(3)]);
-            eprintln!("miss ({rank:?}): {task:?} wants {expected}, got {got:?}");
-        }
-    }
-    let n = tasks.len() as f64;
-    let (r1, r5, mrr) = (at1 as f64 / n, at5 as f64 / n, rr / n);
+    let (r1, r5, mrr) = evaluate(&f, &tasks, true);
     eprintln!(
         "tool corpus: {} tools, {} tasks: recall@1 {r1:.3}, recall@5 {r5:.3}, MRR {mrr:.3}",
         f.docs().len(),
         tasks.len()
     );
     assert!(tasks.len() >= 20, "too few tasks to judge");
-    assert!(r5 >= 0.0, "recall@5 {r5:.3}");
+    // Reached: recall@1 0.472, recall@5 0.767, MRR 0.600 (2026-12-01). The goal is recall@5
+    // 0.95; the corpus's tasks avoid the words of the tools' names and descriptions on purpose,
+    // and a lexical ranker cannot bridge most of those paraphrases. These floors catch a
+    // regression; raise them with the ranking.
+    assert!(r1 >= 0.44, "recall@1 {r1:.3}");
+    assert!(r5 >= 0.74, "recall@5 {r5:.3}");
+    assert!(mrr >= 0.57, "MRR {mrr:.3}");
+}
+
+/// Measures alternative tunings on the even tasks (to choose on) and the odd ones (to check
+/// on). `cargo test --lib finder::tests::tune -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn tune() {
+    let (docs, tasks) = load_corpus(&corpus_dir());
+    let even: Vec<_> = tasks.iter().step_by(2).cloned().collect();
+    let odd: Vec<_> = tasks.iter().skip(1).step_by(2).cloned().collect();
+    let base = Tuning::DEFAULT;
+    let mut variants: Vec<(String, Tuning)> = vec![("default".into(), base)];
+    for (label, change) in tune_variants() {
+        let mut t = base;
+        change(&mut t);
+        variants.push((label.into(), t));
+    }
+    for (label, t) in variants {
+        let f = Finder::with_tuning(docs.clone(), t);
+        let (e1, e5, em) = evaluate(&f, &even, false);
+        let (o1, o5, om) = evaluate(&f, &odd, false);
+        eprintln!("{label:<28} even {e1:.3} {e5:.3} {em:.3}   odd {o1:.3} {o5:.3} {om:.3}");
+    }
+}
+
+type Change = fn(&mut Tuning);
+
+fn tune_variants() -> Vec<(&'static str, Change)> {
+    vec![
+        ("name 3", |t| t.weight[0] = 3.0),
+        ("name 1.5", |t| t.weight[0] = 1.5),
+        ("server 1", |t| t.weight[5] = 1.0),
+        ("params 0.6/0.3", |t| {
+            t.weight[3..5].copy_from_slice(&[0.6, 0.3])
+        }),
+        ("k1 0.8", |t| t.k1 = 0.8),
+        ("k1 1.6", |t| t.k1 = 1.6),
+        ("quoted 1", |t| t.quoted = 1.0),
+        ("synonym 0.4", |t| t.synonym = 0.4),
+        ("synonym 0.8", |t| t.synonym = 0.8),
+        ("no prefixes", |t| {
+            t.longer = 0.0;
+            t.shorter = 0.0
+        }),
+    ]
 }

@@ -59,6 +59,42 @@ pub(super) fn terms(text: &str, mut each: impl FnMut(String)) {
     });
 }
 
+/// The terms of a query, each with whether it stood inside quotes or backticks. An
+/// apostrophe between letters (`page's`, `can't`) is not a quote.
+pub(super) fn query_terms(query: &str, mut each: impl FnMut(String, bool)) {
+    let chars: Vec<char> = query.chars().collect();
+    let mut open: Option<char> = None;
+    let mut segment = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let before = i
+            .checked_sub(1)
+            .and_then(|j| chars.get(j))
+            .is_some_and(|p| p.is_alphanumeric());
+        let after = chars.get(i + 1).is_some_and(|n| n.is_alphanumeric());
+        let closes = match (open, c) {
+            (Some('\''), '\'') => !after,
+            (Some('“'), '”') => true,
+            (Some(o), c) => o == c && o != '“',
+            (None, _) => false,
+        };
+        let opens = open.is_none()
+            && match c {
+                '"' | '`' | '“' => true,
+                '\'' => !before,
+                _ => false,
+            };
+        if closes || opens {
+            let quoted = open.is_some();
+            terms(&segment, |t| each(t, quoted));
+            segment.clear();
+            open = if opens { Some(c) } else { None };
+        } else {
+            segment.push(c);
+        }
+    }
+    terms(&segment, |t| each(t, open.is_some()));
+}
+
 /// Words that carry no meaning about which tool fits: English function words and the filler
 /// of requests to an agent ("please", "I want to", "a tool that").
 pub(super) fn is_stopword(word: &str) -> bool {
@@ -88,7 +124,10 @@ pub(super) fn stem(word: &str) -> String {
     if !word.is_ascii() || word.len() < 3 {
         return s;
     }
-    if word.len() > 3 {
+    if word.len() == 3 && word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") {
+        // `prs`, `ids`, `dbs`: a short plural.
+        s.pop();
+    } else if word.len() > 3 {
         plural(&mut s);
         verb_ending(&mut s);
         derivational(&mut s);
@@ -235,6 +274,20 @@ mod tests {
         let mut sorted = STOPWORDS.to_vec();
         sorted.sort_unstable();
         assert_eq!(sorted, STOPWORDS, "STOPWORDS must stay sorted");
+    }
+
+    #[test]
+    fn quoted_words_are_told_apart() {
+        let mut out = Vec::new();
+        let q = "Commit the page's edits as 'Add tests' with `git` and \"more docs\" “smart quotes” 'open";
+        query_terms(q, |t, quoted| out.push((t, quoted)));
+        let quoted: Vec<&str> = out.iter().filter(|t| t.1).map(|t| t.0.as_str()).collect();
+        let plain: Vec<&str> = out.iter().filter(|t| !t.1).map(|t| t.0.as_str()).collect();
+        assert_eq!(
+            quoted,
+            ["ad", "test", "git", "doc", "smart", "quot", "open"]
+        );
+        assert_eq!(plain, ["commit", "pag", "edit"]);
     }
 
     #[test]
