@@ -4,6 +4,9 @@
 //! mode is held under its ceiling: `search` at most 1,000 tokens whatever the number of
 //! servers, `compact` at most 45% of `full`, loom's own core set at most 700.
 
+mod common;
+
+use common::{LOOM, LoomOverHttp, TempConfig, python_client_check};
 use loom::config::{Config, ListingMode};
 use loom::downstream::ServedTool;
 use loom::session::listing::ListingState;
@@ -124,20 +127,149 @@ fn search_costs_the_same_whatever_the_number_of_servers() {
     assert_eq!(cost(&listing::place(&inputs, all_served())), few);
 }
 
+/// Every corpus server's full and compact listing (loom's own tools aside), for BENCHMARKS.md.
 #[test]
-fn zz_breakdown() {
+fn compact_over_the_whole_corpus_stays_near_half() {
     let dir = format!("{}/tests/fixtures/tool_corpus", env!("CARGO_MANIFEST_DIR"));
-    let mut tf = 0; let mut tc = 0;
+    let mut tf = 0;
+    let mut tc = 0;
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
-        if p.extension().is_none_or(|x| x != "json") { continue; }
+        if p.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
         let name = p.file_stem().unwrap().to_str().unwrap().to_owned();
         let tools = corpus(&name);
         let full: Vec<Value> = tools.iter().map(|t| t.tool.clone()).collect();
         let comp: Vec<Value> = tools.iter().map(|t| listing::compact(&t.tool)).collect();
         let (f, c) = (tokens(&Value::Array(full)), tokens(&Value::Array(comp)));
-        tf += f; tc += c;
-        println!("{name}: {} tools full {f} compact {c} ({:.0}%)", tools.len(), 100.0 * c as f64 / f as f64);
+        tf += f;
+        tc += c;
+        println!(
+            "{name}: {} tools full {f} compact {c} ({:.0}%)",
+            tools.len(),
+            100.0 * c as f64 / f as f64
+        );
     }
-    println!("corpus: full {tf} compact {tc} ({:.0}%)", 100.0 * tc as f64 / tf as f64);
+    println!(
+        "corpus: full {tf} compact {tc} ({:.0}%)",
+        100.0 * tc as f64 / tf as f64
+    );
+    // Servers whose schemas carry little prose gain less; over all 19 it is about half.
+    assert!(tc as f64 <= 0.5 * tf as f64, "compact {tc} of {tf}");
+}
+
+/// What a model in a search listing saw (tests/py/client_check.py --find): it found the weather
+/// tool, called it with loom_call, got did-you-mean errors for a near-miss name and wrong
+/// arguments, saw the tool promoted into the listing, and called a hidden tool by its name.
+fn check_find_and_call(v: &Value) {
+    let names = |k: &str| -> Vec<String> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let before = names("before");
+    for listed in [
+        "loom_find_tools",
+        "loom_call",
+        "loom_query",
+        "loom_memory_search",
+    ] {
+        assert!(
+            before.contains(&listed.to_owned()),
+            "{listed} in {before:?}"
+        );
+    }
+    for hidden in ["sample_get_weather", "sample_list_customers", "loom_drop"] {
+        assert!(
+            !before.contains(&hidden.to_owned()),
+            "{hidden} in {before:?}"
+        );
+    }
+    assert_eq!(v["found"][0], "sample_get_weather", "{v}");
+    assert!(
+        v["via_loom_call"].as_str().unwrap().starts_with("Lima"),
+        "{v}"
+    );
+    assert_eq!(v["near_miss"][0], true);
+    assert!(
+        v["near_miss"][1]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `sample_get_weather`?"),
+        "{v}"
+    );
+    assert_eq!(v["bad_arguments"][0], true);
+    assert!(
+        v["bad_arguments"][1]
+            .as_str()
+            .unwrap()
+            .contains("`city` is required"),
+        "{v}"
+    );
+    let after = names("after");
+    assert!(
+        after.contains(&"sample_get_weather".to_owned()),
+        "promoted: {after:?}"
+    );
+    assert!(!after.contains(&"sample_list_orders".to_owned()));
+    assert_eq!(v["hidden_by_name"], 2);
+    let ctx = &v["context"];
+    assert_eq!(ctx["prefix_hash"].as_str().map(str::len), Some(16), "{ctx}");
+    assert!(
+        ctx["prefix"].as_str().unwrap().contains("loom_find_tools"),
+        "{ctx}"
+    );
+}
+
+const SAMPLE: &str =
+    "[[servers]]\nname = \"sample\"\ncommand = \"loom\"\nargs = [\"sample-server\"]\n";
+
+async fn find_over(args: &[&str]) -> Value {
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+    python_client_check(&args).await
+}
+
+#[tokio::test]
+async fn a_model_finds_calls_and_promotes_tools_over_stdio() {
+    let cfg = TempConfig::new(&format!("listing = \"search\"\n{SAMPLE}"));
+    let config = cfg.path.display().to_string();
+    let dir = format!("XDG_RUNTIME_DIR={}", cfg.dir.path().display());
+    for mode in ["legacy", "auto"] {
+        let v = find_over(&[
+            "--find", mode, "--stdio", "env", &dir, LOOM, "serve", "-c", &config,
+        ])
+        .await;
+        check_find_and_call(&v);
+    }
+}
+
+#[tokio::test]
+async fn a_connection_asks_for_search_over_the_socket_and_over_http() {
+    // The config lists everything; each connection asks for the search listing itself.
+    // (Promotion lasts for the session, so each transport gets a session of its own.)
+    let cfg = TempConfig::new(SAMPLE);
+    let _socket_session = LoomOverHttp::start(&cfg, "tok-listing").await;
+    let dir = format!("XDG_RUNTIME_DIR={}", cfg.dir.path().display());
+    let v = find_over(&[
+        "--find",
+        "legacy",
+        "--stdio",
+        "env",
+        &dir,
+        LOOM,
+        "connect",
+        "--listing",
+        "search",
+    ])
+    .await;
+    check_find_and_call(&v);
+    let cfg = TempConfig::new(SAMPLE);
+    let loom = LoomOverHttp::start(&cfg, "tok-listing").await;
+    let url = format!("{}?listing=search", loom.url);
+    let v = find_over(&["--find", "auto", "--http", &url, "tok-listing"]).await;
+    assert_eq!(v["protocol_version"], "2026-07-28");
+    check_find_and_call(&v);
 }

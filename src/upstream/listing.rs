@@ -89,7 +89,11 @@ pub fn compact_description(text: &str) -> String {
     if sentence.chars().count() <= COMPACT_DESCRIPTION {
         return sentence.to_owned();
     }
-    sentence.chars().take(COMPACT_DESCRIPTION).collect::<String>() + "…"
+    sentence
+        .chars()
+        .take(COMPACT_DESCRIPTION)
+        .collect::<String>()
+        + "…"
 }
 
 /// Characters of description a compact listing keeps at most.

@@ -1,6 +1,9 @@
 """Drives loom with the Python MCP SDK client and prints what it saw as one JSON object.
 
 Usage: client_check.py LOOM_BINARY CONFIG MODE   (stdio; MODE: auto | legacy)
+       client_check.py --find MODE --http URL TOKEN | --find MODE --stdio COMMAND ARGS...
+           (a model in a search listing: finds a tool with loom_find_tools, calls it with
+           loom_call, sees it promoted into the listing, calls a hidden tool by name)
        client_check.py --http URL TOKEN MODE     (streamable HTTP with a bearer token)
        client_check.py --http-plan URL TOKEN MODE PLAN
            (streamable HTTP; MODE: legacy | auto | 2026-07-28; PLAN is a file holding the
@@ -116,4 +119,37 @@ async def run_plan():
     print(json.dumps(out))
 
 
-asyncio.run(run_plan() if sys.argv[1] == "--http-plan" else main())
+async def find_and_call():
+    mode = sys.argv[2]
+    if sys.argv[3] == "--http":
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {sys.argv[5]}"}, timeout=60)
+        params = streamable_http_client(sys.argv[4], http_client=http)
+    else:
+        params = StdioServerParameters(command=sys.argv[4], args=sys.argv[5:])
+    out = {}
+    async with Client(params, mode=mode) as c:
+        out["protocol_version"] = str(c.protocol_version)
+        out["before"] = sorted(t.name for t in (await c.list_tools()).tools)
+        r = await c.call_tool("loom_find_tools", {"query": "what is the weather like in a city right now"})
+        out["found"] = [t["name"] for t in r.structured_content["tools"]]
+        r = await c.call_tool("loom_call", {"tool": "sample_get_weather", "arguments": {"city": "Lima"}})
+        out["via_loom_call"] = r.content[0].text
+        r = await c.call_tool("loom_call", {"tool": "sample_get_weathr", "arguments": {"town": "Lima"}})
+        out["near_miss"] = [r.is_error, r.content[0].text]
+        r = await c.call_tool("loom_call", {"tool": "sample_get_weather", "arguments": {"town": "Lima"}})
+        out["bad_arguments"] = [r.is_error, r.content[0].text]
+        out["after"] = sorted(t.name for t in (await c.list_tools()).tools)
+        r = await c.call_tool("sample_list_customers", {"limit": 2})
+        out["hidden_by_name"] = json.loads(r.content[0].text)["total"]
+        r = await c.call_tool("loom_context", {"query": "weather"})
+        out["context"] = r.structured_content
+    print(json.dumps(out))
+
+
+if sys.argv[1] == "--find":
+    asyncio.run(find_and_call())
+else:
+    asyncio.run(run_plan() if sys.argv[1] == "--http-plan" else main())

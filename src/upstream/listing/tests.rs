@@ -161,5 +161,8 @@ fn a_long_description_keeps_whole_sentences() {
     assert_eq!(compact_description("Short. Two."), "Short.");
     let one = "x".repeat(300);
     assert_eq!(compact_description(&one).chars().count(), 161);
-    assert_eq!(compact_description("v1.2 is out and 3.5 too"), "v1.2 is out and 3.5 too");
+    assert_eq!(
+        compact_description("v1.2 is out and 3.5 too"),
+        "v1.2 is out and 3.5 too"
+    );
 }

@@ -25,7 +25,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::Query,
         title: "Query datasets with SQL",
-        description: "Answer questions about datasets (large tool results loom keeps as tables) with one read-only DuckDB SQL statement; joins across datasets work. Use it instead of calling a tool again for data you already have. Small results come back inline, large ones as a new dataset.",
+        description: "Answer questions about datasets (large tool results loom keeps as tables) with one read-only DuckDB SQL statement; joins work. Use it instead of calling a tool again for data you have.",
         fields: &[req(
             "sql",
             Kind::Str,
@@ -49,7 +49,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::Describe,
         title: "Describe a dataset",
-        description: "Schema, column statistics, sample rows, join hints and provenance of a dataset. Use it before writing SQL against a dataset you have not seen.",
+        description: "Schema, column statistics, sample rows and join hints of a dataset: read it before querying one you have not seen.",
         fields: &[req("ref", Kind::Str, "the dataset's ref")],
         example: r#"{"ref": "sample_list_orders_1"}"#,
         read_only: true,
@@ -96,7 +96,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::Fetch,
         title: "Read a parked result",
-        description: "Read text loom parked (a pointer with a blob_key): a slice from offset, or with pattern the matching lines (case-insensitive regex) with context_lines around each. Page with next_offset until it is -1.",
+        description: "Read text loom parked (a pointer with a blob_key): a slice from offset, or with pattern the matching lines with context_lines around. Page with next_offset until -1.",
         fields: &[
             req("blob_key", Kind::Str, "from the pointer, like blob/3f2a…"),
             opt("offset", Kind::Int, "characters (or matches) to skip"),
@@ -131,7 +131,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::MemorySet,
         title: "Keep a memory",
-        description: "Keep a note across sessions, shared with the human: a decision, convention or fact worth remembering. pinned shows it at every session start; if_version (the version you read) avoids overwriting a newer change.",
+        description: "Keep a note across sessions, shared with the human: a decision, convention or fact. pinned shows it at every session start; if_version avoids overwriting a newer change.",
         fields: &[
             req("key", Kind::Str, "a short name, like db-rules"),
             req("content", Kind::Str, "the note"),
@@ -160,7 +160,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::MemorySearch,
         title: "Search memories",
-        description: "Find notes kept across sessions by you or the human (decisions, conventions, facts). Search before asking the human what loom may already know.",
+        description: "Find notes kept across sessions by you or the human. Search before asking what loom may already know.",
         fields: &[
             req("query", Kind::Str, "words or a key"),
             opt("tags", Kind::StrList, "all of these tags"),
