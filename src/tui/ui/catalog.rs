@@ -87,10 +87,10 @@ fn row_line<'a>(app: &App, row: &Row, w: usize) -> Line<'a> {
                 && let Some((now, full)) = c.listing_cost()
             {
                 label.push_str(&format!(
-                    " · listing {} of {} tok ({})",
+                    " · {} {}/{} tok",
+                    c.listing_mode,
                     human(now),
-                    human(full),
-                    c.listing_mode
+                    human(full)
                 ));
             }
             spans.push(Span::styled(fit(&label, room), th.title));
