@@ -493,7 +493,7 @@ fn the_key_bar_offers_only_what_the_selected_node_takes() {
     let f = footer(&a);
     for k in [
         "edit memory",
-        "pin/unpin memory",
+        "pin/unpin",
         "delete memory",
         "memory history",
     ] {

@@ -63,7 +63,7 @@ actions! {
     PrevSection = "prev_section": "previous group",
     InsertName = "insert_name": "insert name in editor",
     EditMemory = "edit_memory": "edit memory",
-    TogglePin = "toggle_pin": "pin/unpin memory",
+    TogglePin = "toggle_pin": "pin/unpin",
     DeleteMemory = "delete_memory": "delete memory",
     MemoryHistory = "memory_history": "memory history",
     NewMemory = "new_memory": "new memory",

@@ -139,10 +139,12 @@ impl App {
             Action::InsertName => {
                 in_catalog && matches!(c.selected_node(), Node::Dataset(_) | Node::Column { .. })
             }
-            Action::EditMemory
-            | Action::TogglePin
-            | Action::DeleteMemory
-            | Action::MemoryHistory => in_catalog && on_memory,
+            Action::TogglePin => {
+                in_catalog && (on_memory || matches!(c.selected_node(), Node::Tool(_)))
+            }
+            Action::EditMemory | Action::DeleteMemory | Action::MemoryHistory => {
+                in_catalog && on_memory
+            }
             Action::NewMemory => in_catalog && c.selected_node().group() == Group::Memories,
             Action::CancelQuery => self.results.running.is_some(),
             Action::Retry => {
