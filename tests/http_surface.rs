@@ -560,3 +560,54 @@ async fn open_auth_serves_without_a_token_and_a_named_token_variable_must_be_set
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("http_open_remote"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_listen_stream_is_acknowledged_tagged_and_filtered() {
+    // A search listing: calling a hidden tool promotes it, which changes the tool list.
+    let cfg = TempConfig::new(&format!("listing = \"search\"\n{SAMPLE}"));
+    let (_child, url) = served(&cfg).await;
+    let listen = |filter: Value| {
+        modern(
+            &url,
+            "subscriptions/listen",
+            None,
+            json!({ "notifications": filter }),
+        )
+        .send()
+    };
+    let mut tools = listen(json!({ "toolsListChanged": true })).await.unwrap();
+    let mut prompts = listen(json!({ "promptsListChanged": true })).await.unwrap();
+    let first = read_events(&mut tools, |e| !e.is_empty()).await;
+    let ack: Value = serde_json::from_str(&first[0].1).unwrap();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let sub = ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"].clone();
+    assert!(sub.is_string(), "{ack}");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({ "toolsListChanged": true })
+    );
+    read_events(&mut prompts, |e| !e.is_empty()).await;
+    // A hidden tool called by name joins the listing: the tools stream hears, tagged.
+    let call = json!({ "name": "sample_list_customers", "arguments": { "limit": 1 } });
+    let r = modern(&url, "tools/call", Some("sample_list_customers"), call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let more = read_events(&mut tools, |e| !e.is_empty()).await;
+    let changed: Value = serde_json::from_str(&more[0].1).unwrap();
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        sub
+    );
+    // The prompts-only stream hears nothing of it.
+    let quiet = tokio::time::timeout(std::time::Duration::from_millis(500), prompts.chunk()).await;
+    assert!(quiet.is_err(), "a filtered stream stayed quiet: {quiet:?}");
+}

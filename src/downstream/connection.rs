@@ -185,12 +185,37 @@ impl Connection {
     /// Transport work that follows a successful handshake.
     pub fn established(self: &Arc<Self>, hs: &Handshake) {
         lock(&self.instructions).clone_from(&hs.instructions);
+        if hs.era == Era::Modern {
+            self.listen_for_changes(&hs.capabilities);
+        }
         if let Outbound::Http(sink) = &self.outbound {
             sink.set_version(&hs.version);
             if hs.era == Era::Legacy {
                 sink.listen(self.clone());
             }
         }
+    }
+
+    /// A 2026-07-28 server tells of list changes only on a listen stream: loom opens one for
+    /// every list the server says can change, and leaves it open for the connection's life
+    /// (its notifications arrive like any other; a new connection opens a new one).
+    fn listen_for_changes(self: &Arc<Self>, caps: &Value) {
+        let changes = |k: &str| caps[k]["listChanged"].as_bool().unwrap_or(false);
+        let (tools, prompts, resources) =
+            (changes("tools"), changes("prompts"), changes("resources"));
+        if !(tools || prompts || resources) {
+            return;
+        }
+        let filter = json!({ "notifications": {
+            "toolsListChanged": tools,
+            "promptsListChanged": prompts,
+            "resourcesListChanged": resources,
+        } });
+        let Value::Object(params) = filter else {
+            return;
+        };
+        // Never answered while the stream is open; the reply, if any, is not waited for.
+        let _ = self.send_request("subscriptions/listen", Some(params));
     }
 
     /// The server's `instructions` from its handshake.

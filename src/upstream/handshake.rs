@@ -132,6 +132,11 @@ impl ClientSession {
                 Ok(None)
             }
             "ping" => ok(jsonrpc::to_raw(&json!({}))),
+            "subscriptions/listen" if self.is_modern() => {
+                self.listen(id, &params)?;
+                self.ensure_fleet().await;
+                Ok(None)
+            }
             "logging/setLevel" => {
                 let level = params
                     .get("level")

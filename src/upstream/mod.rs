@@ -7,6 +7,7 @@ mod calls;
 mod forward;
 mod handshake;
 mod intercept;
+mod listen;
 pub mod listing;
 mod meta;
 mod relay;
@@ -83,6 +84,8 @@ pub struct ClientSession {
     client_info: Mutex<Option<String>>,
     /// This connection's listing mode, over the config's (`loom connect --listing`, `?listing=`).
     listing_mode: Mutex<Option<crate::config::ListingMode>>,
+    /// Open `subscriptions/listen` streams (2026-07-28 clients).
+    listens: Mutex<Vec<listen::Listen>>,
 }
 
 /// A request id in flight; released when dropped, however the request ends.
@@ -166,6 +169,7 @@ impl ClientSession {
             transport: Mutex::new(None),
             client_info: Mutex::new(None),
             listing_mode: Mutex::new(None),
+            listens: Mutex::new(Vec::new()),
         });
         let weak: std::sync::Weak<ClientSession> = Arc::downgrade(&client);
         client.session.add_listener(weak);

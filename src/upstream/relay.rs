@@ -21,6 +21,8 @@ impl ClientSession {
                     .to_owned();
                 if let Some(f) = lock(&self.in_flight).remove(&req.to_string()) {
                     let _ = f.cancel.send(Stop::Client(reason));
+                } else {
+                    self.end_listen(&req.to_string());
                 }
             }
             "notifications/roots/list_changed" => {
@@ -109,6 +111,12 @@ impl ClientSession {
                 p.insert("logger".into(), Value::String(logger));
                 self.send(jsonrpc::notification(method, Some(&jsonrpc::to_raw(&p))));
             }
+            // A modern client hears of a resource's change on the listen streams that asked.
+            "notifications/resources/updated" if self.is_modern() => {
+                self.tell_listens_updated(params);
+            }
+            // A modern server's acknowledgement of loom's own listen stream is loom's.
+            "notifications/subscriptions/acknowledged" => {}
             "notifications/cancelled" => {
                 // A server withdrew a request it relayed through us: withdraw ours too.
                 let Ok(p) = object(params) else {
@@ -144,8 +152,8 @@ impl FleetListener for ClientSession {
 
     fn list_changed(&self, kind: ListKind) {
         // Only a client that finished its handshake hears about list changes; a 2026-07-28
-        // client learns of them through subscriptions, not these notifications.
-        if lock(&self.era).is_none() || self.is_modern() || self.is_closed() {
+        // client hears on its listen streams, as each asked.
+        if lock(&self.era).is_none() || self.is_closed() {
             return;
         }
         let method = match kind {
@@ -153,7 +161,11 @@ impl FleetListener for ClientSession {
             ListKind::Prompts => "notifications/prompts/list_changed",
             ListKind::Resources => "notifications/resources/list_changed",
         };
-        self.send(jsonrpc::notification(method, None));
+        if self.is_modern() {
+            self.tell_listens(kind, method);
+        } else {
+            self.send(jsonrpc::notification(method, None));
+        }
     }
 
     fn notification(&self, server: &str, method: &str, params: Option<&RawValue>) {

@@ -1,0 +1,134 @@
+//! `subscriptions/listen` (2026-07-28): a modern client's stream of list changes and resource
+//! updates. The request stays open; loom acknowledges it first, then sends every change the
+//! filter asks for, each tagged with the subscription's id, until the client closes it.
+
+use super::*;
+
+/// One open listen request and what it asked for.
+pub(super) struct Listen {
+    /// The request's id (JSON text), which the client cancels it by.
+    pub key: String,
+    pub subscription: String,
+    pub tools: bool,
+    pub prompts: bool,
+    pub resources: bool,
+    pub uris: Vec<String>,
+}
+
+impl Listen {
+    fn wants(&self, kind: ListKind) -> bool {
+        match kind {
+            ListKind::Tools => self.tools,
+            ListKind::Prompts => self.prompts,
+            ListKind::Resources => self.resources,
+        }
+    }
+}
+
+/// `params` with the subscription's id in `_meta`.
+fn tagged(subscription: &str, mut params: Map<String, Value>) -> Box<RawValue> {
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(m) = meta {
+        m.insert(
+            protocol::META_SUBSCRIPTION_ID.into(),
+            Value::String(subscription.to_owned()),
+        );
+    }
+    jsonrpc::to_raw(&params)
+}
+
+impl ClientSession {
+    /// Opens a listen stream: acknowledged at once, answered never (the client ends it).
+    pub(super) fn listen(
+        &self,
+        id: &RawValue,
+        params: &Map<String, Value>,
+    ) -> Result<(), RpcError> {
+        let filter = params
+            .get("notifications")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let flag = |k: &str| filter.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let uris: Vec<String> = filter
+            .get("resourceSubscriptions")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let subscription = format!("loom-sub-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let listen = Listen {
+            key: id_key(id),
+            subscription: subscription.clone(),
+            tools: flag("toolsListChanged"),
+            prompts: flag("promptsListChanged"),
+            resources: flag("resourcesListChanged"),
+            uris,
+        };
+        // The acknowledgement says what this stream will carry.
+        let mut accepted = Map::new();
+        for (k, on) in [
+            ("toolsListChanged", listen.tools),
+            ("promptsListChanged", listen.prompts),
+            ("resourcesListChanged", listen.resources),
+        ] {
+            if on {
+                accepted.insert(k.into(), Value::Bool(true));
+            }
+        }
+        if !listen.uris.is_empty() {
+            accepted.insert("resourceSubscriptions".into(), json!(listen.uris));
+        }
+        let mut ack = Map::new();
+        ack.insert("notifications".into(), Value::Object(accepted));
+        lock(&self.listens).push(listen);
+        self.send(jsonrpc::notification(
+            "notifications/subscriptions/acknowledged",
+            Some(&tagged(&subscription, ack)),
+        ));
+        Ok(())
+    }
+
+    /// Ends the listen stream `key` (the client cancelled it); whether there was one.
+    pub(super) fn end_listen(&self, key: &str) -> bool {
+        let mut l = lock(&self.listens);
+        let before = l.len();
+        l.retain(|x| x.key != key);
+        l.len() != before
+    }
+
+    /// A list changed: every listen stream that asked for it hears, tagged.
+    pub(super) fn tell_listens(&self, kind: ListKind, method: &str) {
+        for l in lock(&self.listens).iter().filter(|l| l.wants(kind)) {
+            self.send(jsonrpc::notification(
+                method,
+                Some(&tagged(&l.subscription, Map::new())),
+            ));
+        }
+    }
+
+    /// A resource changed: the listen streams subscribed to its URI hear, tagged. Whether any
+    /// did.
+    pub(super) fn tell_listens_updated(&self, params: Option<&RawValue>) -> bool {
+        let Ok(p) = object(params) else { return false };
+        let Some(uri) = p.get("uri").and_then(Value::as_str) else {
+            return false;
+        };
+        let listens = lock(&self.listens);
+        let mut told = false;
+        for l in listens.iter().filter(|l| l.uris.iter().any(|u| u == uri)) {
+            self.send(jsonrpc::notification(
+                "notifications/resources/updated",
+                Some(&tagged(&l.subscription, p.clone())),
+            ));
+            told = true;
+        }
+        told
+    }
+}
