@@ -517,6 +517,32 @@ async fn modern_era_client() {
         )
         .await;
     assert!(text_of(&r).starts_with("Rome"));
+    // Results name loom as the server; removed methods and a _meta without the client's
+    // capabilities are refused with the revision's codes.
+    assert_eq!(
+        r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "loom",
+        "{r}"
+    );
+    assert_eq!(
+        l["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "loom"
+    );
+    for removed in ["ping", "logging/setLevel", "resources/subscribe"] {
+        let r = c
+            .request(
+                removed,
+                json!({ "_meta": meta, "uri": "x", "level": "info" }),
+            )
+            .await;
+        assert_eq!(r["error"]["code"], -32601, "{removed}: {r}");
+    }
+    let mut no_caps = meta.clone();
+    no_caps
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    let r = c.request("tools/list", json!({ "_meta": no_caps })).await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
     let mut bad = meta.clone();
     bad["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
     let r = c.request("tools/list", json!({ "_meta": bad })).await;

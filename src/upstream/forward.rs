@@ -132,12 +132,8 @@ impl ClientSession {
                     // A read is cacheable: a legacy server gives no hints, so loom says "do
                     // not reuse" for it.
                     true if method == "resources/read" => handshake::with_members(
-                        raw,
-                        &[
-                            ("resultType", "\"complete\""),
-                            ("ttlMs", "0"),
-                            ("cacheScope", "\"private\""),
-                        ],
+                        with_result_type(raw),
+                        &[("ttlMs", "0"), ("cacheScope", "\"private\"")],
                     ),
                     true => with_result_type(raw),
                     false => raw,

@@ -13,6 +13,15 @@ impl ClientSession {
             return Ok(());
         };
         let requested = version.as_str().unwrap_or_default();
+        if meta.get(protocol::META_CLIENT_CAPABILITIES).is_none() {
+            return Err(RpcError::new(
+                code::INVALID_PARAMS,
+                format!(
+                    "invalid params: _meta lacks {}",
+                    protocol::META_CLIENT_CAPABILITIES
+                ),
+            ));
+        }
         if requested != protocol::V_2026_07_28 {
             return Err(RpcError::new(
                 protocol::UNSUPPORTED_PROTOCOL_VERSION,
@@ -45,6 +54,9 @@ impl ClientSession {
     ) -> Box<RawValue> {
         if self.is_modern() {
             result.insert("resultType".into(), json!("complete"));
+            result.entry("_meta").or_insert_with(|| {
+                json!({ protocol::META_SERVER_INFO: crate::downstream::connection::client_info() })
+            });
             if cacheable {
                 result.insert("ttlMs".into(), json!(0));
                 result.insert("cacheScope".into(), json!("private"));
@@ -278,7 +290,18 @@ impl ClientSession {
 /// A 2026-07-28 client requires `resultType` on every result; older servers do not send it.
 /// It is spliced in front of the other members, which stay byte for byte as the server sent them.
 pub(super) fn with_result_type(raw: Box<RawValue>) -> Box<RawValue> {
-    with_members(raw, &[("resultType", "\"complete\"")])
+    with_members(
+        raw,
+        &[
+            ("resultType", "\"complete\""),
+            ("_meta", &server_info_meta()),
+        ],
+    )
+}
+
+/// `_meta` naming loom as the server, as 2026-07-28 results carry it, as JSON text.
+fn server_info_meta() -> String {
+    json!({ protocol::META_SERVER_INFO: crate::downstream::connection::client_info() }).to_string()
 }
 
 /// The members a 2026-07-28 client expects on a result, with their values as JSON text, spliced

@@ -385,20 +385,24 @@ mod tests {
 
     #[test]
     fn result_type_is_spliced_without_touching_the_rest() {
+        let info =
+            r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"loom","version":"0.1.0"}}"#;
         let raw = RawValue::from_string(r#"{"content":[],  "z":"\u00e9"}"#.into()).unwrap();
         assert_eq!(
             with_result_type(raw).get(),
-            r#"{"resultType":"complete","content":[],  "z":"\u00e9"}"#
+            format!(r#"{{"resultType":"complete",{info},"content":[],  "z":"\u00e9"}}"#)
         );
         let empty = RawValue::from_string("{ }".into()).unwrap();
         assert_eq!(
             with_result_type(empty).get(),
-            r#"{"resultType":"complete" }"#
+            format!(r#"{{"resultType":"complete",{info} }}"#)
         );
-        let has = RawValue::from_string(r#"{"resultType":"input_required"}"#.into()).unwrap();
+        // What the server sent stays: its resultType, its own _meta.
+        let has =
+            RawValue::from_string(r#"{"resultType":"input_required","_meta":{}}"#.into()).unwrap();
         assert_eq!(
             with_result_type(has).get(),
-            r#"{"resultType":"input_required"}"#
+            r#"{"resultType":"input_required","_meta":{}}"#
         );
         let read = RawValue::from_string(r#"{"contents":[],"ttlMs":5}"#.into()).unwrap();
         assert_eq!(
