@@ -66,29 +66,52 @@ impl ClientSession {
         let call_no = lock(&track).as_ref().map(|t| t.summary.call);
         let mut cancel_rx = self.track_in_flight(&up_key, server.name(), call_no);
         let mut by_person = false;
-        let (down_id, mut rx) = conn.send_request(method, Some(params));
+        // Kept for a retry with a modern server's questions answered (see `bridge`).
+        let asked_again = (!self.is_modern()).then(|| params.clone());
+        let (mut down_id, mut rx) = conn.send_request(method, Some(params));
         let timeout = server.spec.call_timeout;
         let mut deadline = Instant::now() + timeout;
-        let outcome = loop {
-            tokio::select! {
-                reply = &mut rx => break Some(reply.unwrap_or(Reply::Lost("connection dropped".into()))),
-                _ = notify.notified() => deadline = Instant::now() + timeout,
-                _ = tokio::time::sleep_until(deadline) => {
-                    conn.cancel(down_id, "timed out in loom");
-                    break Some(Reply::Lost(format!("no answer within {:.0}s (call_timeout of server `{}`)", timeout.as_secs_f64(), server.name())));
-                }
-                stop = &mut cancel_rx => {
-                    match stop {
-                        Ok(Stop::Person) => {
-                            conn.cancel(down_id, CANCELLED_BY_PERSON);
-                            by_person = true;
-                        }
-                        Ok(Stop::Client(reason)) => conn.cancel(down_id, &reason),
-                        Err(_) => conn.cancel(down_id, "cancelled"),
+        let outcome = 'rounds: loop {
+            let outcome = loop {
+                tokio::select! {
+                    reply = &mut rx => break Some(reply.unwrap_or(Reply::Lost("connection dropped".into()))),
+                    _ = notify.notified() => deadline = Instant::now() + timeout,
+                    _ = tokio::time::sleep_until(deadline) => {
+                        conn.cancel(down_id, "timed out in loom");
+                        break Some(Reply::Lost(format!("no answer within {:.0}s (call_timeout of server `{}`)", timeout.as_secs_f64(), server.name())));
                     }
-                    break None;
+                    stop = &mut cancel_rx => {
+                        match stop {
+                            Ok(Stop::Person) => {
+                                conn.cancel(down_id, CANCELLED_BY_PERSON);
+                                by_person = true;
+                            }
+                            Ok(Stop::Client(reason)) => conn.cancel(down_id, &reason),
+                            Err(_) => conn.cancel(down_id, "cancelled"),
+                        }
+                        break None;
+                    }
+                }
+            };
+            // A legacy client cannot take `input_required`: loom asks it and retries.
+            if let (Some(again), Some(Reply::Result(raw))) = (&asked_again, &outcome)
+                && let Some(ask) = bridge::input_required(raw)
+            {
+                match self.ask_client(&ask.requests, timeout).await {
+                    Ok(answers) => {
+                        let mut retry = again.clone();
+                        retry.insert("inputResponses".into(), Value::Object(answers));
+                        if let Some(state) = ask.state {
+                            retry.insert("requestState".into(), state);
+                        }
+                        (down_id, rx) = conn.send_request(method, Some(retry));
+                        deadline = Instant::now() + timeout;
+                        continue 'rounds;
+                    }
+                    Err(why) => break 'rounds Some(Reply::Lost(why)),
                 }
             }
+            break 'rounds outcome;
         };
         self.untrack_in_flight(&up_key, call_no);
         if let Some(k) = token_key {

@@ -243,6 +243,15 @@ impl ClientSession {
                     return Err(RpcError::new(code, format!("resource not found: {uri}"))
                         .with_data(json!({ "uri": uri })));
                 };
+                if method != "resources/read"
+                    && let Ok(conn) = server.connection()
+                    && conn.era() == Era::Modern
+                {
+                    // A 2026-07-28 server has no subscribe: loom keeps the subscription as a
+                    // listen stream to that server for this URI.
+                    self.bridge_subscription(&conn, method == "resources/subscribe", &uri);
+                    return ok(self.finish_result(Map::new(), false));
+                }
                 self.forward(id, &server, method, params, None).await
             }
             "completion/complete" => {

@@ -3,6 +3,7 @@
 //! mapped both ways, and server-to-client requests relayed when the client can take them.
 //! Results that loom does not change are spliced back verbatim.
 
+mod bridge;
 mod calls;
 mod forward;
 mod handshake;
@@ -86,6 +87,10 @@ pub struct ClientSession {
     listing_mode: Mutex<Option<crate::config::ListingMode>>,
     /// Open `subscriptions/listen` streams (2026-07-28 clients).
     listens: Mutex<Vec<listen::Listen>>,
+    /// Questions loom asked this client for a modern server (by our request id), waiting.
+    asked: Mutex<HashMap<String, oneshot::Sender<Result<Value, Value>>>>,
+    /// Resource subscriptions kept as listen streams to modern servers: URI → the stream.
+    subscriptions: Mutex<HashMap<String, (Arc<crate::downstream::connection::Connection>, u64)>>,
 }
 
 /// A request id in flight; released when dropped, however the request ends.
@@ -170,6 +175,8 @@ impl ClientSession {
             client_info: Mutex::new(None),
             listing_mode: Mutex::new(None),
             listens: Mutex::new(Vec::new()),
+            asked: Mutex::new(HashMap::new()),
+            subscriptions: Mutex::new(HashMap::new()),
         });
         let weak: std::sync::Weak<ClientSession> = Arc::downgrade(&client);
         client.session.add_listener(weak);
@@ -188,6 +195,9 @@ impl ClientSession {
     /// servers' requests relayed to it are answered with an error, and it takes no more.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
+        for (_, (conn, down_id)) in lock(&self.subscriptions).drain() {
+            conn.cancel(down_id, "the client disconnected");
+        }
         for (_, f) in lock(&self.in_flight).drain() {
             let _ = f
                 .cancel

@@ -40,6 +40,9 @@ impl ClientSession {
 
     pub(super) fn handle_response(&self, msg: RawMessage) {
         let Some(id) = msg.id else { return };
+        if self.take_answer(&id, msg.result.as_deref(), msg.error.as_deref()) {
+            return;
+        }
         let Some(relay) = lock(&self.relayed).remove(&id_key(&id)) else {
             return;
         };

@@ -1,0 +1,140 @@
+//! A legacy client in front of a 2026-07-28 server: the server does not send requests to the
+//! client; it answers a call with `input_required` (the questions, and its own `requestState`).
+//! A legacy client would not understand that, so loom asks the client each question as the real
+//! request (`elicitation/create`, `sampling/createMessage`, `roots/list`) and retries the call
+//! with the answers. The retry is part of the same call: not approved, logged or counted again.
+
+use super::*;
+
+/// What an `input_required` result asks: the questions by key, and the server's state.
+pub(super) struct InputRequired {
+    pub requests: Map<String, Value>,
+    pub state: Option<Value>,
+}
+
+/// The questions of an `input_required` result; `None` for any other result.
+pub(super) fn input_required(raw: &RawValue) -> Option<InputRequired> {
+    let v: Value = serde_json::from_str(raw.get()).ok()?;
+    if v.get("resultType").and_then(Value::as_str) != Some("input_required") {
+        return None;
+    }
+    Some(InputRequired {
+        requests: v.get("inputRequests")?.as_object()?.clone(),
+        state: v.get("requestState").cloned(),
+    })
+}
+
+impl ClientSession {
+    /// Asks the client every question, as requests of its era; the answers by key, or why the
+    /// client could not answer (a capability it did not declare, an error it returned, no
+    /// answer within `wait`).
+    pub(super) async fn ask_client(
+        &self,
+        requests: &Map<String, Value>,
+        wait: std::time::Duration,
+    ) -> Result<Map<String, Value>, String> {
+        let mut answers = Map::new();
+        for (key, request) in requests {
+            let method = request["method"].as_str().unwrap_or_default();
+            let Some(cap) = protocol::capability_for_server_request(method) else {
+                return Err(format!(
+                    "the server asked with an unknown method `{method}`"
+                ));
+            };
+            if !lock(&self.caps).has(cap) {
+                return Err(format!(
+                    "the server needs {method}, and this client did not declare `{cap}`"
+                ));
+            }
+            let ours = jsonrpc::to_raw(&format!(
+                "loom-q-{}",
+                self.next_id.fetch_add(1, Ordering::Relaxed)
+            ));
+            let (tx, rx) = oneshot::channel();
+            lock(&self.asked).insert(id_key(&ours), tx);
+            let params = request.get("params").map(jsonrpc::to_raw);
+            self.send(jsonrpc::request(&ours, method, params.as_deref()));
+            let answer = tokio::time::timeout(wait, rx).await;
+            lock(&self.asked).remove(&id_key(&ours));
+            match answer {
+                Ok(Ok(Ok(result))) => {
+                    answers.insert(key.clone(), result);
+                }
+                Ok(Ok(Err(error))) => {
+                    return Err(format!(
+                        "the client answered {method} with an error: {error}"
+                    ));
+                }
+                Ok(Err(_)) => return Err("the client went away before it answered".into()),
+                Err(_) => {
+                    return Err(format!(
+                        "the client did not answer {method} within {wait:?}"
+                    ));
+                }
+            }
+        }
+        Ok(answers)
+    }
+
+    /// A legacy client's `resources/subscribe` (or unsubscribe) of `uri` on a 2026-07-28
+    /// server: a listen stream for that URI, opened once per client and URI and closed with the
+    /// unsubscribe or the client; the server's updates reach the client like any other.
+    pub(super) fn bridge_subscription(
+        &self,
+        conn: &Arc<crate::downstream::connection::Connection>,
+        subscribe: bool,
+        uri: &str,
+    ) {
+        let mut subs = lock(&self.subscriptions);
+        if subscribe {
+            if subs.contains_key(uri) {
+                return;
+            }
+            let filter = json!({ "notifications": { "resourceSubscriptions": [uri] } });
+            let Value::Object(params) = filter else {
+                return;
+            };
+            let (down_id, _) = conn.send_request("subscriptions/listen", Some(params));
+            subs.insert(uri.to_owned(), (conn.clone(), down_id));
+        } else if let Some((conn, down_id)) = subs.remove(uri) {
+            conn.cancel(down_id, "unsubscribed");
+        }
+    }
+
+    /// A response of the client to a question loom asked it; whether it was one.
+    pub(super) fn take_answer(
+        &self,
+        id: &RawValue,
+        result: Option<&RawValue>,
+        error: Option<&RawValue>,
+    ) -> bool {
+        let Some(tx) = lock(&self.asked).remove(&id_key(id)) else {
+            return false;
+        };
+        let parse = |r: &RawValue| serde_json::from_str::<Value>(r.get()).unwrap_or(Value::Null);
+        let _ = tx.send(match (result, error) {
+            (Some(r), _) => Ok(parse(r)),
+            (None, Some(e)) => Err(parse(e)),
+            _ => Err(Value::Null),
+        });
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_input_required_results_ask() {
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap();
+        assert!(input_required(&raw(r#"{"content":[]}"#)).is_none());
+        assert!(input_required(&raw(r#"{"resultType":"complete"}"#)).is_none());
+        let ask = input_required(&raw(
+            r#"{"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s1"}"#,
+        ))
+        .unwrap();
+        assert_eq!(ask.requests.len(), 1);
+        assert_eq!(ask.state, Some(json!("s1")));
+    }
+}
