@@ -32,7 +32,7 @@ impl ClientSession {
                     Err(why) => refused = Some(why),
                 }
             }
-            self.note_use(&name);
+            self.note_use(&name, None);
             let mut track = self.begin_call(LOOM_SERVER, &name, &params);
             track.summary.via = via.map(str::to_owned);
             let result = match tools::validate(spec, &args) {
@@ -76,7 +76,7 @@ impl ClientSession {
         let route = fleet.route_tool(&name).ok_or_else(|| {
             RpcError::new(code::INVALID_PARAMS, format!("unknown tool \"{name}\""))
         })?;
-        self.note_use(&name);
+        self.note_use(&name, Some((route.server.name(), &route.original)));
         let mut track = self.begin_call(route.server.name(), &name, &params);
         track.summary.via = via.map(str::to_owned);
         // A call waiting for approval can be cancelled like one in flight.

@@ -206,26 +206,46 @@ fn form(mode: ListingMode, tool: &Value) -> Value {
 }
 
 /// Every tool, downstream ones first, each placed: listed (and why) or hidden.
+/// Whether and why one tool is listed: a downstream tool of `server` with its `original` name,
+/// or (with `None`) one of loom's own. `loom_find_tools` and `loom_call` come out hidden here;
+/// [`place`] lists them when anything else is hidden.
+pub fn decide(inputs: &Inputs, exposed: &str, downstream: Option<(&str, &str)>) -> Listed {
+    match downstream {
+        Some((server, original)) => {
+            let pinned = inputs
+                .config
+                .server(server)
+                .is_some_and(|spec| spec.pin.matches(original));
+            if pinned {
+                Listed::Pinned
+            } else if inputs.state.is_pinned(exposed) {
+                Listed::PinnedByPerson
+            } else if inputs.mode_of(Some(server)) != ListingMode::Search {
+                Listed::ByMode
+            } else if inputs.state.is_promoted(exposed) {
+                Listed::Promoted
+            } else {
+                Listed::Hidden
+            }
+        }
+        None => match tools::spec(exposed).map(|s| s.tool) {
+            None | Some(LoomTool::FindTools | LoomTool::Call) => Listed::Hidden,
+            Some(_) if inputs.mode_of(None) == ListingMode::Full => Listed::ByMode,
+            Some(t) if t.is_core() => Listed::Core,
+            Some(_) if inputs.state.is_pinned(exposed) => Listed::PinnedByPerson,
+            Some(_) if inputs.state.is_promoted(exposed) => Listed::Promoted,
+            Some(_) => Listed::Hidden,
+        },
+    }
+}
+
+/// Every tool, downstream ones first, each placed: listed (and why) or hidden.
 pub fn place(inputs: &Inputs, served: Vec<ServedTool>) -> Vec<Placed> {
     let mut out = Vec::with_capacity(served.len() + tools::TOOLS.len());
     for s in served {
         let mode = inputs.mode_of(Some(&s.server));
         let exposed = s.tool["name"].as_str().unwrap_or_default().to_owned();
-        let pinned = inputs
-            .config
-            .server(&s.server)
-            .is_some_and(|spec| spec.pin.matches(&s.original));
-        let listed = if pinned {
-            Listed::Pinned
-        } else if inputs.state.is_pinned(&exposed) {
-            Listed::PinnedByPerson
-        } else if mode != ListingMode::Search {
-            Listed::ByMode
-        } else if inputs.state.is_promoted(&exposed) {
-            Listed::Promoted
-        } else {
-            Listed::Hidden
-        };
+        let listed = decide(inputs, &exposed, Some((&s.server, &s.original)));
         let tool = if listed.is_listed() {
             form(mode, &s.tool)
         } else {
@@ -243,14 +263,7 @@ pub fn place(inputs: &Inputs, served: Vec<ServedTool>) -> Vec<Placed> {
     let mut hidden = out.iter().any(|p| !p.listed.is_listed());
     for spec in tools::TOOLS {
         let full = tools::definition(spec);
-        let listed = match spec.tool {
-            LoomTool::FindTools | LoomTool::Call => Listed::Hidden,
-            _ if mode == ListingMode::Full => Listed::ByMode,
-            _ if spec.tool.is_core() => Listed::Core,
-            _ if inputs.state.is_pinned(spec.name()) => Listed::PinnedByPerson,
-            _ if inputs.state.is_promoted(spec.name()) => Listed::Promoted,
-            _ => Listed::Hidden,
-        };
+        let listed = decide(inputs, spec.name(), None);
         hidden |= !listed.is_listed() && !matches!(spec.tool, LoomTool::FindTools | LoomTool::Call);
         out.push(Placed {
             server: "loom".into(),

@@ -106,20 +106,27 @@ fn type_problem(p: &Value, v: &Value) -> Option<String> {
 }
 
 impl ClientSession {
-    /// Counts a call to `exposed` and, when it was not listed to this client and the config
-    /// promotes, lists it from now on and tells every client.
-    pub(super) fn note_use(&self, exposed: &str) {
+    /// Counts a call to `exposed` (of `server`, with its `original` name; `None` for loom's
+    /// own) and, when it was not listed to this client and the config promotes, lists it from
+    /// now on and tells every client. Decided for this one tool: a call never rebuilds the
+    /// whole listing.
+    pub(super) fn note_use(&self, exposed: &str, downstream: Option<(&str, &str)>) {
         let state = &self.session.listing;
         state.record_use(exposed);
-        if !self.session.config.promote || state.is_promoted(exposed) {
+        if !self.session.config.promote {
             return;
         }
-        let Some(fleet) = self.fleet() else { return };
-        let hidden = self
-            .placed_tools(fleet)
-            .iter()
-            .any(|p| p.exposed == exposed && p.listed == Listed::Hidden);
-        if hidden && state.promote(exposed) {
+        let inputs = super::listing::Inputs {
+            config: &self.session.config,
+            connection: *lock(&self.listing_mode),
+            state,
+        };
+        let hidden = super::listing::decide(&inputs, exposed, downstream) == Listed::Hidden;
+        let finder = matches!(
+            tools::spec(exposed).map(|s| s.tool),
+            Some(LoomTool::FindTools | LoomTool::Call)
+        );
+        if hidden && !finder && state.promote(exposed) {
             tracing::info!("{exposed} was called while unlisted: listed from now on");
             self.session.announce_listing(exposed, "promoted");
         }
