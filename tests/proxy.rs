@@ -95,6 +95,34 @@ async fn results_pass_through_byte_identical() {
 }
 
 #[tokio::test]
+async fn a_tool_that_requires_tasks_is_left_out_rather_than_listed_and_uncallable() {
+    let cfg = TempConfig::new(&testserver_entry("t", &["--task-tool"]));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    let r = c.request("tools/list", json!({})).await;
+    let names: Vec<&str> = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"t_echo"), "{names:?}");
+    assert!(!names.contains(&"t_task_only"), "{names:?}");
+    let r = c
+        .request(
+            "tools/call",
+            json!({ "name": "t_task_only", "arguments": {} }),
+        )
+        .await;
+    let text = r.to_string();
+    assert!(text.contains("t_task_only"), "{text}");
+    assert!(
+        r.get("error").is_some() || r["result"]["isError"] == true,
+        "{r}"
+    );
+}
+
+#[tokio::test]
 async fn tool_definitions_keep_everything_but_output_schema() {
     let cfg = TempConfig::new(&testserver_entry("t", &[]));
     let mut c = RawClient::spawn(&cfg.path);

@@ -218,6 +218,11 @@ impl Connection {
         let _ = self.send_request("subscriptions/listen", Some(params));
     }
 
+    /// Requests loom sent this server that it has not answered yet.
+    pub fn requests_waiting(&self) -> usize {
+        self.pending.waiting()
+    }
+
     /// The server's `instructions` from its handshake.
     pub fn instructions(&self) -> Option<String> {
         lock(&self.instructions).clone()

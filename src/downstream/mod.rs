@@ -42,6 +42,8 @@ pub enum FleetEvent {
     },
     /// A line a stdio server wrote on stderr.
     Stderr { server: String, line: String },
+    /// Something loom decided about a server that a person should be able to read in its log.
+    Note { server: String, text: String },
     /// The merged list of this kind changed.
     ListChanged(ListKind),
     /// A notification that is not a list change (progress, log message, resource update…).
@@ -60,6 +62,18 @@ pub enum FleetEvent {
 }
 
 pub use crate::types::events::ServerState;
+
+/// The client capabilities that matter to a server: those loom can relay requests for.
+fn only_relayed(caps: &ClientCapabilities) -> ClientCapabilities {
+    ClientCapabilities {
+        raw: caps
+            .raw
+            .iter()
+            .filter(|(k, _)| matches!(k.as_str(), "roots" | "sampling" | "elicitation"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct ServerStatus {
@@ -220,7 +234,8 @@ pub struct Fleet {
     events: EventSink,
     settled: watch::Sender<usize>,
     shutdown: watch::Sender<bool>,
-    client_caps: ClientCapabilities,
+    /// What loom declares to servers it starts: the union of what its clients can answer.
+    client_caps: Mutex<ClientCapabilities>,
     log_level: Mutex<Option<String>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     started_at: tokio::time::Instant,
@@ -264,7 +279,7 @@ impl Fleet {
             events,
             settled: watch::channel(0).0,
             shutdown: watch::channel(false).0,
-            client_caps,
+            client_caps: Mutex::new(only_relayed(&client_caps)),
             log_level: Mutex::new(None),
             tasks: Mutex::new(Vec::new()),
             started_at: tokio::time::Instant::now(),
@@ -532,6 +547,60 @@ impl Fleet {
                         .await;
                 });
             }
+        }
+    }
+
+    /// What loom declares to the servers it starts now.
+    pub fn client_caps(&self) -> ClientCapabilities {
+        lock(&self.client_caps).clone()
+    }
+
+    /// A client connected with `caps`: what it can answer joins what loom declares to
+    /// servers. A legacy server learns capabilities only in its handshake, so each one that is
+    /// up is started again once it has no request in flight (not counted as a failure); a
+    /// 2026-07-28 server reads them on every request and needs nothing.
+    pub fn learn_client_caps(self: &Arc<Self>, caps: &ClientCapabilities) {
+        let added: Vec<String> = {
+            let mut union = lock(&self.client_caps);
+            let mut added = Vec::new();
+            for (k, v) in only_relayed(caps).raw {
+                if !union.raw.contains_key(&k) {
+                    union.raw.insert(k.clone(), v);
+                    added.push(k);
+                }
+            }
+            added
+        };
+        if added.is_empty() {
+            return;
+        }
+        let what = added.join(", ");
+        for server in &self.servers {
+            let Ok(conn) = server.connection() else {
+                continue;
+            };
+            if conn.era() != Era::Legacy || server.status().state != ServerState::Up {
+                continue;
+            }
+            let fleet = Arc::downgrade(self);
+            let server = server.clone();
+            let what = what.clone();
+            tokio::spawn(async move {
+                // Between calls: a restart must not cut one off.
+                while conn.requests_waiting() > 0 && conn.closed_reason().is_none() {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                let Some(fleet) = fleet.upgrade() else { return };
+                if conn.closed_reason().is_some() || *fleet.shutdown.borrow() {
+                    return;
+                }
+                (fleet.events)(FleetEvent::Note {
+                    server: server.name().to_owned(),
+                    text: format!("started again to announce what clients can answer now: {what}"),
+                });
+                set_state_starting(&fleet, &server);
+                server.restart.notify_one();
+            });
         }
     }
 

@@ -7,7 +7,7 @@ use super::stdio::{StdioLaunch, StdioProcess};
 use super::{Fleet, FleetEvent, ListKind, Lists, ServerHandle, ServerState, env, http, stdio};
 use crate::config::TransportSpec;
 use crate::jsonrpc;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
@@ -150,7 +150,7 @@ async fn stopping(rx: &mut tokio::sync::watch::Receiver<bool>) {
 /// Starts the server, shakes hands and lists everything, all within the handshake timeout.
 async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Running, String> {
     let spec = &server.spec;
-    let caps = fleet.client_caps.clone();
+    let caps = fleet.client_caps();
     let inbound: InboundSink = {
         let fleet = Arc::downgrade(fleet);
         let server = Arc::downgrade(server);
@@ -280,8 +280,31 @@ async fn fetch_lists(
     Ok(lists)
 }
 
-/// Replaces a server's lists, allocates names, and announces the kinds that changed.
-fn install_lists(fleet: &Fleet, server: &ServerHandle, lists: Lists) {
+/// Whether a tool can only be run as a task (`execution.taskSupport: "required"`), which loom
+/// does not relay: listing it would offer a tool that every call fails.
+fn requires_task(tool: &Map<String, Value>) -> bool {
+    tool.get("execution")
+        .and_then(|e| e.get("taskSupport"))
+        .and_then(Value::as_str)
+        == Some("required")
+}
+
+/// Replaces a server's lists, allocates names, and announces the kinds that changed. Tools that
+/// require tasks are left out, each with a note in the server's log saying why.
+fn install_lists(fleet: &Fleet, server: &ServerHandle, mut lists: Lists) {
+    let (task_only, tools): (Vec<_>, Vec<_>) = lists.tools.into_iter().partition(requires_task);
+    lists.tools = tools;
+    for t in &task_only {
+        let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
+        let text = format!(
+            "tool {name} is not listed: it requires tasks (execution.taskSupport \"required\"), which loom does not relay"
+        );
+        tracing::warn!(server = %server.name(), "{text}");
+        (fleet.events)(FleetEvent::Note {
+            server: server.name().to_owned(),
+            text,
+        });
+    }
     let old = std::mem::replace(&mut *lock(&server.lists), lists.clone());
     fleet.names_for(server, &lists);
     lock(&server.status).tools = lists

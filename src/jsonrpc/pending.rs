@@ -36,6 +36,11 @@ impl<T> Pending<T> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Requests sent and not answered yet.
+    pub fn waiting(&self) -> usize {
+        self.lock().waiting.len()
+    }
+
     /// A fresh id, for a message that expects no answer through this map.
     pub fn next_id(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed)

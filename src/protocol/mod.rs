@@ -2,6 +2,8 @@
 //! is negotiated, which `_meta` keys carry the per-request protocol data of 2026-07-28, and the
 //! MCP-specific error codes. Nothing here does I/O.
 
+pub mod seal;
+
 use serde_json::{Map, Value};
 
 pub const V_2024_11_05: &str = "2024-11-05";

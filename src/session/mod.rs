@@ -9,7 +9,9 @@ pub mod calls;
 pub mod finder;
 pub mod listing;
 pub mod log_file;
+pub mod parked;
 pub mod server_log;
+pub mod subscriptions;
 
 pub use crate::types::events::{Event, Sequenced};
 
@@ -179,6 +181,10 @@ pub trait FleetListener: Send + Sync {
     fn server_request(&self, request: ServerRequest) -> Result<(), ServerRequest>;
     /// Whether this client has a call in flight to `server`.
     fn has_call_on(&self, server: &str) -> bool;
+    /// The log level this client set for the session's servers (legacy clients), if any.
+    fn log_level(&self) -> Option<String> {
+        None
+    }
     /// Whether this is a model's MCP client, connected now (a workbench is not).
     fn is_connected_client(&self) -> bool {
         false
@@ -207,6 +213,12 @@ pub struct Session {
     /// Promoted and pinned tools, and how often each tool was called.
     pub listing: listing::ListingState,
     pub started_at: String,
+    /// Calls waiting for a 2026-07-28 client to retry them with answers.
+    pub parked: parked::Parked,
+    /// Resource subscriptions of every client, counted per URI.
+    pub subscriptions: subscriptions::Subscriptions,
+    /// The last `roots/list` answer a client gave, for servers that ask when no client can.
+    roots: Mutex<Option<Box<RawValue>>>,
     fleet: OnceCell<Arc<Fleet>>,
     listeners: Mutex<Vec<Weak<dyn FleetListener>>>,
     next_call: AtomicU64,
@@ -240,6 +252,9 @@ impl Session {
             bus,
             config,
             started_at: crate::store::now_iso(),
+            parked: parked::Parked::default(),
+            roots: Mutex::new(None),
+            subscriptions: subscriptions::Subscriptions::default(),
             fleet: OnceCell::new(),
             listeners: Mutex::new(Vec::new()),
             next_call: AtomicU64::new(1),
@@ -295,6 +310,29 @@ impl Session {
         });
     }
 
+    /// A client set or dropped its log level: legacy servers log at the most detailed level
+    /// any client still wants (each client's messages are filtered to its own level).
+    pub fn log_levels_changed(&self) {
+        let wanted = self
+            .listeners()
+            .iter()
+            .filter_map(|l| l.log_level())
+            .filter_map(|l| crate::protocol::log_level_rank(&l))
+            .min();
+        if let (Some(rank), Some(fleet)) = (wanted, self.fleet.get()) {
+            fleet.set_log_level(crate::protocol::LOG_LEVELS[rank]);
+        }
+    }
+
+    /// Remembers a client's `roots/list` answer (when it is one: an object with `roots`).
+    pub fn learn_roots(&self, answer: &RawValue) {
+        let is_roots = serde_json::from_str::<serde_json::Value>(answer.get())
+            .is_ok_and(|v| v.get("roots").is_some_and(serde_json::Value::is_array));
+        if is_roots {
+            *lock(&self.roots) = Some(answer.to_owned());
+        }
+    }
+
     /// MCP clients connected now: what quitting would cut off.
     pub fn connected_clients(&self) -> usize {
         self.listeners()
@@ -307,8 +345,14 @@ impl Session {
         self.fleet.get()
     }
 
-    /// Starts the servers once. The first caller's capabilities are what loom declares to them.
+    /// Starts the servers once; what each caller can answer joins what loom declares to them.
     pub async fn ensure_fleet(self: &Arc<Self>, caps: ClientCapabilities) -> Arc<Fleet> {
+        let fleet = self.start_fleet(caps.clone()).await;
+        fleet.learn_client_caps(&caps);
+        fleet
+    }
+
+    async fn start_fleet(self: &Arc<Self>, caps: ClientCapabilities) -> Arc<Fleet> {
         self.fleet
             .get_or_init(|| async {
                 let me = Arc::downgrade(self);
@@ -331,6 +375,12 @@ impl Session {
                 detail,
             } => {
                 self.server_logs.state(&server, &state, detail.as_deref());
+                if state == crate::types::events::ServerState::Up
+                    && let Some(fleet) = self.fleet.get()
+                {
+                    // A new process or connection knows no subscriptions: renew them.
+                    self.subscriptions.renew(fleet, &server);
+                }
                 self.bus.publish(Event::ServerState {
                     server,
                     state,
@@ -342,6 +392,7 @@ impl Session {
                 self.server_logs.stderr(&server, &line, &at);
                 self.bus.publish(Event::ServerStderr { server, line, at })
             }
+            FleetEvent::Note { server, text } => self.server_logs.note(&server, text),
             FleetEvent::ListChanged(kind) => {
                 for l in self.listeners() {
                     l.list_changed(kind);
@@ -352,7 +403,15 @@ impl Session {
                 method,
                 params,
             } => {
-                for l in self.listeners() {
+                let mut listeners = self.listeners();
+                // A log message belongs to the calls in flight on its server: when a client
+                // has one, only such clients hear it; otherwise it is the server's own news.
+                if method == "notifications/message"
+                    && listeners.iter().any(|l| l.has_call_on(&server))
+                {
+                    listeners.retain(|l| l.has_call_on(&server));
+                }
+                for l in listeners {
                     l.notification(&server, &method, params.as_deref());
                 }
             }
@@ -376,6 +435,18 @@ impl Session {
                         Ok(()) => return,
                         Err(back) => request = back,
                     }
+                }
+                if request.method == "roots/list"
+                    && self.fleet.get().is_some_and(|f| f.client_caps().has("roots"))
+                {
+                    // Loom told the servers it has roots; one asking when no client can answer
+                    // (at its start, outside any call) gets the roots a client last gave, or
+                    // none, and never waits.
+                    let roots = lock(&self.roots).clone().unwrap_or_else(|| {
+                        crate::jsonrpc::to_raw(&serde_json::json!({ "roots": [] }))
+                    });
+                    request.conn.respond(&request.id, Ok(&roots));
+                    return;
                 }
                 let needed = crate::protocol::capability_for_server_request(&request.method);
                 let why = match needed {

@@ -76,31 +76,6 @@ impl ClientSession {
         Ok(answers)
     }
 
-    /// A legacy client's `resources/subscribe` (or unsubscribe) of `uri` on a 2026-07-28
-    /// server: a listen stream for that URI, opened once per client and URI and closed with the
-    /// unsubscribe or the client; the server's updates reach the client like any other.
-    pub(super) fn bridge_subscription(
-        &self,
-        conn: &Arc<crate::downstream::connection::Connection>,
-        subscribe: bool,
-        uri: &str,
-    ) {
-        let mut subs = lock(&self.subscriptions);
-        if subscribe {
-            if subs.contains_key(uri) {
-                return;
-            }
-            let filter = json!({ "notifications": { "resourceSubscriptions": [uri] } });
-            let Value::Object(params) = filter else {
-                return;
-            };
-            let (down_id, _) = conn.send_request("subscriptions/listen", Some(params));
-            subs.insert(uri.to_owned(), (conn.clone(), down_id));
-        } else if let Some((conn, down_id)) = subs.remove(uri) {
-            conn.cancel(down_id, "unsubscribed");
-        }
-    }
-
     /// A response of the client to a question loom asked it; whether it was one.
     pub(super) fn take_answer(
         &self,

@@ -11,6 +11,12 @@ impl ClientSession {
         params: Map<String, Value>,
         via: Option<&'static str>,
     ) -> Result<Option<String>, RpcError> {
+        // A retry with answers to a legacy server's questions goes on with the waiting call.
+        if params.contains_key("requestState")
+            && let Some(done) = self.resume(id, &params).await
+        {
+            return done;
+        }
         let name = params
             .get("name")
             .and_then(Value::as_str)
@@ -76,6 +82,16 @@ impl ClientSession {
         let route = fleet.route_tool(&name).ok_or_else(|| {
             RpcError::new(code::INVALID_PARAMS, format!("unknown tool \"{name}\""))
         })?;
+        if params.contains_key("requestState")
+            && route
+                .server
+                .connection()
+                .is_ok_and(|c| c.era() == Era::Legacy)
+        {
+            // Not a state loom sealed, and a legacy server has none of its own.
+            let why = "requestState failed its integrity check: loom did not issue it for this call; call the tool again without it";
+            return Err(RpcError::new(code::INVALID_PARAMS, why));
+        }
         self.note_use(&name, Some((route.server.name(), &route.original)));
         let mut track = self.begin_call(route.server.name(), &name, &params);
         track.summary.via = via.map(str::to_owned);
@@ -212,6 +228,8 @@ impl ClientSession {
             InFlight {
                 cancel,
                 server: server.to_owned(),
+                questions: None,
+                log_level: None,
             },
         );
         if let Some(call) = call {
@@ -284,21 +302,33 @@ impl ClientSession {
         original: Option<(usize, usize)>,
         sent: &str,
     ) {
-        let tokens_out = crate::intercept::tokens::estimate(sent) as u64;
-        let (bytes_in, tokens_in) = original
-            .map(|(b, t)| (b as u64, t as u64))
-            .unwrap_or((sent.len() as u64, tokens_out));
-        let summary = CallSummary {
-            outcome,
-            reference,
-            millis: track.started.elapsed().as_millis() as u64,
-            bytes_in,
-            tokens_in,
-            bytes_out: sent.len() as u64,
-            tokens_out,
-            ..track.summary
-        };
-        self.session.calls.finished(summary.clone(), sent);
-        self.session.bus.publish(Event::CallFinished(summary));
+        end_call(&self.session, track, outcome, reference, original, sent);
     }
+}
+
+/// Logs the end of a call and tells the workbenches.
+pub(super) fn end_call(
+    session: &Session,
+    track: CallTrack,
+    outcome: Outcome,
+    reference: Option<String>,
+    original: Option<(usize, usize)>,
+    sent: &str,
+) {
+    let tokens_out = crate::intercept::tokens::estimate(sent) as u64;
+    let (bytes_in, tokens_in) = original
+        .map(|(b, t)| (b as u64, t as u64))
+        .unwrap_or((sent.len() as u64, tokens_out));
+    let summary = CallSummary {
+        outcome,
+        reference,
+        millis: track.started.elapsed().as_millis() as u64,
+        bytes_in,
+        tokens_in,
+        bytes_out: sent.len() as u64,
+        tokens_out,
+        ..track.summary
+    };
+    session.calls.finished(summary.clone(), sent);
+    session.bus.publish(Event::CallFinished(summary));
 }

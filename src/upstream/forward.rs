@@ -4,6 +4,41 @@
 use super::intercept::Interception;
 use super::*;
 
+/// A request sent to a server and not answered yet: everything waiting on it needs, in this
+/// request or, for a 2026-07-28 client, in its retry with the answers to the server's questions.
+pub(super) struct Waiting {
+    pub server: Arc<ServerHandle>,
+    pub conn: Arc<crate::downstream::connection::Connection>,
+    pub method: String,
+    /// The tool's name at the server (`tools/call`).
+    pub tool: String,
+    pub call_args: Option<Value>,
+    pub track: Option<CallTrack>,
+    pub down_id: u64,
+    pub rx: oneshot::Receiver<Reply>,
+    /// The progress token loom gave the server (as a map key), when the client asked.
+    pub down_token: Option<String>,
+    /// The request as sent, for a retry with a modern server's questions answered.
+    pub asked_again: Option<Map<String, Value>>,
+    /// The capabilities the client declared on the request (2026-07-28: per request).
+    pub caps: ClientCapabilities,
+    /// The log level the request asked for (2026-07-28: per request).
+    pub log_level: Option<String>,
+    /// Questions the server asks during the call, for a 2026-07-28 client (see `rounds`).
+    pub questions: (
+        mpsc::UnboundedSender<ServerRequest>,
+        mpsc::UnboundedReceiver<ServerRequest>,
+    ),
+}
+
+/// The next question a server asked during a call.
+async fn next_question(rx: &mut mpsc::UnboundedReceiver<ServerRequest>) -> ServerRequest {
+    match rx.recv().await {
+        Some(q) => q,
+        None => std::future::pending().await,
+    }
+}
+
 impl ClientSession {
     /// Sends a request to `server` and relays its answer, mapping progress and cancellation.
     pub(super) async fn forward(
@@ -14,44 +49,69 @@ impl ClientSession {
         mut params: Map<String, Value>,
         track: Option<CallTrack>,
     ) -> Result<Option<String>, RpcError> {
-        let is_call = method == "tools/call";
         let tool = params
             .get("name")
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let track = Mutex::new(track);
-        let finish = |outcome: Outcome,
-                      reference: Option<String>,
-                      original: Option<(usize, usize)>,
-                      sent: &str| {
-            if let Some(t) = lock(&track).take() {
-                self.end_call(t, outcome, reference, original, sent);
-            }
-        };
-        let lost = |why: String| -> Result<Option<String>, RpcError> {
-            if is_call {
-                Ok(Some(jsonrpc::response(id, &tool_error(&why))))
-            } else {
-                Err(RpcError::new(code::INTERNAL_ERROR, why))
-            }
-        };
         let conn = match server.connection() {
             Ok(c) => c,
             Err(why) => {
                 let why = why.to_string();
-                finish(Outcome::Error, None, None, &why);
-                return lost(why);
+                if let Some(t) = track {
+                    self.end_call(t, Outcome::Error, None, None, &why);
+                }
+                return lost(id, method == "tools/call", why);
             }
         };
-        let notify = Arc::new(Notify::new());
-        let mut token_key = None;
+        let mut down_token = None;
+        let mut up_token = None;
         if let Some(Value::Object(meta)) = params.get_mut("_meta")
             && let Some(up) = meta.get("progressToken").cloned()
         {
             let down = self.session.next_progress_token();
             meta.insert("progressToken".into(), Value::String(down.clone()));
-            let key = Value::String(down).to_string();
+            down_token = Some(Value::String(down).to_string());
+            up_token = Some(up);
+        }
+        let call_args = params.get("arguments").cloned();
+        let caps = request_caps(&params);
+        let log_level = request_log_level(&params);
+        // Kept for a retry with a modern server's questions answered (see `bridge`).
+        let asked_again = (!self.is_modern()).then(|| params.clone());
+        let (down_id, rx) = conn.send_request(method, Some(params));
+        let waiting = Waiting {
+            server: server.clone(),
+            conn,
+            method: method.to_owned(),
+            tool,
+            call_args,
+            track,
+            down_id,
+            rx,
+            down_token,
+            asked_again,
+            caps,
+            log_level,
+            questions: mpsc::unbounded_channel(),
+        };
+        self.await_reply(id, waiting, up_token).await
+    }
+
+    /// Waits for the server's answer to `w` and relays it as the answer to `id`: progress
+    /// relayed (each step extends the deadline), cancellation passed on, a modern server's
+    /// questions asked of a legacy client, a legacy server's questions turned into an
+    /// `input_required` answer for a modern client, the result intercepted and the call logged.
+    pub(super) async fn await_reply(
+        self: &Arc<Self>,
+        id: &RawValue,
+        mut w: Waiting,
+        up_token: Option<Value>,
+    ) -> Result<Option<String>, RpcError> {
+        let is_call = w.method == "tools/call";
+        let method = w.method.clone();
+        let notify = Arc::new(Notify::new());
+        if let (Some(key), Some(up)) = (&w.down_token, up_token) {
             lock(&self.progress).insert(
                 key.clone(),
                 ProgressRoute {
@@ -59,42 +119,49 @@ impl ClientSession {
                     notify: notify.clone(),
                 },
             );
-            token_key = Some(key);
         }
-        let call_args = params.get("arguments").cloned();
         let up_key = id_key(id);
-        let call_no = lock(&track).as_ref().map(|t| t.summary.call);
-        let mut cancel_rx = self.track_in_flight(&up_key, server.name(), call_no);
+        let call_no = w.track.as_ref().map(|t| t.summary.call);
+        let mut cancel_rx = self.track_in_flight(&up_key, w.server.name(), call_no);
+        if self.is_modern() {
+            let questions = is_call.then(|| (w.questions.0.clone(), w.caps.clone()));
+            self.describe_call(&up_key, questions, w.log_level.clone());
+        }
         let mut by_person = false;
-        // Kept for a retry with a modern server's questions answered (see `bridge`).
-        let asked_again = (!self.is_modern()).then(|| params.clone());
-        let (mut down_id, mut rx) = conn.send_request(method, Some(params));
-        let timeout = server.spec.call_timeout;
+        let timeout = w.server.spec.call_timeout;
         let mut deadline = Instant::now() + timeout;
         let outcome = 'rounds: loop {
             let outcome = loop {
                 tokio::select! {
-                    reply = &mut rx => break Some(reply.unwrap_or(Reply::Lost("connection dropped".into()))),
+                    reply = &mut w.rx => break Some(reply.unwrap_or(Reply::Lost("connection dropped".into()))),
                     _ = notify.notified() => deadline = Instant::now() + timeout,
                     _ = tokio::time::sleep_until(deadline) => {
-                        conn.cancel(down_id, "timed out in loom");
-                        break Some(Reply::Lost(format!("no answer within {:.0}s (call_timeout of server `{}`)", timeout.as_secs_f64(), server.name())));
+                        w.conn.cancel(w.down_id, "timed out in loom");
+                        break Some(Reply::Lost(format!("no answer within {:.0}s (call_timeout of server `{}`)", timeout.as_secs_f64(), w.server.name())));
                     }
                     stop = &mut cancel_rx => {
                         match stop {
                             Ok(Stop::Person) => {
-                                conn.cancel(down_id, CANCELLED_BY_PERSON);
+                                w.conn.cancel(w.down_id, CANCELLED_BY_PERSON);
                                 by_person = true;
                             }
-                            Ok(Stop::Client(reason)) => conn.cancel(down_id, &reason),
-                            Err(_) => conn.cancel(down_id, "cancelled"),
+                            Ok(Stop::Client(reason)) => w.conn.cancel(w.down_id, &reason),
+                            Err(_) => w.conn.cancel(w.down_id, "cancelled"),
                         }
                         break None;
+                    }
+                    first = next_question(&mut w.questions.1) => {
+                        // A 2026-07-28 client answers by retrying: the call waits parked.
+                        self.untrack_in_flight(&up_key, call_no);
+                        if let Some(k) = &w.down_token {
+                            lock(&self.progress).remove(k);
+                        }
+                        return Ok(Some(self.park(id, w, first)));
                     }
                 }
             };
             // A legacy client cannot take `input_required`: loom asks it and retries.
-            if let (Some(again), Some(Reply::Result(raw))) = (&asked_again, &outcome)
+            if let (Some(again), Some(Reply::Result(raw))) = (&w.asked_again, &outcome)
                 && let Some(ask) = bridge::input_required(raw)
             {
                 match self.ask_client(&ask.requests, timeout).await {
@@ -104,7 +171,7 @@ impl ClientSession {
                         if let Some(state) = ask.state {
                             retry.insert("requestState".into(), state);
                         }
-                        (down_id, rx) = conn.send_request(method, Some(retry));
+                        (w.down_id, w.rx) = w.conn.send_request(&method, Some(retry));
                         deadline = Instant::now() + timeout;
                         continue 'rounds;
                     }
@@ -114,9 +181,21 @@ impl ClientSession {
             break 'rounds outcome;
         };
         self.untrack_in_flight(&up_key, call_no);
-        if let Some(k) = token_key {
-            lock(&self.progress).remove(&k);
+        if let Some(k) = &w.down_token {
+            lock(&self.progress).remove(k);
         }
+        let track = Mutex::new(w.track.take());
+        let finish = |outcome: Outcome,
+                      reference: Option<String>,
+                      original: Option<(usize, usize)>,
+                      sent: &str| {
+            if let Some(t) = lock(&track).take() {
+                self.end_call(t, outcome, reference, original, sent);
+            }
+        };
+        let call_args = w.call_args.take();
+        let server = &w.server;
+        let tool = &w.tool;
         match outcome {
             None if by_person => {
                 // The client did not cancel: it is answered, and told who stopped the call.
@@ -130,7 +209,7 @@ impl ClientSession {
             }
             Some(Reply::Result(raw)) => {
                 let (raw, dataset) = if is_call {
-                    match self.intercept(raw, server, &tool, call_args).await {
+                    match self.intercept(raw, server, tool, call_args).await {
                         Interception::Replaced {
                             body,
                             outcome,
@@ -179,8 +258,36 @@ impl ClientSession {
             Some(Reply::Lost(why)) => {
                 let why = format!("server `{}` failed during {method}: {why}", server.name());
                 finish(Outcome::Error, None, None, &why);
-                lost(why)
+                lost(id, is_call, why)
             }
         }
     }
+}
+
+/// The answer when the server could not be reached or failed: a tool error result for a call,
+/// so the model reads why; a JSON-RPC error otherwise.
+fn lost(id: &RawValue, is_call: bool, why: String) -> Result<Option<String>, RpcError> {
+    if is_call {
+        Ok(Some(jsonrpc::response(id, &tool_error(&why))))
+    } else {
+        Err(RpcError::new(code::INTERNAL_ERROR, why))
+    }
+}
+
+/// The log level a 2026-07-28 request asks for in its `_meta`.
+pub(super) fn request_log_level(params: &Map<String, Value>) -> Option<String> {
+    params
+        .get("_meta")
+        .and_then(|m| m.get(protocol::META_LOG_LEVEL))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// The capabilities a 2026-07-28 request declares in its `_meta`.
+pub(super) fn request_caps(params: &Map<String, Value>) -> ClientCapabilities {
+    ClientCapabilities::from_value(
+        params
+            .get("_meta")
+            .and_then(|m| m.get(protocol::META_CLIENT_CAPABILITIES)),
+    )
 }

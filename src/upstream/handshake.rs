@@ -36,9 +36,6 @@ impl ClientSession {
             *lock(&self.caps) =
                 ClientCapabilities::from_value(meta.get(protocol::META_CLIENT_CAPABILITIES));
         }
-        if let Some(level) = meta.get(protocol::META_LOG_LEVEL).and_then(Value::as_str) {
-            *lock(&self.log_level) = Some(level.to_owned());
-        }
         Ok(())
     }
 
@@ -164,7 +161,8 @@ impl ClientSession {
                     ));
                 }
                 *lock(&self.log_level) = Some(level.to_owned());
-                self.ensure_fleet().await.set_log_level(level);
+                self.ensure_fleet().await;
+                self.session.log_levels_changed();
                 ok(jsonrpc::to_raw(&json!({})))
             }
             "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
@@ -243,13 +241,24 @@ impl ClientSession {
                     return Err(RpcError::new(code, format!("resource not found: {uri}"))
                         .with_data(json!({ "uri": uri })));
                 };
-                if method != "resources/read"
-                    && let Ok(conn) = server.connection()
-                    && conn.era() == Era::Modern
+                if method == "resources/read" {
+                    return self.forward(id, &server, method, params, None).await;
+                }
+                // Counted across clients: the server hears the first subscribe and the last
+                // unsubscribe of a URI, so one client's unsubscribe never ends another's.
+                let subs = &self.session.subscriptions;
+                let tell = if method == "resources/subscribe" {
+                    subs.subscribe(&uri, self.number)
+                } else {
+                    subs.unsubscribe(&uri, self.number)
+                };
+                if !tell {
+                    return ok(self.finish_result(Map::new(), false));
+                }
+                // A 2026-07-28 server has no subscribe: loom holds a listen stream for the URI.
+                if let Ok(conn) = server.connection()
+                    && subs.tell_modern(&conn, method == "resources/subscribe", &uri)
                 {
-                    // A 2026-07-28 server has no subscribe: loom keeps the subscription as a
-                    // listen stream to that server for this URI.
-                    self.bridge_subscription(&conn, method == "resources/subscribe", &uri);
                     return ok(self.finish_result(Map::new(), false));
                 }
                 self.forward(id, &server, method, params, None).await

@@ -462,11 +462,82 @@ impl ClientSession {
                 s.push_str(&line);
             }
         }
+        if let Some(fleet) = self.fleet() {
+            // The servers' own usage guidance, each under its name, within half of what is left.
+            let guidance = server_guidance(fleet, budget.saturating_sub(estimate(&s)) / 2);
+            s.push_str(&guidance);
+        }
         let pinned = self.session.memories.pinned();
         let rest = budget.saturating_sub(estimate(&s));
         s.push_str(&crate::store::memories::primer(&pinned, datasets, rest));
         s
     }
+}
+
+/// Each running server's `instructions`, under its name, the servers sharing `budget` tokens
+/// evenly; a server's text is cut at a sentence or word within its share, with `…`. Control
+/// characters are dropped (the text goes to a model and may be shown to a person).
+fn server_guidance(fleet: &Fleet, budget: usize) -> String {
+    let texts: Vec<(String, String)> = fleet
+        .servers()
+        .iter()
+        .filter_map(|s| {
+            let text = s.connection().ok()?.instructions()?;
+            let text: String = text
+                .chars()
+                .filter(|c| !c.is_control() || *c == '\n')
+                .collect();
+            let text = text.trim().to_owned();
+            (!text.is_empty()).then(|| (s.name().to_owned(), text))
+        })
+        .collect();
+    if texts.is_empty() {
+        return String::new();
+    }
+    let share = budget / texts.len();
+    let mut out = String::from("Server guidance (from each server):\n");
+    for (name, text) in texts {
+        let head = format!("## {name}\n");
+        let room = share.saturating_sub(estimate(&head));
+        if room < 8 {
+            continue;
+        }
+        out.push_str(&head);
+        out.push_str(&cut_to_tokens(&text, room));
+        out.push('\n');
+    }
+    out
+}
+
+/// `text` cut to about `tokens` tokens: whole when it fits, else at the last sentence end (or
+/// space) before the limit, on a character boundary, with `…`.
+fn cut_to_tokens(text: &str, tokens: usize) -> String {
+    if estimate(text) <= tokens {
+        return text.to_owned();
+    }
+    // Find the longest prefix (by characters) within the budget, by halving.
+    let bounds: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
+    let (mut lo, mut hi) = (0usize, bounds.len() - 1);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if estimate(&text[..bounds[mid]]) < tokens {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let fit = &text[..bounds[lo]];
+    let end = fit
+        .rfind(". ")
+        .map(|i| i + 1)
+        .filter(|&i| i * 2 >= fit.len())
+        .or_else(|| fit.rfind(char::is_whitespace))
+        .unwrap_or(fit.len());
+    format!("{}…", fit[..end].trim_end())
 }
 
 /// A short, stable name for a text: the first 16 hex digits of its SHA-256.
@@ -517,6 +588,27 @@ mod tests {
             vec!["unknown argument `zzzzzz`".to_owned()]
         );
         assert_eq!(schema_problems(&schema, &json!([1])).len(), 1);
+    }
+
+    #[test]
+    fn guidance_is_cut_within_its_budget_on_a_boundary() {
+        let text = "Use search first. Then read the file you found. ".repeat(40);
+        let cut = cut_to_tokens(&text, 30);
+        assert!(estimate(&cut) <= 31, "{cut}");
+        assert!(cut.ends_with(".…"), "{cut}");
+        assert_eq!(cut_to_tokens("short", 30), "short");
+        let cjk = "日本語のテキスト".repeat(50);
+        let cut = cut_to_tokens(&cjk, 10);
+        assert!(cut.ends_with('…') && estimate(&cut) <= 11, "{cut}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn cutting_any_text_never_panics_and_stays_a_prefix(text in "\\PC{0,200}", tokens in 0usize..60) {
+            let cut = cut_to_tokens(&text, tokens);
+            let body = cut.strip_suffix('…').unwrap_or(&cut);
+            proptest::prop_assert!(text.starts_with(body.trim_end()));
+        }
     }
 
     #[test]

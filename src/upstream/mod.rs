@@ -12,6 +12,7 @@ mod listen;
 pub mod listing;
 mod meta;
 mod relay;
+mod rounds;
 pub mod tools;
 
 use handshake::with_result_type;
@@ -32,6 +33,9 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::time::Instant;
 
+/// Numbers the clients of this process.
+static NEXT_CLIENT: AtomicU64 = AtomicU64::new(1);
+
 /// Why a call in flight stops before its answer.
 enum Stop {
     /// The client cancelled its own request: it expects no answer.
@@ -48,6 +52,12 @@ struct InFlight {
     cancel: oneshot::Sender<Stop>,
     /// The server the call went to.
     server: String,
+    /// Where the server's questions during this call go, for a 2026-07-28 client, with the
+    /// capabilities that request declared.
+    questions: Option<(mpsc::UnboundedSender<ServerRequest>, ClientCapabilities)>,
+    /// The log level a 2026-07-28 request asked for: messages for it at or above it reach
+    /// the client; with none, none do.
+    log_level: Option<String>,
 }
 
 struct ProgressRoute {
@@ -58,6 +68,7 @@ struct ProgressRoute {
 struct RelayedRequest {
     conn: Arc<crate::downstream::connection::Connection>,
     downstream_id: Box<RawValue>,
+    method: String,
 }
 
 /// One upstream MCP client and everything loom tracks for it.
@@ -89,8 +100,8 @@ pub struct ClientSession {
     listens: Mutex<Vec<listen::Listen>>,
     /// Questions loom asked this client for a modern server (by our request id), waiting.
     asked: Mutex<HashMap<String, oneshot::Sender<Result<Value, Value>>>>,
-    /// Resource subscriptions kept as listen streams to modern servers: URI → the stream.
-    subscriptions: Mutex<HashMap<String, (Arc<crate::downstream::connection::Connection>, u64)>>,
+    /// This client among the session's clients (for the subscriptions they share).
+    number: u64,
 }
 
 /// A request id in flight; released when dropped, however the request ends.
@@ -176,7 +187,7 @@ impl ClientSession {
             listing_mode: Mutex::new(None),
             listens: Mutex::new(Vec::new()),
             asked: Mutex::new(HashMap::new()),
-            subscriptions: Mutex::new(HashMap::new()),
+            number: NEXT_CLIENT.fetch_add(1, Ordering::Relaxed),
         });
         let weak: std::sync::Weak<ClientSession> = Arc::downgrade(&client);
         client.session.add_listener(weak);
@@ -195,8 +206,14 @@ impl ClientSession {
     /// servers' requests relayed to it are answered with an error, and it takes no more.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        for (_, (conn, down_id)) in lock(&self.subscriptions).drain() {
-            conn.cancel(down_id, "the client disconnected");
+        let last = self.session.subscriptions.drop_client(self.number);
+        if let Some(fleet) = self.fleet() {
+            for uri in last {
+                self.session.subscriptions.end(fleet, &uri);
+            }
+        }
+        if lock(&self.log_level).is_some() {
+            self.session.log_levels_changed();
         }
         for (_, f) in lock(&self.in_flight).drain() {
             let _ = f

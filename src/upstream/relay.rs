@@ -47,7 +47,12 @@ impl ClientSession {
             return;
         };
         match (msg.result, msg.error) {
-            (Some(r), _) => relay.conn.respond(&relay.downstream_id, Ok(&r)),
+            (Some(r), _) => {
+                if relay.method == "roots/list" {
+                    self.session.learn_roots(&r);
+                }
+                relay.conn.respond(&relay.downstream_id, Ok(&r))
+            }
             (None, Some(e)) => relay.conn.respond(&relay.downstream_id, Err(&e)),
             _ => {}
         }
@@ -57,6 +62,10 @@ impl ClientSession {
     pub(super) fn take_server_request(&self, request: ServerRequest) -> Result<(), ServerRequest> {
         if self.is_closed() {
             return Err(request);
+        }
+        if self.is_modern() {
+            // A 2026-07-28 client takes no requests: the call they belong to asks instead.
+            return self.question_for_call(request);
         }
         let needed = protocol::capability_for_server_request(&request.method);
         if !needed.is_some_and(|cap| lock(&self.caps).has(cap)) {
@@ -71,6 +80,7 @@ impl ClientSession {
             RelayedRequest {
                 conn: request.conn,
                 downstream_id: request.id,
+                method: request.method.clone(),
             },
         );
         self.send(jsonrpc::request(
@@ -101,12 +111,12 @@ impl ClientSession {
                 self.send(jsonrpc::notification(method, Some(&jsonrpc::to_raw(&p))));
             }
             "notifications/message" => {
-                if self.is_modern() && lock(&self.log_level).is_none() {
-                    return;
-                }
                 let Ok(mut p) = object(params) else {
                     return;
                 };
+                if !self.wants_log(server, p.get("level").and_then(Value::as_str)) {
+                    return;
+                }
                 let logger = match p.get("logger").and_then(Value::as_str) {
                     Some(l) => format!("{server}/{l}"),
                     None => server.to_owned(),
@@ -117,6 +127,15 @@ impl ClientSession {
             // A modern client hears of a resource's change on the listen streams that asked.
             "notifications/resources/updated" if self.is_modern() => {
                 self.tell_listens_updated(params);
+            }
+            // A legacy client hears of the resources it subscribed to.
+            "notifications/resources/updated" => {
+                let uri = object(params)
+                    .ok()
+                    .and_then(|p| p.get("uri").and_then(Value::as_str).map(str::to_owned));
+                if uri.is_some_and(|u| self.session.subscriptions.is_subscribed(&u, self.number)) {
+                    self.send(jsonrpc::notification(method, params));
+                }
             }
             // A modern server's acknowledgement of loom's own listen stream is loom's.
             "notifications/subscriptions/acknowledged" => {}
@@ -181,7 +200,32 @@ impl FleetListener for ClientSession {
         self.take_server_request(request)
     }
 
+    fn log_level(&self) -> Option<String> {
+        if self.is_closed() || self.is_modern() {
+            return None;
+        }
+        lock(&self.log_level).clone()
+    }
+
     fn has_call_on(&self, server: &str) -> bool {
         lock(&self.in_flight).values().any(|f| f.server == server)
+    }
+}
+
+impl ClientSession {
+    /// Whether a log message from `server` at `level` reaches this client: a legacy client
+    /// hears what is at or above the level it set (everything if it set none); a 2026-07-28
+    /// client hears only messages for a call of its own on that server whose request asked
+    /// for a level, at or above that level.
+    fn wants_log(&self, server: &str, level: Option<&str>) -> bool {
+        let rank = level.and_then(protocol::log_level_rank).unwrap_or(0);
+        let at_least = |min: &str| protocol::log_level_rank(min).is_none_or(|m| rank >= m);
+        if self.is_modern() {
+            return lock(&self.in_flight)
+                .values()
+                .filter(|f| f.server == server)
+                .any(|f| f.log_level.as_deref().is_some_and(at_least));
+        }
+        lock(&self.log_level).as_deref().is_none_or(at_least)
     }
 }
