@@ -51,8 +51,9 @@ struct Seen {
     at: Instant,
     /// The peer's status, once answered.
     status: Option<u16>,
-    /// When the relay cut the stream, or saw the client close it.
+    /// When the relay cut the stream, and the id of the last event it let through.
     cut_at: Option<Instant>,
+    cut_after: Option<String>,
     client_closed: bool,
     /// When the answer was sent back (a DELETE's).
     done_at: Option<Instant>,
@@ -80,6 +81,7 @@ fn full(status: StatusCode, text: &str) -> Response<Body> {
 
 impl Relay {
     async fn start(upstream: &str, rules: Rules) -> Relay {
+        loom::init_tls();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -148,6 +150,7 @@ async fn relay(
             at: Instant::now(),
             status: None,
             cut_at: None,
+            cut_after: None,
             client_closed: false,
             done_at: None,
         });
@@ -225,12 +228,18 @@ async fn relay(
                         .join("\n")
                         + "\n\n";
                 }
-                if tx.send(Bytes::from(text)).await.is_err() {
+                if tx.send(Bytes::from(text.clone())).await.is_err() {
                     seen.lock().unwrap()[index].client_closed = true;
                     return;
                 }
                 if cut {
-                    seen.lock().unwrap()[index].cut_at = Some(Instant::now());
+                    let id = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("id:"))
+                        .map(|v| v.trim().to_owned());
+                    let mut s = seen.lock().unwrap();
+                    s[index].cut_at = Some(Instant::now());
+                    s[index].cut_after = id;
                     return;
                 }
             }
@@ -251,6 +260,7 @@ async fn relay(
 
 /// A fleet of one HTTP server `d` at `url`, its token from `cat TOKEN_FILE`.
 async fn fleet(url: &str, token_file: &Path, dir: &Path) -> Arc<Fleet> {
+    loom::init_tls();
     let toml = format!(
         "[[servers]]\nname = \"d\"\nurl = \"{url}\"\nbearer_token_command = [\"cat\", {:?}]\nhandshake_timeout = 20\nrestart_backoff = 0.05\n",
         token_file.display().to_string()
@@ -544,14 +554,21 @@ async fn a_dropped_stream_resumes_after_the_servers_retry_and_the_get_stream_reo
     );
     assert!(text(&r).contains('3'), "{r}");
     let seen = relay.seen();
-    let cut = seen
+    let call = seen
         .iter()
         .find(|s| s.rpc.as_deref() == Some("tools/call"))
-        .and_then(|s| s.cut_at)
-        .unwrap_or_else(|| panic!("the call's stream was not cut: {seen:#?}"));
+        .expect("the call");
+    let (Some(cut), Some(after)) = (call.cut_at, call.cut_after.clone()) else {
+        panic!("the call's stream was not cut after an event with an id: {seen:#?}")
+    };
     let resumed: Vec<_> = seen
         .iter()
-        .filter(|s| s.http == "GET" && s.at > cut && s.headers.contains_key("last-event-id"))
+        .filter(|s| {
+            s.http == "GET"
+                && s.headers
+                    .get("last-event-id")
+                    .is_some_and(|v| v.to_str().ok() == Some(after.as_str()))
+        })
         .collect();
     assert!(!resumed.is_empty(), "no resumption: {seen:#?}");
     let waited = resumed[0].at - cut;

@@ -19,7 +19,7 @@
 //! message.
 
 use super::connection::{Connection, InboundSink, Outbound, client_info};
-use crate::jsonrpc::{self, Kind, RawMessage};
+use crate::jsonrpc::{Kind, RawMessage};
 use crate::protocol::{self, ClientCapabilities, Era, V_2026_07_28};
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -350,15 +350,11 @@ async fn run_token_command(argv: &[String]) -> Result<HeaderValue, String> {
     bearer_from_output(&out).map_err(|e| format!("bearer_token_command {e}"))
 }
 
-/// Whether `data` is the response to request `id`. Only an event whose leading bytes name `id`
-/// (or name none) is parsed to be sure, so a large result is parsed once more at most.
+/// Whether `data` is the response to request `id` (a server's own request may carry the same
+/// number, and an `"id"` may sit inside a result before the message's own).
 fn answers(data: &[u8], id: u64) -> bool {
-    let head = data.get(..256).unwrap_or(data);
-    match jsonrpc::sniff_numeric_id(head) {
-        Some(n) if n != id => false,
-        _ => RawMessage::parse(data)
-            .is_ok_and(|m| matches!(m.kind(), Kind::Response) && m.numeric_id() == Some(id)),
-    }
+    RawMessage::parse(data)
+        .is_ok_and(|m| matches!(m.kind(), Kind::Response) && m.numeric_id() == Some(id))
 }
 
 impl HttpSink {
