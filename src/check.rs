@@ -1,5 +1,6 @@
 //! `loom check`: validate the config, start every server, and print each one's health and tool
-//! count. Exits non-zero when any server is not up. Server names, errors and stderr come from
+//! count. Exits non-zero when any server is not up; an HTTP server that refused loom's credentials
+//! says `needs auth`, with the server's challenge. Server names, errors and stderr come from
 //! outside loom, so every field is escaped before it reaches the terminal.
 
 use crate::config::Config;
@@ -75,10 +76,12 @@ pub async fn run(config: Arc<Config>, out: &mut impl Write) -> anyhow::Result<bo
             st.last_error
                 .unwrap_or_else(|| "did not finish starting".into())
         };
-        let state = if up {
-            "up".to_owned()
-        } else {
-            "failed".to_owned()
+        // A refused credential is for a person to fix, not a crash: say so, and the detail
+        // carries the server's `WWW-Authenticate` challenge.
+        let state = match st.state {
+            ServerState::Up => "up",
+            ServerState::NeedsAuth => "needs auth",
+            _ => "failed",
         };
         writeln!(
             out,

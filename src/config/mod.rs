@@ -191,6 +191,9 @@ pub enum TransportSpec {
         url: String,
         headers: BTreeMap<String, String>,
         bearer_token_env: Option<String>,
+        /// A program and its arguments (run without a shell) whose trimmed stdout is the
+        /// bearer token; run before the first request and again when the server answers 401.
+        bearer_token_command: Option<Vec<String>>,
     },
 }
 
@@ -488,7 +491,7 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
     let has_cmd = f.has("command");
     let has_url = f.has("url");
     let stdio_keys = ["args", "env", "env_passthrough", "cwd"];
-    let http_keys = ["headers", "bearer_token_env"];
+    let http_keys = ["headers", "bearer_token_env", "bearer_token_command"];
     let transport = match (has_cmd, has_url) {
         (true, true) => {
             p.push(
@@ -610,10 +613,27 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
                     ),
                 );
             }
+            let bearer_token_command =
+                token_command(&mut f, t.get("bearer_token_command"), base, p);
+            if let (Some(u), Some(_)) = (&url, &bearer_token_command)
+                && !token_may_travel_to(u)
+            {
+                p.push(
+                    f.path_of("bearer_token_command"),
+                    "would send the token in clear text over plain http:// to a host other than this machine; use an https:// url (plain http:// is accepted only for localhost, 127.0.0.0/8 and ::1)",
+                );
+            }
+            if bearer_token_env.is_some() && f.has("bearer_token_command") {
+                p.push(
+                    f.path_of("bearer_token_command"),
+                    "cannot be combined with `bearer_token_env`; keep one source of the token",
+                );
+            }
             url.map(|url| TransportSpec::Http {
                 url,
                 headers,
                 bearer_token_env,
+                bearer_token_command,
             })
         }
     };
@@ -670,6 +690,7 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
             "cwd",
             "headers",
             "bearer_token_env",
+            "bearer_token_command",
         ],
     );
     f.finish(p);
@@ -688,6 +709,40 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         listing,
         pin,
     })
+}
+
+/// `bearer_token_command`: a program and its arguments, run without a shell (a shell line is
+/// `["sh", "-c", "…"]`); a program containing `/` is relative to the config's folder, like a
+/// stdio server's `command`.
+fn token_command(
+    f: &mut Fields<'_>,
+    raw: Option<&toml::Value>,
+    base: &Path,
+    p: &mut Problems,
+) -> Option<Vec<String>> {
+    const SHAPE: &str = "a list of strings: the program and its arguments, run without a shell (for a shell line write [\"sh\", \"-c\", \"…\"])";
+    let key = "bearer_token_command";
+    if raw.is_some_and(toml::Value::is_str) {
+        p.push(f.path_of(key), format!("must be {SHAPE}, found a string"));
+        f.mark(key);
+        return None;
+    }
+    let mut argv = f.string_list(key, p)?;
+    match argv.first() {
+        None => {
+            p.push(f.path_of(key), format!("must not be empty; it is {SHAPE}"));
+            return None;
+        }
+        Some(program) if program.trim().is_empty() => {
+            p.push(format!("{}[0]", f.path_of(key)), "must name a program");
+            return None;
+        }
+        Some(program) if program.contains('/') && !Path::new(program).is_absolute() => {
+            argv[0] = base.join(program).display().to_string();
+        }
+        Some(_) => {}
+    }
+    Some(argv)
 }
 
 fn mark_seen(f: &mut Fields<'_>, keys: &[&'static str]) {

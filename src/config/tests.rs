@@ -191,3 +191,66 @@ fn a_glob_that_does_not_compile_is_a_config_error_at_its_index() {
     assert_eq!(approve.decide("write_file", None), Approval::Ask);
     assert_eq!(approve.decide("list_dir", None), Approval::Allow);
 }
+
+#[test]
+fn a_bearer_token_command_is_an_argv_list_run_without_a_shell() {
+    let cfg = parse(
+        "[[servers]]\nname = \"h\"\nurl = \"https://x/mcp\"\nbearer_token_command = [\"./bin/token\", \"--for\", \"x\"]\n",
+    )
+    .unwrap();
+    match &cfg.servers[0].transport {
+        TransportSpec::Http {
+            bearer_token_command: Some(argv),
+            bearer_token_env: None,
+            ..
+        } => assert_eq!(argv, &["/cfg/./bin/token", "--for", "x"]),
+        other => panic!("{other:?}"),
+    }
+    let with = |value: &str| {
+        parse(&format!(
+            "[[servers]]\nname = \"h\"\nurl = \"https://x/mcp\"\nbearer_token_command = {value}\n"
+        ))
+        .unwrap_err()
+        .to_string()
+    };
+    let err = with("\"gcloud auth print-access-token\"");
+    assert!(
+        err.contains("servers[0].bearer_token_command")
+            && err.contains("without a shell")
+            && err.contains("sh"),
+        "{err}"
+    );
+    let err = with("[]");
+    assert!(err.contains("must not be empty"), "{err}");
+    let err = with("[\" \"]");
+    assert!(err.contains("bearer_token_command[0]"), "{err}");
+    let err = with("[\"tok\", 3]");
+    assert!(err.contains("bearer_token_command[1]"), "{err}");
+    // One source of the token, and never in clear text to another machine.
+    let err = parse(
+        "[[servers]]\nname = \"h\"\nurl = \"https://x/mcp\"\nbearer_token_env = \"T\"\nbearer_token_command = [\"tok\"]\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("cannot be combined with `bearer_token_env`"),
+        "{err}"
+    );
+    let err = parse(
+        "[[servers]]\nname = \"h\"\nurl = \"http://example.com/mcp\"\nbearer_token_command = [\"tok\"]\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("bearer_token_command") && err.contains("https://"),
+        "{err}"
+    );
+    let err =
+        parse("[[servers]]\nname = \"s\"\ncommand = \"x\"\nbearer_token_command = [\"tok\"]\n")
+            .unwrap_err()
+            .to_string();
+    assert!(
+        err.contains("only applies to streamable-HTTP servers"),
+        "{err}"
+    );
+}

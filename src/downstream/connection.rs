@@ -342,9 +342,16 @@ impl Connection {
         }
     }
 
-    /// Stops waiting for `id` and tells the server to stop working on it.
+    /// Stops waiting for `id` and tells the server to stop working on it: on 2026-07-28 over
+    /// HTTP by closing the request's stream (`notifications/cancelled` is for stdio there).
     pub fn cancel(self: &Arc<Self>, id: u64, reason: &str) {
         if self.pending.forget(id) {
+            if let Outbound::Http(sink) = &self.outbound
+                && self.era() == Era::Modern
+            {
+                sink.close_stream(id);
+                return;
+            }
             let params = json!({ "requestId": id, "reason": reason });
             self.notify("notifications/cancelled", Some(params));
         }
@@ -380,14 +387,19 @@ impl Connection {
         }
     }
 
-    /// First step of a graceful stop: close stdin (stdio) or end the session (HTTP).
-    pub fn begin_shutdown(self: &Arc<Self>) {
+    /// First step of a graceful stop: close stdin (stdio) or end the session (HTTP, awaited).
+    pub async fn begin_shutdown(self: &Arc<Self>) {
         match &self.outbound {
             Outbound::Stdio(tx) => {
                 let _ = tx.send(StdioFrame::CloseStdin);
             }
-            Outbound::Http(sink) => sink.end_session(),
+            Outbound::Http(sink) => sink.end_session().await,
         }
+    }
+
+    /// Whether the server refused loom's credentials (HTTP 401): restarting will not help.
+    pub fn needs_authentication(&self) -> bool {
+        matches!(&self.outbound, Outbound::Http(sink) if sink.needs_authentication())
     }
 
     /// Negotiates the era: `server/discover` first, then `initialize` for legacy servers.

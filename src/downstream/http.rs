@@ -7,20 +7,72 @@
 //! it answers fails with a message that names the limit, and loom goes on serving. Redirects
 //! are followed only within the configured origin (scheme, host and port), so configured
 //! headers, the bearer token, `Mcp-Session-Id` and request bodies never reach another origin.
+//!
+//! What a connection survives without a restart (legacy eras; 2026-07-28 has no sessions and
+//! no resumable streams): a reply stream that drops before its answer is resumed with
+//! `Last-Event-ID` after the server's `retry` delay (bounded); the GET stream is re-opened when
+//! it drops; a session the server forgot (404) is initialized again and the request, which
+//! never reached the server, is sent once more. On 2026-07-28 a call is cancelled by closing
+//! its stream. A 401 is never retried blindly: the `bearer_token_command`, if any, is run
+//! again once, and then the connection ends as "needs authentication" with the server's
+//! challenge, which the supervisor does not count as a failure. The token never appears in a
+//! message.
 
-use super::connection::{Connection, InboundSink, Outbound};
-use crate::protocol::{ClientCapabilities, Era, V_2026_07_28};
+use super::connection::{Connection, InboundSink, Outbound, client_info};
+use crate::jsonrpc::{Kind, RawMessage};
+use crate::protocol::{self, ClientCapabilities, Era, V_2026_07_28};
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The reconnect delay when the server named none (SSE `retry`), and its bounds.
+const RETRY_DEFAULT: Duration = Duration::from_secs(1);
+const RETRY_MIN: Duration = Duration::from_millis(100);
+const RETRY_MAX: Duration = Duration::from_secs(30);
+/// Resumptions of one reply stream in a row that brought no new event before giving up.
+const FRUITLESS_RESUMES: u32 = 3;
+/// Failed attempts in a row to re-open the GET stream before giving up on it.
+const GET_STREAM_ATTEMPTS: u32 = 8;
+/// How long a session's re-initialization may take.
+const REINIT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the `DELETE` that ends a session may take at shutdown.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long `bearer_token_command` may run, and the most it may print.
+const TOKEN_COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+const TOKEN_MAX_BYTES: usize = 16 * 1024;
+/// The most of a `WWW-Authenticate` challenge kept for the person.
+const CHALLENGE_MAX_CHARS: usize = 500;
+/// The id of the `initialize` that renews an expired session (never one of the connection's).
+const REINIT_ID: &str = "loom-reinitialize";
+
+/// Where the `Authorization` header comes from.
+struct Bearer {
+    value: Option<HeaderValue>,
+    /// Moves each time the token command ran, so concurrent 401s re-run it once.
+    generation: u64,
+}
 
 pub struct HttpSink {
     client: reqwest::Client,
     url: String,
     headers: HeaderMap,
+    bearer: Mutex<Bearer>,
+    /// `bearer_token_command`: the program and its arguments.
+    token_command: Option<Vec<String>>,
+    /// Held while the token command runs.
+    token_refresh: tokio::sync::Mutex<()>,
+    /// Why the server refused loom's credentials, once it has.
+    auth_failure: Mutex<Option<String>>,
     session: Mutex<Option<String>>,
     version: Mutex<Option<String>>,
+    /// Held for writing while an expired session is initialized again; a request is built
+    /// under it for reading, so none leaves with a session that is being replaced.
+    renewing: tokio::sync::RwLock<()>,
+    /// The task reading each request's reply, by downstream id: aborting it closes the stream.
+    streams: Mutex<HashMap<u64, tokio::task::AbortHandle>>,
+    client_caps: ClientCapabilities,
     /// The largest JSON body or SSE event accepted (`max_downstream_message_bytes`).
     max_message: usize,
 }
@@ -30,6 +82,7 @@ pub struct HttpLaunch<'a> {
     pub url: &'a str,
     pub headers: &'a BTreeMap<String, String>,
     pub bearer_token_env: Option<&'a str>,
+    pub bearer_token_command: Option<&'a [String]>,
     pub max_message: usize,
     pub client_caps: ClientCapabilities,
     pub inbound: InboundSink,
@@ -61,13 +114,14 @@ pub fn connect(launch: HttpLaunch<'_>) -> Result<Arc<Connection>, String> {
         let value = HeaderValue::from_str(v).map_err(|e| format!("header {k}: {e}"))?;
         headers.insert(name, value);
     }
+    let mut bearer = None;
     if let Some(var) = launch.bearer_token_env {
         let token = std::env::var(var)
             .map_err(|_| format!("environment variable {var} (bearer_token_env) is not set"))?;
         let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
             .map_err(|_| format!("{var} holds characters not allowed in a header"))?;
         value.set_sensitive(true);
-        headers.insert(reqwest::header::AUTHORIZATION, value);
+        bearer = Some(value);
     }
     let client = reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
@@ -78,8 +132,18 @@ pub fn connect(launch: HttpLaunch<'_>) -> Result<Arc<Connection>, String> {
         client,
         url: launch.url.to_owned(),
         headers,
+        bearer: Mutex::new(Bearer {
+            value: bearer,
+            generation: 0,
+        }),
+        token_command: launch.bearer_token_command.map(<[String]>::to_vec),
+        token_refresh: tokio::sync::Mutex::new(()),
+        auth_failure: Mutex::new(None),
         session: Mutex::new(None),
         version: Mutex::new(None),
+        renewing: tokio::sync::RwLock::new(()),
+        streams: Mutex::new(HashMap::new()),
+        client_caps: launch.client_caps.clone(),
         max_message: launch.max_message,
     });
     Ok(Connection::new(
@@ -94,9 +158,227 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     super::connection::lock(m)
 }
 
+/// What a request was sent with, to tell what changed when it failed.
+struct Sent {
+    session: Option<String>,
+    token_generation: u64,
+}
+
+/// How a reply stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SseEnd {
+    /// The request's answer arrived (or the stream belongs to no request).
+    Answered,
+    /// It ended, or broke, before the answer.
+    Dropped,
+    /// An event passed the size limit; the request was failed.
+    CutOff,
+}
+
+/// Where a stream was when it dropped: the last event id and the server's reconnect delay.
+#[derive(Debug, Default)]
+struct StreamPosition {
+    last_id: Option<HeaderValue>,
+    retry: Option<Duration>,
+}
+
+impl StreamPosition {
+    fn delay(&self) -> Duration {
+        self.retry.unwrap_or(RETRY_DEFAULT)
+    }
+}
+
+/// The server's `retry` field (milliseconds), within loom's bounds.
+pub fn bounded_retry(millis: u64) -> Duration {
+    Duration::from_millis(millis).clamp(RETRY_MIN, RETRY_MAX)
+}
+
+/// An SSE `id` as a `Last-Event-ID` value: none when empty (the server reset it) or when it
+/// could not travel in a header.
+fn event_id_header(id: &[u8]) -> Option<HeaderValue> {
+    if id.is_empty() || id.len() > 1024 {
+        return None;
+    }
+    HeaderValue::from_bytes(id).ok()
+}
+
+/// A header value as 2026-07-28 sends it: as is when it is plain visible ASCII (spaces
+/// inside allowed), else `=?base64?<base64 of the UTF-8>?=`. A value that itself looks like
+/// the encoded form is encoded too, so the server never decodes what was meant literally.
+pub fn header_text(value: &str) -> String {
+    use base64::Engine;
+    let plain = !value.starts_with("=?base64?")
+        && value.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && value.trim() == value;
+    if plain {
+        value.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(value)
+        )
+    }
+}
+
+/// The `name` or `uri` a 2026-07-28 request names in `Mcp-Name`.
+fn name_of(body: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Request {
+        params: Option<Params>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params {
+        name: Option<String>,
+        uri: Option<String>,
+    }
+    let params = serde_json::from_str::<Request>(body).ok()?.params?;
+    params.name.or(params.uri)
+}
+
+/// The `WWW-Authenticate` challenges of a 401, joined and cut for a person to read.
+fn challenge_of(headers: &HeaderMap) -> Option<String> {
+    let all: Vec<String> = headers
+        .get_all(reqwest::header::WWW_AUTHENTICATE)
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .collect();
+    let joined = all.join(", ");
+    let joined = joined.trim();
+    (!joined.is_empty()).then(|| joined.chars().take(CHALLENGE_MAX_CHARS).collect())
+}
+
+/// What the server's refusal means, in words a person can act on.
+fn needs_auth_text(url: &str, challenge: Option<&str>, command: bool) -> String {
+    let tried = if command {
+        " even after bearer_token_command ran again"
+    } else {
+        ""
+    };
+    match challenge {
+        Some(c) => format!(
+            "needs authentication: {url} answered 401 Unauthorized{tried}; WWW-Authenticate: {c}"
+        ),
+        None => format!(
+            "needs authentication: {url} answered 401 Unauthorized{tried} (no WWW-Authenticate challenge)"
+        ),
+    }
+}
+
+/// Why the token command's output is no token.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    #[error("printed nothing")]
+    Empty,
+    #[error("printed more than 16 KiB")]
+    TooLong,
+    #[error("printed text that is not UTF-8")]
+    NotText,
+    #[error("printed characters not allowed in a header (one token on one line is expected)")]
+    NotAHeader,
+}
+
+/// The `Authorization` value made of the token command's output: its stdout, trimmed.
+pub fn bearer_from_output(stdout: &[u8]) -> Result<HeaderValue, TokenError> {
+    if stdout.len() > TOKEN_MAX_BYTES {
+        return Err(TokenError::TooLong);
+    }
+    let text = std::str::from_utf8(stdout).map_err(|_| TokenError::NotText)?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(TokenError::Empty);
+    }
+    if token.chars().any(|c| c.is_control()) {
+        return Err(TokenError::NotAHeader);
+    }
+    let mut value =
+        HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| TokenError::NotAHeader)?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// Runs `bearer_token_command` (no shell, stdin closed, loom's environment, bounded in time
+/// and output) and makes its token the `Authorization` value.
+async fn run_token_command(argv: &[String]) -> Result<HeaderValue, String> {
+    use tokio::io::AsyncReadExt;
+    let Some((program, args)) = argv.split_first() else {
+        return Err("bearer_token_command is empty".into());
+    };
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("bearer_token_command: cannot run {program:?}: {e}"))?;
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err("bearer_token_command: no pipes to read".into());
+    };
+    let work = async {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let mut stdout = stdout.take(TOKEN_MAX_BYTES as u64 + 1);
+        let mut stderr = stderr.take(4096);
+        let (o, _) = tokio::join!(stdout.read_to_end(&mut out), stderr.read_to_end(&mut err));
+        o.map_err(|e| format!("reading its output failed: {e}"))?;
+        if out.len() > TOKEN_MAX_BYTES {
+            return Err(TokenError::TooLong.to_string());
+        }
+        let status = child
+            .wait()
+            .await
+            .map_err(|e| format!("waiting for it failed: {e}"))?;
+        Ok::<_, String>((status, out, err))
+    };
+    let (status, out, err) = tokio::time::timeout(TOKEN_COMMAND_TIMEOUT, work)
+        .await
+        .map_err(|_| {
+            format!(
+                "bearer_token_command did not finish within {}s",
+                TOKEN_COMMAND_TIMEOUT.as_secs()
+            )
+        })?
+        .map_err(|e| format!("bearer_token_command: {e}"))?;
+    if !status.success() {
+        let first = String::from_utf8_lossy(&err)
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| format!(": {}", l.trim().chars().take(200).collect::<String>()))
+            .unwrap_or_default();
+        return Err(format!("bearer_token_command failed ({status}){first}"));
+    }
+    bearer_from_output(&out).map_err(|e| format!("bearer_token_command {e}"))
+}
+
+/// Whether `data` is the response to request `id` (a server's own request may carry the same
+/// number, and an `"id"` may sit inside a result before the message's own).
+fn answers(data: &[u8], id: u64) -> bool {
+    RawMessage::parse(data)
+        .is_ok_and(|m| matches!(m.kind(), Kind::Response) && m.numeric_id() == Some(id))
+}
+
 impl HttpSink {
     pub fn set_version(&self, version: &str) {
         *lock(&self.version) = Some(version.to_owned());
+    }
+
+    /// Whether the server refused loom's credentials.
+    pub fn needs_authentication(&self) -> bool {
+        lock(&self.auth_failure).is_some()
+    }
+
+    /// Closes the reply stream of request `id` (how 2026-07-28 cancels over HTTP).
+    pub fn close_stream(&self, id: u64) {
+        if let Some(task) = lock(&self.streams).remove(&id) {
+            task.abort();
+        }
+    }
+
+    fn with_auth(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match lock(&self.bearer).value.clone() {
+            Some(v) => req.header(reqwest::header::AUTHORIZATION, v),
+            None => req,
+        }
     }
 
     fn request(
@@ -104,7 +386,7 @@ impl HttpSink {
         conn: &Connection,
         method: Option<&str>,
         body: &str,
-    ) -> reqwest::RequestBuilder {
+    ) -> (reqwest::RequestBuilder, Sent) {
         let mut req = self
             .client
             .post(&self.url)
@@ -114,16 +396,17 @@ impl HttpSink {
                 reqwest::header::ACCEPT,
                 "application/json, text/event-stream",
             );
-        if let Some(s) = lock(&self.session).clone() {
+        let session = lock(&self.session).clone();
+        if let Some(s) = &session {
             req = req.header("Mcp-Session-Id", s);
         }
         if conn.era() == Era::Modern {
             req = req.header("MCP-Protocol-Version", V_2026_07_28);
             if let Some(m) = method {
                 req = req.header("Mcp-Method", m);
-                if let Ok(v) = serde_json::from_str::<serde_json::Value>(body)
-                    && let Some(name) = v["params"]["name"].as_str().or(v["params"]["uri"].as_str())
-                    && let Ok(h) = HeaderValue::from_str(name)
+                if matches!(m, "tools/call" | "resources/read" | "prompts/get")
+                    && let Some(name) = name_of(body)
+                    && let Ok(h) = HeaderValue::from_str(&header_text(&name))
                 {
                     req = req.header("Mcp-Name", h);
                 }
@@ -131,7 +414,15 @@ impl HttpSink {
         } else if let Some(v) = lock(&self.version).clone() {
             req = req.header("MCP-Protocol-Version", v);
         }
-        req.body(body.to_owned())
+        let token_generation = lock(&self.bearer).generation;
+        let req = self.with_auth(req).body(body.to_owned());
+        (
+            req,
+            Sent {
+                session,
+                token_generation,
+            },
+        )
     }
 
     pub fn post(
@@ -140,14 +431,83 @@ impl HttpSink {
         body: String,
         request: Option<(u64, &str)>,
     ) {
-        let req = self.request(&conn, request.map(|r| r.1), &body);
         let id = request.map(|r| r.0);
+        let method = request.map(|r| r.1.to_owned());
         let me = self.clone();
-        tokio::spawn(async move {
+        // Held across the spawn, so the task's own removal always comes after the insert.
+        let mut streams = lock(&self.streams);
+        let task = tokio::spawn(async move {
+            me.deliver(&conn, &body, id, method.as_deref()).await;
+            if let Some(id) = id {
+                lock(&me.streams).remove(&id);
+            }
+        });
+        if let Some(id) = id {
+            streams.insert(id, task.abort_handle());
+        }
+    }
+
+    /// Ends the connection as "needs authentication".
+    fn refuse(&self, conn: &Connection, why: &str) {
+        tracing::warn!(server = %conn.server, "{why}");
+        *lock(&self.auth_failure) = Some(why.to_owned());
+        conn.close(why);
+    }
+
+    /// Runs the token command when there is one and no token yet.
+    async fn ensure_token(&self) -> Result<(), String> {
+        if self.token_command.is_none() {
+            return Ok(());
+        }
+        let (missing, generation) = {
+            let b = lock(&self.bearer);
+            (b.value.is_none(), b.generation)
+        };
+        if missing {
+            self.refresh_token(generation).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs the token command again, unless another request did since `seen` was current.
+    async fn refresh_token(&self, seen: u64) -> Result<(), String> {
+        let Some(argv) = &self.token_command else {
+            return Ok(());
+        };
+        let _running = self.token_refresh.lock().await;
+        if lock(&self.bearer).generation != seen {
+            return Ok(());
+        }
+        let value = run_token_command(argv).await;
+        let mut b = lock(&self.bearer);
+        b.generation += 1;
+        b.value = Some(value?);
+        Ok(())
+    }
+
+    async fn deliver(
+        self: &Arc<Self>,
+        conn: &Arc<Connection>,
+        body: &str,
+        id: Option<u64>,
+        method: Option<&str>,
+    ) {
+        let mut renewed = false;
+        let mut token_rerun = false;
+        let resp = loop {
+            if let Err(why) = self.ensure_token().await {
+                self.refuse(conn, &format!("needs authentication: {why}"));
+                return;
+            }
+            let (req, sent) = {
+                // The renewal's own `initialize` is sent apart, never through here.
+                let _gate = self.renewing.read().await;
+                self.request(conn, method, body)
+            };
             let resp = match req.send().await {
                 Ok(r) => r,
                 Err(e) => {
-                    let why = format!("cannot reach {}: {e}", me.url);
+                    let why = format!("cannot reach {}: {e}", self.url);
                     if e.is_connect() {
                         conn.close(&why);
                     } else if let Some(id) = id {
@@ -156,97 +516,149 @@ impl HttpSink {
                     return;
                 }
             };
-            if let Some(s) = resp
-                .headers()
-                .get("mcp-session-id")
-                .and_then(|v| v.to_str().ok())
+            // A session is named in the answer to `initialize` (sent without one); a late
+            // answer on a session since renewed must not bring the old name back.
+            if sent.session.is_none()
+                && let Some(s) = resp
+                    .headers()
+                    .get("mcp-session-id")
+                    .and_then(|v| v.to_str().ok())
             {
-                *lock(&me.session) = Some(s.to_owned());
+                *lock(&self.session) = Some(s.to_owned());
             }
             let status = resp.status();
-            if status == reqwest::StatusCode::NOT_FOUND && lock(&me.session).is_some() {
-                conn.close("the HTTP session expired (404)");
-                return;
-            }
-            if status.is_redirection() {
-                // Only a redirect to another origin ends here (same-origin ones were followed).
-                if let Some(id) = id {
-                    let to = resp
-                        .headers()
-                        .get(reqwest::header::LOCATION)
-                        .and_then(|v| v.to_str().ok())
-                        .map(|l| l.chars().take(200).collect::<String>())
-                        .unwrap_or_default();
-                    conn.fail(
-                        id,
-                        &format!(
-                            "HTTP {status}: the server redirected to another origin ({to:?}); loom follows redirects only within the configured origin, so headers and tokens never leave it"
-                        ),
-                    );
-                }
-                return;
-            }
-            if !status.is_success() {
-                let text = match read_body(resp, me.max_message).await {
-                    Ok(b) => b,
-                    Err(BodyError::TooLarge { .. }) => {
-                        if let Some(id) = id {
-                            conn.fail(
-                                id,
-                                &format!(
-                                    "HTTP {status}, with a body over the {}-byte limit (max_downstream_message_bytes)",
-                                    me.max_message
-                                ),
-                            );
-                        }
+            if status == reqwest::StatusCode::UNAUTHORIZED {
+                let challenge = challenge_of(resp.headers());
+                if self.token_command.is_some() && !token_rerun {
+                    // The token may have expired: the command makes a new one, once.
+                    token_rerun = true;
+                    if let Err(why) = self.refresh_token(sent.token_generation).await {
+                        self.refuse(conn, &format!("needs authentication: {why}"));
                         return;
                     }
-                    Err(BodyError::Read(_)) => Vec::new(),
-                };
-                let text = String::from_utf8_lossy(&text);
-                // A JSON-RPC error in the body is still a proper reply.
-                if text.trim_start().starts_with('{') && text.contains("\"jsonrpc\"") {
-                    conn.handle_incoming(text.as_bytes());
+                    continue;
                 }
-                if let Some(id) = id {
-                    let snippet: String = text.chars().take(300).collect();
-                    conn.fail(id, &format!("HTTP {status}: {snippet}"));
-                }
+                let why = needs_auth_text(
+                    &self.url,
+                    challenge.as_deref(),
+                    self.token_command.is_some(),
+                );
+                self.refuse(conn, &why);
                 return;
             }
-            let is_sse = resp
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|ct| ct.starts_with("text/event-stream"));
-            if is_sse {
-                read_sse(resp, &conn, me.max_message, id).await;
-            } else if id.is_some() {
-                match read_body(resp, me.max_message).await {
-                    Ok(b) if !b.is_empty() => conn.handle_incoming(&b),
-                    Ok(_) => {}
-                    Err(BodyError::TooLarge { prefix }) => {
-                        conn.handle_cut_off(&prefix, me.max_message, id)
+            if status == reqwest::StatusCode::NOT_FOUND
+                && conn.era() == Era::Legacy
+                && let Some(old) = sent.session.as_deref()
+            {
+                // The server forgot the session, so it never saw this request: a new session,
+                // and the request once more. A second 404 at once is a broken server.
+                if renewed {
+                    conn.close("the HTTP session expired (404) again right after loom initialized a new one");
+                    return;
+                }
+                renewed = true;
+                if let Err(why) = self.renew_session(conn, old).await {
+                    conn.close(&format!(
+                        "the HTTP session expired (404) and initializing a new one failed: {why}"
+                    ));
+                    return;
+                }
+                continue;
+            }
+            break resp;
+        };
+        let status = resp.status();
+        if status.is_redirection() {
+            // Only a redirect to another origin ends here (same-origin ones were followed).
+            if let Some(id) = id {
+                let to = resp
+                    .headers()
+                    .get(reqwest::header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .map(|l| l.chars().take(200).collect::<String>())
+                    .unwrap_or_default();
+                conn.fail(
+                    id,
+                    &format!(
+                        "HTTP {status}: the server redirected to another origin ({to:?}); loom follows redirects only within the configured origin, so headers and tokens never leave it"
+                    ),
+                );
+            }
+            return;
+        }
+        if !status.is_success() {
+            let text = match read_body(resp, self.max_message).await {
+                Ok(b) => b,
+                Err(BodyError::TooLarge { .. }) => {
+                    if let Some(id) = id {
+                        conn.fail(
+                            id,
+                            &format!(
+                                "HTTP {status}, with a body over the {}-byte limit (max_downstream_message_bytes)",
+                                self.max_message
+                            ),
+                        );
                     }
-                    Err(BodyError::Read(e)) => {
-                        if let Some(id) = id {
-                            conn.fail(id, &format!("reading the HTTP reply failed: {e}"));
-                        }
+                    return;
+                }
+                Err(BodyError::Read(_)) => Vec::new(),
+            };
+            let text = String::from_utf8_lossy(&text);
+            // A JSON-RPC error in the body is still a proper reply.
+            if text.trim_start().starts_with('{') && text.contains("\"jsonrpc\"") {
+                conn.handle_incoming(text.as_bytes());
+            }
+            if let Some(id) = id {
+                let snippet: String = text.chars().take(300).collect();
+                conn.fail(id, &format!("HTTP {status}: {snippet}"));
+            }
+            return;
+        }
+        if is_event_stream(&resp) {
+            let mut pos = StreamPosition::default();
+            let mut end = read_sse(resp, conn, self.max_message, id, &mut pos).await;
+            let mut fruitless = 0;
+            while end == SseEnd::Dropped
+                && let Some(id) = id
+                && fruitless < FRUITLESS_RESUMES
+                && conn.era() == Era::Legacy
+                && let Some(last) = pos.last_id.clone()
+            {
+                tokio::select! {
+                    _ = tokio::time::sleep(pos.delay()) => {}
+                    _ = conn.wait_closed() => return,
+                }
+                let Some(resp) = self.resume(&last).await else {
+                    break;
+                };
+                end = read_sse(resp, conn, self.max_message, Some(id), &mut pos).await;
+                if pos.last_id.as_ref() == Some(&last) {
+                    fruitless += 1;
+                } else {
+                    fruitless = 0;
+                }
+            }
+        } else if id.is_some() {
+            match read_body(resp, self.max_message).await {
+                Ok(b) if !b.is_empty() => conn.handle_incoming(&b),
+                Ok(_) => {}
+                Err(BodyError::TooLarge { prefix }) => {
+                    conn.handle_cut_off(&prefix, self.max_message, id)
+                }
+                Err(BodyError::Read(e)) => {
+                    if let Some(id) = id {
+                        conn.fail(id, &format!("reading the HTTP reply failed: {e}"));
                     }
                 }
             }
-            if let Some(id) = id {
-                conn.fail(id, "the HTTP reply ended without an answer");
-            }
-        });
+        }
+        if let Some(id) = id {
+            conn.fail(id, "the HTTP reply ended without an answer");
+        }
     }
 
-    /// Opens the server's GET stream (legacy sessions) for notifications that belong to no
-    /// request, such as list changes. Servers without one answer 405, which is fine.
-    pub fn listen(self: &Arc<Self>, conn: Arc<Connection>) {
-        let Some(session) = lock(&self.session).clone() else {
-            return;
-        };
+    /// A GET on the session, for its own stream or to resume one from `last`.
+    fn get(&self, session: &str, last: Option<&HeaderValue>) -> reqwest::RequestBuilder {
         let mut req = self
             .client
             .get(&self.url)
@@ -256,32 +668,229 @@ impl HttpSink {
         if let Some(v) = lock(&self.version).clone() {
             req = req.header("MCP-Protocol-Version", v);
         }
-        let me_limit = self.max_message;
+        if let Some(last) = last {
+            req = req.header("Last-Event-ID", last.clone());
+        }
+        self.with_auth(req)
+    }
+
+    /// Resumes a dropped reply stream after event `last`; `None` when the server will not.
+    async fn resume(&self, last: &HeaderValue) -> Option<reqwest::Response> {
+        let session = lock(&self.session).clone()?;
+        let resp = self.get(&session, Some(last)).send().await.ok()?;
+        (resp.status().is_success() && is_event_stream(&resp)).then_some(resp)
+    }
+
+    /// Initializes a new session in place of `old`, which the server forgot; a request that
+    /// got its 404 after another renewed it just goes again.
+    async fn renew_session(
+        self: &Arc<Self>,
+        conn: &Arc<Connection>,
+        old: &str,
+    ) -> Result<(), String> {
+        let _gate = self.renewing.write().await;
+        if lock(&self.session).as_deref() != Some(old) {
+            return Ok(());
+        }
+        tracing::info!(server = %conn.server, "the HTTP session expired (404); initializing a new one");
+        *lock(&self.session) = None;
+        tokio::time::timeout(REINIT_TIMEOUT, self.reinitialize())
+            .await
+            .map_err(|_| format!("no answer within {}s", REINIT_TIMEOUT.as_secs()))??;
+        self.listen(conn.clone());
+        Ok(())
+    }
+
+    /// The legacy handshake again, at the version agreed first: `initialize`, then
+    /// `notifications/initialized`, sent here rather than through the connection.
+    async fn reinitialize(&self) -> Result<(), String> {
+        let asked = lock(&self.version)
+            .clone()
+            .unwrap_or_else(|| protocol::V_2025_11_25.to_owned());
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": REINIT_ID,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": asked,
+                "capabilities": self.client_caps.to_value(),
+                "clientInfo": client_info(),
+            },
+        });
+        let post = |body: String| {
+            let mut req = self
+                .client
+                .post(&self.url)
+                .headers(self.headers.clone())
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .header(
+                    reqwest::header::ACCEPT,
+                    "application/json, text/event-stream",
+                );
+            if let Some(s) = lock(&self.session).clone() {
+                req = req
+                    .header("Mcp-Session-Id", s)
+                    .header("MCP-Protocol-Version", asked.clone());
+            }
+            self.with_auth(req).body(body)
+        };
+        let resp = post(body.to_string())
+            .send()
+            .await
+            .map_err(|e| format!("cannot reach {}: {e}", self.url))?;
+        if !resp.status().is_success() {
+            return Err(format!("initialize was answered HTTP {}", resp.status()));
+        }
+        let session = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let reply = reply_to(resp, REINIT_ID, self.max_message).await?;
+        let version = reply["result"]["protocolVersion"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if version != asked {
+            return Err(format!(
+                "the server now speaks \"{version}\", not \"{asked}\" as before"
+            ));
+        }
+        *lock(&self.session) = session;
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let resp = post(initialized.to_owned())
+            .send()
+            .await
+            .map_err(|e| format!("cannot reach {}: {e}", self.url))?;
+        if !resp.status().is_success() {
+            return Err(format!(
+                "notifications/initialized was answered HTTP {}",
+                resp.status()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Opens the server's GET stream (legacy sessions) for notifications that belong to no
+    /// request, such as list changes, and opens it again when it drops (resuming after its
+    /// last event, after the server's `retry` delay). A server without one answers 405, which
+    /// is fine; a 404 means the session ended, and the next request renews it and opens a new
+    /// stream. It stops with the connection or when the session changes.
+    pub fn listen(self: &Arc<Self>, conn: Arc<Connection>) {
+        let Some(session) = lock(&self.session).clone() else {
+            return;
+        };
+        let me = self.clone();
         tokio::spawn(async move {
-            if let Ok(resp) = req.send().await
-                && resp.status().is_success()
-            {
+            let mut pos = StreamPosition::default();
+            let mut failed = 0u32;
+            loop {
+                if conn.closed_reason().is_some()
+                    || lock(&me.session).as_deref() != Some(session.as_str())
+                {
+                    return;
+                }
+                let sent = tokio::select! {
+                    r = me.get(&session, pos.last_id.as_ref()).send() => r,
+                    _ = conn.wait_closed() => return,
+                };
+                match sent {
+                    Ok(resp) if resp.status().is_success() && is_event_stream(&resp) => {
+                        failed = 0;
+                        tokio::select! {
+                            _ = read_sse(resp, &conn, me.max_message, None, &mut pos) => {}
+                            _ = conn.wait_closed() => return,
+                        }
+                        tracing::debug!(server = %conn.server, "the GET stream dropped; opening it again");
+                    }
+                    Ok(_) => return,
+                    Err(e) => {
+                        failed += 1;
+                        if failed >= GET_STREAM_ATTEMPTS {
+                            tracing::warn!(server = %conn.server, "the GET stream could not be opened again: {e}");
+                            return;
+                        }
+                    }
+                }
+                let delay = pos
+                    .delay()
+                    .saturating_mul(1 << failed.min(5))
+                    .min(RETRY_MAX);
                 tokio::select! {
-                    _ = read_sse(resp, &conn, me_limit, None) => {}
-                    _ = conn.wait_closed() => {}
+                    _ = tokio::time::sleep(delay) => {}
+                    _ = conn.wait_closed() => return,
                 }
             }
         });
     }
 
-    pub fn end_session(self: &Arc<Self>) {
+    /// Ends the session with a `DELETE` (legacy), and waits for it, boundedly.
+    pub async fn end_session(&self) {
         let Some(session) = lock(&self.session).take() else {
             return;
         };
-        let req = self
+        let mut req = self
             .client
             .delete(&self.url)
             .headers(self.headers.clone())
             .header("Mcp-Session-Id", session);
-        tokio::spawn(async move {
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), req.send()).await;
-        });
+        if let Some(v) = lock(&self.version).clone() {
+            req = req.header("MCP-Protocol-Version", v);
+        }
+        match tokio::time::timeout(DELETE_TIMEOUT, self.with_auth(req).send()).await {
+            Ok(Ok(r)) => tracing::debug!(url = %self.url, "session ended: HTTP {}", r.status()),
+            Ok(Err(e)) => tracing::debug!(url = %self.url, "ending the session failed: {e}"),
+            Err(_) => tracing::debug!(url = %self.url, "ending the session took too long"),
+        }
     }
+}
+
+fn is_event_stream(resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("text/event-stream"))
+}
+
+/// The JSON-RPC response with `id` in a reply that is JSON or an event stream; what else the
+/// stream carries is dropped (only loom's own renewal reads replies this way).
+async fn reply_to(
+    resp: reqwest::Response,
+    id: &str,
+    limit: usize,
+) -> Result<serde_json::Value, String> {
+    let is_reply = |bytes: &[u8]| {
+        serde_json::from_slice::<serde_json::Value>(bytes)
+            .ok()
+            .filter(|v| v["id"] == id)
+    };
+    let found = if is_event_stream(&resp) {
+        let mut parser = SseParser::new(limit);
+        let mut stream = resp.bytes_stream();
+        let mut found = None;
+        'read: while let Some(Ok(chunk)) = stream.next().await {
+            for item in parser.feed(&chunk) {
+                if let SseItem::Event(data) = item
+                    && let Some(v) = is_reply(&data)
+                {
+                    found = Some(v);
+                    break 'read;
+                }
+            }
+        }
+        found
+    } else {
+        match read_body(resp, limit).await {
+            Ok(b) => is_reply(&b),
+            Err(_) => None,
+        }
+    };
+    let reply = found.ok_or_else(|| format!("no answer to {id}"))?;
+    if reply.get("error").is_some() {
+        let text: String = reply["error"].to_string().chars().take(300).collect();
+        return Err(format!("the server refused: {text}"));
+    }
+    Ok(reply)
 }
 
 /// Why a body was not read whole.
@@ -318,30 +927,48 @@ async fn read_body(resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, Bod
     Ok(body)
 }
 
-/// Feeds each SSE event to the connection. An event over `limit` is cut off while it streams;
-/// on a request's own stream (`request` is its id) that ends the stream and fails the request,
-/// on the standalone GET stream the event is skipped and reading goes on.
+/// Feeds each SSE event to the connection, and keeps `pos` (last event id, `retry`) for a
+/// resumption. An event over `limit` is cut off while it streams; on a request's own stream
+/// (`request` is its id) that ends the stream and fails the request, on the standalone GET
+/// stream the event is skipped and reading goes on. The stream is read to its end even after
+/// the answer, so the connection can be used again.
 async fn read_sse(
     resp: reqwest::Response,
     conn: &Arc<Connection>,
     limit: usize,
     request: Option<u64>,
-) {
+    pos: &mut StreamPosition,
+) -> SseEnd {
     let mut parser = SseParser::new(limit);
     let mut stream = resp.bytes_stream();
+    let mut answered = request.is_none();
     while let Some(chunk) = stream.next().await {
         let Ok(chunk) = chunk else { break };
         for item in parser.feed(&chunk) {
             match item {
-                SseItem::Event(data) => conn.handle_incoming(&data),
+                SseItem::Event(data) => {
+                    if let Some(id) = request
+                        && !answered
+                    {
+                        answered = answers(&data, id);
+                    }
+                    conn.handle_incoming(&data);
+                }
+                SseItem::LastId(id) => pos.last_id = event_id_header(&id),
+                SseItem::Retry(ms) => pos.retry = Some(bounded_retry(ms)),
                 SseItem::TooLarge { prefix } => {
                     conn.handle_cut_off(&prefix, limit, request);
                     if request.is_some() {
-                        return;
+                        return SseEnd::CutOff;
                     }
                 }
             }
         }
+    }
+    if answered {
+        SseEnd::Answered
+    } else {
+        SseEnd::Dropped
     }
 }
 
@@ -350,6 +977,10 @@ async fn read_sse(
 pub enum SseItem {
     /// One event's joined `data` lines.
     Event(Vec<u8>),
+    /// The event just ended set the last event id (empty: the server reset it).
+    LastId(Vec<u8>),
+    /// The server's reconnect delay, in milliseconds (`retry`).
+    Retry(u64),
     /// An event (or a line) passed the limit; its first bytes, and the rest is skipped.
     TooLarge { prefix: Vec<u8> },
 }
@@ -366,6 +997,19 @@ pub struct SseParser {
     limit: usize,
     /// Inside an event that was cut off: bytes are dropped until the event ends.
     skipping: bool,
+    /// The `id` of the event being read.
+    id: Option<Vec<u8>>,
+}
+
+/// The value of an SSE field line `name: value` (one leading space dropped), or of a bare
+/// `name` line (empty).
+fn field<'l>(line: &'l [u8], name: &[u8]) -> Option<&'l [u8]> {
+    let rest = line.strip_prefix(name)?;
+    if rest.is_empty() {
+        return Some(rest);
+    }
+    let value = rest.strip_prefix(b":")?;
+    Some(value.strip_prefix(b" ").unwrap_or(value))
 }
 
 impl SseParser {
@@ -375,6 +1019,7 @@ impl SseParser {
             data: Vec::new(),
             limit,
             skipping: false,
+            id: None,
         }
     }
 
@@ -402,7 +1047,33 @@ impl SseParser {
         prefix.truncate(PREFIX_KEPT);
         self.line = vec![b'x'];
         self.skipping = true;
+        self.id = None;
         prefix
+    }
+
+    /// A complete field line of the event being read.
+    fn field_line(&mut self, items: &mut Vec<SseItem>) {
+        if let Some(rest) = field(&self.line, b"data") {
+            if !self.data.is_empty() {
+                self.data.push(b'\n');
+            }
+            self.data.extend_from_slice(rest);
+        } else if let Some(id) = field(&self.line, b"id") {
+            // An id holding NUL is ignored, as the SSE standard says.
+            if !id.contains(&0) {
+                self.id = Some(id.to_vec());
+            }
+        } else if let Some(ms) = field(&self.line, b"retry")
+            && !ms.is_empty()
+            && ms.iter().all(u8::is_ascii_digit)
+        {
+            // All digits: only an overflow fails to parse, and that is "as long as it gets".
+            let ms = std::str::from_utf8(ms)
+                .ok()
+                .and_then(|t| t.parse::<u64>().ok())
+                .unwrap_or(u64::MAX);
+            items.push(SseItem::Retry(ms));
+        }
     }
 
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseItem> {
@@ -431,17 +1102,16 @@ impl SseParser {
             if self.line.is_empty() {
                 if self.skipping {
                     self.skipping = false;
-                } else if !self.data.is_empty() {
-                    items.push(SseItem::Event(std::mem::take(&mut self.data)));
+                } else {
+                    if !self.data.is_empty() {
+                        items.push(SseItem::Event(std::mem::take(&mut self.data)));
+                    }
+                    if let Some(id) = self.id.take() {
+                        items.push(SseItem::LastId(id));
+                    }
                 }
-            } else if !self.skipping
-                && let Some(rest) = self.line.strip_prefix(b"data:")
-            {
-                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-                if !self.data.is_empty() {
-                    self.data.push(b'\n');
-                }
-                self.data.extend_from_slice(rest);
+            } else if !self.skipping {
+                self.field_line(&mut items);
             }
             self.line.clear();
         }
@@ -456,8 +1126,9 @@ mod tests {
     fn events(items: Vec<SseItem>) -> Vec<Vec<u8>> {
         items
             .into_iter()
-            .map(|i| match i {
-                SseItem::Event(d) => d,
+            .filter_map(|i| match i {
+                SseItem::Event(d) => Some(d),
+                SseItem::LastId(_) | SseItem::Retry(_) => None,
                 SseItem::TooLarge { .. } => panic!("unexpected cut-off"),
             })
             .collect()
@@ -520,6 +1191,192 @@ mod tests {
             p.feed(b"data: 0123456789a\n\n").as_slice(),
             [SseItem::TooLarge { .. }]
         ));
+    }
+
+    #[test]
+    fn ids_and_retry_are_kept_for_a_resumption() {
+        let mut p = SseParser::new(1 << 20);
+        // The priming event of 2025-11-25: an id and a delay, no data.
+        let items = p.feed(b"id: 41\nretry: 2500\ndata: \n\n");
+        assert_eq!(
+            items,
+            vec![SseItem::Retry(2500), SseItem::LastId(b"41".to_vec())]
+        );
+        let items = p.feed(b"id:42\ndata: {}\n\n");
+        assert_eq!(
+            items,
+            vec![
+                SseItem::Event(b"{}".to_vec()),
+                SseItem::LastId(b"42".to_vec())
+            ]
+        );
+        // A retry that is not all digits, and an id holding NUL, are ignored.
+        let items = p.feed(b"retry: 1s\nretry: -5\nid: a\0b\ndata: x\n\n");
+        assert_eq!(items, vec![SseItem::Event(b"x".to_vec())]);
+        // A bare `id` resets it; a huge retry is "as long as it gets", then bounded.
+        let items = p.feed(b"id\nretry: 99999999999999999999999\n\n");
+        assert_eq!(
+            items,
+            vec![SseItem::Retry(u64::MAX), SseItem::LastId(Vec::new())]
+        );
+        assert_eq!(bounded_retry(u64::MAX), RETRY_MAX);
+        assert_eq!(bounded_retry(0), RETRY_MIN);
+        assert_eq!(bounded_retry(1500), Duration::from_millis(1500));
+        assert_eq!(event_id_header(b""), None);
+        assert_eq!(event_id_header(b"41").unwrap(), "41");
+        assert_eq!(event_id_header(b"a\nb"), None);
+    }
+
+    #[test]
+    fn an_event_answers_its_request_only() {
+        assert!(answers(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#, 7));
+        assert!(answers(br#"{"result":{"id":3},"jsonrpc":"2.0","id":7}"#, 7));
+        assert!(!answers(br#"{"jsonrpc":"2.0","id":8,"result":{}}"#, 7));
+        // The server's own request may carry the same number: it is no answer.
+        assert!(!answers(
+            br#"{"jsonrpc":"2.0","id":7,"method":"roots/list"}"#,
+            7
+        ));
+        assert!(!answers(
+            br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#,
+            7
+        ));
+        assert!(!answers(b"not json", 7));
+    }
+
+    /// The server side's decoding (src/frontend/http/stateless.rs), for the round trip.
+    fn decoded(header: &str) -> Option<String> {
+        use base64::Engine;
+        match header
+            .strip_prefix("=?base64?")
+            .and_then(|r| r.strip_suffix("?="))
+        {
+            Some(b64) => base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok()),
+            None => Some(header.to_owned()),
+        }
+    }
+
+    #[test]
+    fn names_that_are_not_plain_ascii_travel_base64() {
+        assert_eq!(header_text("get_weather"), "get_weather");
+        assert_eq!(header_text("file:///a b.txt"), "file:///a b.txt");
+        assert_eq!(header_text("café"), "=?base64?Y2Fmw6k=?=");
+        for odd in [
+            "café",
+            " lead",
+            "trail ",
+            "tab\there",
+            "=?base64?eA==?=",
+            "日本",
+        ] {
+            let h = header_text(odd);
+            assert!(h.starts_with("=?base64?"), "{odd:?} -> {h}");
+            assert_eq!(decoded(&h).as_deref(), Some(odd));
+        }
+        assert_eq!(
+            name_of(r#"{"params":{"uri":"sample://x","arguments":{"n":1}}}"#).as_deref(),
+            Some("sample://x")
+        );
+        assert_eq!(name_of(r#"{"params":{"name":"t"}}"#).as_deref(), Some("t"));
+        assert_eq!(name_of("{}"), None);
+    }
+
+    #[test]
+    fn a_refusal_names_the_challenge_and_never_the_token() {
+        let mut h = HeaderMap::new();
+        h.append(
+            reqwest::header::WWW_AUTHENTICATE,
+            HeaderValue::from_static(r#"Bearer realm="loom", error="invalid_token""#),
+        );
+        h.append(
+            reqwest::header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=x"),
+        );
+        let c = challenge_of(&h);
+        assert_eq!(
+            c.as_deref(),
+            Some(r#"Bearer realm="loom", error="invalid_token", Basic realm=x"#)
+        );
+        let text = needs_auth_text("http://h/mcp", c.as_deref(), true);
+        assert!(
+            text.starts_with("needs authentication: http://h/mcp answered 401"),
+            "{text}"
+        );
+        assert!(text.contains("bearer_token_command ran again") && text.contains("invalid_token"));
+        assert!(challenge_of(&HeaderMap::new()).is_none());
+        let long = HeaderValue::from_str(&"x".repeat(5000)).unwrap();
+        let mut h = HeaderMap::new();
+        h.insert(reqwest::header::WWW_AUTHENTICATE, long);
+        assert_eq!(challenge_of(&h).unwrap().len(), CHALLENGE_MAX_CHARS);
+    }
+
+    #[test]
+    fn the_token_is_the_trimmed_output() {
+        let v = bearer_from_output(b"  abc.def-1\n").unwrap();
+        assert_eq!(v, "Bearer abc.def-1");
+        assert!(v.is_sensitive());
+        assert_eq!(bearer_from_output(b" \n"), Err(TokenError::Empty));
+        assert_eq!(bearer_from_output(b"a\nb"), Err(TokenError::NotAHeader));
+        assert_eq!(bearer_from_output(b"\xff"), Err(TokenError::NotText));
+        assert_eq!(
+            bearer_from_output(&vec![b'a'; TOKEN_MAX_BYTES + 1]),
+            Err(TokenError::TooLong)
+        );
+    }
+
+    #[tokio::test]
+    async fn the_token_command_runs_without_a_shell_and_says_why_it_failed() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let v = run_token_command(&argv(&["echo", "t0k;$HOME"]))
+            .await
+            .unwrap();
+        // No shell: `;` and `$HOME` are the token's own characters.
+        assert_eq!(v, "Bearer t0k;$HOME");
+        let err = run_token_command(&argv(&["sh", "-c", "echo 'not signed in' >&2; exit 3"]))
+            .await
+            .unwrap_err();
+        assert!(
+            err.contains("exit status: 3") && err.contains("not signed in"),
+            "{err}"
+        );
+        let err = run_token_command(&argv(&["/nonexistent/token-helper"]))
+            .await
+            .unwrap_err();
+        assert!(err.contains("cannot run"), "{err}");
+        let err = run_token_command(&argv(&["true"])).await.unwrap_err();
+        assert!(err.contains("printed nothing"), "{err}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_name_becomes_a_header_that_decodes_back(name in ".*") {
+            let h = header_text(&name);
+            proptest::prop_assert!(HeaderValue::from_str(&h).is_ok(), "{h:?}");
+            proptest::prop_assert_eq!(decoded(&h), Some(name));
+        }
+
+        #[test]
+        fn token_output_never_panics_and_a_token_is_one_header_line(out in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
+            if let Ok(v) = bearer_from_output(&out) {
+                let text = v.to_str().unwrap_or_default();
+                proptest::prop_assert!(text.starts_with("Bearer ") && text.len() > 7);
+                proptest::prop_assert!(!text.contains('\n') && !text.contains('\r'));
+            }
+        }
+
+        #[test]
+        fn challenges_never_panic(raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+            if let Ok(v) = HeaderValue::from_bytes(&raw) {
+                let mut h = HeaderMap::new();
+                h.insert(reqwest::header::WWW_AUTHENTICATE, v);
+                if let Some(c) = challenge_of(&h) {
+                    proptest::prop_assert!(c.chars().count() <= CHALLENGE_MAX_CHARS);
+                }
+            }
+        }
     }
 
     fn fragments() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {

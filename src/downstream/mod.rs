@@ -171,6 +171,10 @@ impl std::fmt::Display for Unavailable {
                 )
             }
             ServerState::Stopped => write!(f, "server `{server}` is stopped"),
+            ServerState::NeedsAuth => write!(
+                f,
+                "server `{server}` needs authentication{why}; a person must fix its credentials (bearer_token_env or bearer_token_command) and restart it"
+            ),
             ServerState::Up => write!(f, "server `{server}` lost its connection{why}"),
         }
     }
@@ -616,7 +620,7 @@ impl Fleet {
             return Err(RestartRefused::ShuttingDown);
         }
         match server.status().state {
-            ServerState::Up | ServerState::Restarting { .. } => {
+            ServerState::Up | ServerState::Restarting { .. } | ServerState::NeedsAuth => {
                 // Starting from now on, for whoever looks next; the supervisor does the rest.
                 set_state_starting(self, &server);
                 server.restart.notify_one();

@@ -49,7 +49,7 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
                 return;
             }
         };
-        let failure = match launched {
+        let (failure, needs_auth) = match launched {
             Ok(mut running) => {
                 *lock(&server.conn) = Some(running.conn.clone());
                 {
@@ -76,15 +76,32 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
                         return;
                     }
                 };
+                let needs_auth = running.conn.needs_authentication();
                 drop(running);
                 if started.elapsed() >= policy.window {
                     failures.clear();
                     consecutive = 0;
                 }
-                reason
+                (reason, needs_auth)
             }
-            Err(e) => e,
+            Err(f) => (f.why, f.needs_auth),
         };
+        if needs_auth {
+            // Restarting cannot fix a refused credential: nothing is counted, and the server
+            // waits for a person's restart.
+            if !settled {
+                settled = true;
+                fleet.settled.send_modify(|n| *n += 1);
+            }
+            set_state(&fleet, &server, ServerState::NeedsAuth, Some(failure));
+            tokio::select! {
+                _ = server.restart.notified() => continue,
+                _ = stopping(&mut shutdown) => {
+                    set_state(&fleet, &server, ServerState::Stopped, None);
+                    return;
+                }
+            }
+        }
         tracing::warn!(server = %server.name(), "server failed: {failure}");
         {
             let mut st = lock(&server.status);
@@ -147,8 +164,23 @@ async fn stopping(rx: &mut tokio::sync::watch::Receiver<bool>) {
     }
 }
 
+/// Why a launch failed, and whether the server refused loom's credentials.
+struct Failed {
+    why: String,
+    needs_auth: bool,
+}
+
+impl From<String> for Failed {
+    fn from(why: String) -> Failed {
+        Failed {
+            why,
+            needs_auth: false,
+        }
+    }
+}
+
 /// Starts the server, shakes hands and lists everything, all within the handshake timeout.
-async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Running, String> {
+async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Running, Failed> {
     let spec = &server.spec;
     let caps = fleet.client_caps();
     let inbound: InboundSink = {
@@ -195,12 +227,14 @@ async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Runnin
             url,
             headers,
             bearer_token_env,
+            bearer_token_command,
         } => {
             let c = http::connect(http::HttpLaunch {
                 server: &spec.name,
                 url,
                 headers,
                 bearer_token_env: bearer_token_env.as_deref(),
+                bearer_token_command: bearer_token_command.as_deref(),
                 max_message: fleet.config.max_downstream_message_bytes,
                 client_caps: caps,
                 inbound,
@@ -239,16 +273,18 @@ async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Runnin
     };
     let lists = match tokio::time::timeout(timeout, setup).await {
         Ok(Ok(lists)) => lists,
-        Ok(Err(e)) => {
+        Ok(Err(why)) => {
+            let needs_auth = conn.needs_authentication();
             stop(fleet, &mut running).await;
-            return Err(e);
+            return Err(Failed { why, needs_auth });
         }
         Err(_) => {
             stop(fleet, &mut running).await;
             return Err(format!(
                 "no complete handshake within {:.1}s (handshake_timeout)",
                 timeout.as_secs_f64()
-            ));
+            )
+            .into());
         }
     };
     install_lists(fleet, server, lists);
@@ -407,7 +443,7 @@ fn on_inbound(
 /// Graceful stop: close stdin (or end the HTTP session), then SIGTERM, then kill the group.
 async fn stop(fleet: &Fleet, running: &mut Running) {
     let grace = fleet.config.shutdown_grace;
-    running.conn.begin_shutdown();
+    running.conn.begin_shutdown().await;
     let Some(process) = running.process.as_mut() else {
         running.conn.close("stopped by loom");
         return;

@@ -290,6 +290,9 @@ pub enum ServerState {
     /// Given up on after repeated failures; its tools are no longer listed.
     Delisted,
     Stopped,
+    /// The server refused loom's credentials (HTTP 401): a person must fix them and restart
+    /// it. Not a failure: nothing is counted and nothing is retried until then.
+    NeedsAuth,
 }
 
 impl ServerState {
@@ -301,6 +304,7 @@ impl ServerState {
             ServerState::Restarting { attempt, max } => format!("restarting {attempt}/{max}"),
             ServerState::Delisted => "delisted".into(),
             ServerState::Stopped => "stopped".into(),
+            ServerState::NeedsAuth => "needs authentication".into(),
         }
     }
 }

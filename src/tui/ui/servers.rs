@@ -78,6 +78,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 ServerState::Up => (th.success, "●"),
                 ServerState::Delisted | ServerState::Stopped => (th.error, "✕"),
                 ServerState::Starting | ServerState::Restarting { .. } => (th.warning, "◌"),
+                ServerState::NeedsAuth => (th.warning, "!"),
             };
             // The protocol revision in words a person knows, not loom's own names for them.
             let era = match s.era.as_deref() {
@@ -97,7 +98,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                         .and_then(|t| t.get(11..19))
                         .map(|t| format!(" at {t}"))
                         .unwrap_or_default();
-                    format!("failed{at}: {e}")
+                    let what = if s.state == ServerState::NeedsAuth {
+                        "refused"
+                    } else {
+                        "failed"
+                    };
+                    format!("{what}{at}: {e}")
                 })
                 .unwrap_or_default();
             // How long it has been up, how often it restarted, and how its calls went.

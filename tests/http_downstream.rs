@@ -1,0 +1,676 @@
+//! Loom as an HTTP *client* of a downstream server, against a real peer: another loom serving
+//! MCP over HTTP (`loom serve --http`) in front of the sample server. Between the two sits a
+//! small relay written here that forwards every request as it came and records what passed; to
+//! make a situation the peer would not make by itself it may refuse `server/discover` (so the
+//! client falls back to a legacy session), refuse the GET stream (so an idle session can
+//! expire), hold back a `DELETE`'s answer, or drop a reply stream after its first event (a
+//! stream that breaks mid-reply), rewriting the peer's `retry` field.
+
+mod common;
+
+use bytes::Bytes;
+use common::{LOOM, LoomOverHttp, TempConfig, sample_config, wait_until};
+use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{Request, Response, StatusCode};
+use loom::config::Config;
+use loom::downstream::connection::Reply;
+use loom::downstream::{Fleet, ServerState};
+use loom::protocol::ClientCapabilities;
+use serde_json::{Map, Value, json};
+use std::convert::Infallible;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// What the relay changes.
+#[derive(Default, Clone)]
+struct Rules {
+    /// Answer `server/discover` with a plain 400, as a legacy-only server does.
+    refuse_discover: bool,
+    /// Answer a GET that resumes nothing with 405 (no server stream).
+    refuse_get: bool,
+    /// Drop the first `tools/call` reply stream after its first event.
+    cut_first_call: bool,
+    /// Drop the first GET stream after its first event.
+    cut_first_get: bool,
+    /// Put this in place of the peer's `retry` value.
+    retry_ms: Option<u64>,
+    /// Answer a DELETE only after this long.
+    delay_delete: Option<Duration>,
+}
+
+/// One request that passed the relay.
+#[derive(Debug, Clone)]
+struct Seen {
+    http: String,
+    /// The JSON-RPC method of a POST.
+    rpc: Option<String>,
+    headers: hyper::HeaderMap,
+    at: Instant,
+    /// The peer's status, once answered.
+    status: Option<u16>,
+    /// When the relay cut the stream, and the id of the last event it let through.
+    cut_at: Option<Instant>,
+    cut_after: Option<String>,
+    client_closed: bool,
+    /// When the answer was sent back (a DELETE's).
+    done_at: Option<Instant>,
+}
+
+struct Relay {
+    port: u16,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+fn full(status: StatusCode, text: &str) -> Response<Body> {
+    let mut r = Response::new(Full::new(Bytes::from(text.to_owned())).boxed_unsync());
+    *r.status_mut() = status;
+    r
+}
+
+impl Relay {
+    async fn start(upstream: &str, rules: Rules) -> Relay {
+        loom::init_tls();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        let state = Arc::new((upstream.to_owned(), rules, seen.clone(), client));
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let state = state.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |req| {
+                        let state = state.clone();
+                        async move {
+                            let (up, rules, seen, client) = &*state;
+                            Ok::<_, Infallible>(relay(req, up, rules, seen, client).await)
+                        }
+                    });
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, service)
+                        .await;
+                });
+            }
+        });
+        Relay { port, seen, task }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+async fn relay(
+    req: Request<Incoming>,
+    upstream: &str,
+    rules: &Rules,
+    seen: &Arc<Mutex<Vec<Seen>>>,
+    client: &reqwest::Client,
+) -> Response<Body> {
+    let (parts, body) = req.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let rpc = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v["method"].as_str().map(str::to_owned));
+    let index = {
+        let mut s = seen.lock().unwrap();
+        s.push(Seen {
+            http: parts.method.to_string(),
+            rpc: rpc.clone(),
+            headers: parts.headers.clone(),
+            at: Instant::now(),
+            status: None,
+            cut_at: None,
+            cut_after: None,
+            client_closed: false,
+            done_at: None,
+        });
+        s.len() - 1
+    };
+    let note = |f: &dyn Fn(&mut Seen)| f(&mut seen.lock().unwrap()[index]);
+    if rules.refuse_discover && rpc.as_deref() == Some("server/discover") {
+        note(&|s| s.status = Some(400));
+        return full(StatusCode::BAD_REQUEST, "Bad Request: unknown method");
+    }
+    let resuming = parts.headers.contains_key("last-event-id");
+    if rules.refuse_get && parts.method == hyper::Method::GET && !resuming {
+        note(&|s| s.status = Some(405));
+        return full(StatusCode::METHOD_NOT_ALLOWED, "no server stream here");
+    }
+    let mut forward = client.request(parts.method.clone(), upstream).body(body);
+    for (k, v) in &parts.headers {
+        if k != hyper::header::HOST && k != hyper::header::CONTENT_LENGTH {
+            forward = forward.header(k, v);
+        }
+    }
+    let resp = match forward.send().await {
+        Ok(r) => r,
+        Err(e) => return full(StatusCode::BAD_GATEWAY, &e.to_string()),
+    };
+    let status = resp.status().as_u16();
+    note(&|s| s.status = Some(status));
+    if parts.method == hyper::Method::DELETE
+        && let Some(d) = rules.delay_delete
+    {
+        tokio::time::sleep(d).await;
+    }
+    let mut out = Response::builder().status(status);
+    for (k, v) in resp.headers() {
+        if k != hyper::header::CONTENT_LENGTH && k != hyper::header::TRANSFER_ENCODING {
+            out = out.header(k, v);
+        }
+    }
+    let earlier = |http: &str, rpc: Option<&str>| {
+        seen.lock().unwrap()[..index]
+            .iter()
+            .any(|s| s.http == http && s.rpc.as_deref() == rpc && s.cut_at.is_some())
+    };
+    let cut = (rules.cut_first_call
+        && rpc.as_deref() == Some("tools/call")
+        && !earlier("POST", Some("tools/call")))
+        || (rules.cut_first_get
+            && parts.method == hyper::Method::GET
+            && !resuming
+            && !earlier("GET", None));
+    let retry_ms = rules.retry_ms;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
+    let seen = seen.clone();
+    tokio::spawn(async move {
+        let mut stream = resp.bytes_stream();
+        let mut pending = Vec::<u8>::new();
+        use futures_util::StreamExt;
+        while let Some(Ok(chunk)) = stream.next().await {
+            pending.extend_from_slice(&chunk);
+            // Whole events only, so one can be rewritten or be the last before a cut.
+            while let Some(end) = pending.windows(2).position(|w| w == b"\n\n") {
+                let event: Vec<u8> = pending.drain(..end + 2).collect();
+                let mut text = String::from_utf8_lossy(&event).into_owned();
+                if let Some(ms) = retry_ms {
+                    text = text
+                        .lines()
+                        .map(|l| {
+                            if l.starts_with("retry:") {
+                                format!("retry: {ms}")
+                            } else {
+                                l.to_owned()
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                        + "\n\n";
+                }
+                if tx.send(Bytes::from(text.clone())).await.is_err() {
+                    seen.lock().unwrap()[index].client_closed = true;
+                    return;
+                }
+                if cut {
+                    let id = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("id:"))
+                        .map(|v| v.trim().to_owned());
+                    let mut s = seen.lock().unwrap();
+                    s[index].cut_at = Some(Instant::now());
+                    s[index].cut_after = id;
+                    return;
+                }
+            }
+        }
+        if !pending.is_empty() && tx.send(Bytes::from(pending)).await.is_err() {
+            seen.lock().unwrap()[index].client_closed = true;
+        }
+        seen.lock().unwrap()[index].done_at = Some(Instant::now());
+    });
+    let body = StreamBody::new(futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+    }));
+    out.body(body.boxed_unsync())
+        .unwrap_or_else(|_| full(StatusCode::BAD_GATEWAY, "bad headers"))
+}
+
+/// A fleet of one HTTP server `d` at `url`, its token from `cat TOKEN_FILE`.
+async fn fleet(url: &str, token_file: &Path, dir: &Path) -> Arc<Fleet> {
+    loom::init_tls();
+    let toml = format!(
+        "[[servers]]\nname = \"d\"\nurl = \"{url}\"\nbearer_token_command = [\"cat\", {:?}]\nhandshake_timeout = 20\nrestart_backoff = 0.05\n",
+        token_file.display().to_string()
+    );
+    let config = Config::parse(&toml, dir, "loom.toml").expect("config");
+    let fleet = Fleet::start(
+        Arc::new(config),
+        ClientCapabilities::default(),
+        Arc::new(|_| {}),
+    );
+    fleet.wait_startup().await;
+    fleet
+}
+
+fn status(fleet: &Fleet) -> loom::downstream::ServerStatus {
+    fleet.server("d").expect("server d").status()
+}
+
+async fn up(fleet: &Fleet) {
+    wait_until("server d to be up", async || {
+        (status(fleet).state == ServerState::Up).then_some(())
+    })
+    .await;
+}
+
+async fn call(fleet: &Fleet, method: &str, params: Value) -> Reply {
+    let conn = fleet
+        .server("d")
+        .expect("server d")
+        .connection()
+        .expect("a live connection");
+    let Value::Object(params) = params else {
+        panic!("params")
+    };
+    conn.call(method, Some(params), Duration::from_secs(20))
+        .await
+}
+
+fn result(reply: Reply) -> Value {
+    match reply {
+        Reply::Result(r) => serde_json::from_str(r.get()).expect("JSON"),
+        other => panic!("no result: {other:?}"),
+    }
+}
+
+fn weather() -> Value {
+    json!({ "name": "sample_get_weather", "arguments": { "city": "Lima" } })
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A downstream loom serving HTTP in front of the sample server.
+async fn peer(extra_top: &str, token: &str, args: &[&str]) -> (LoomOverHttp, TempConfig) {
+    let cfg = sample_config(extra_top, "");
+    let mut all = vec!["--http"];
+    all.extend_from_slice(if args.is_empty() {
+        &["127.0.0.1:0"][..]
+    } else {
+        args
+    });
+    (LoomOverHttp::start_with(&cfg, token, &all).await, cfg)
+}
+
+/// The server refuses the token: `loom check` says "needs auth" with the server's challenge at
+/// once, not after a crash loop and a delisting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_token_is_needs_authentication_with_the_challenge_in_loom_check() {
+    let (down, _down_cfg) = peer("", "right-token", &[]).await;
+    let cfg = TempConfig::new("");
+    let token = cfg.file("token");
+    std::fs::write(&token, "wrong-token\n").unwrap();
+    std::fs::write(
+        &cfg.path,
+        format!(
+            "[[servers]]\nname = \"d\"\nurl = \"{}\"\nbearer_token_command = [\"cat\", {:?}]\nmax_restarts = 1\nrestart_backoff = 0.05\n",
+            down.url,
+            token.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = tokio::process::Command::new(LOOM)
+        .args(["check", "-c"])
+        .arg(&cfg.path)
+        .output()
+        .await
+        .expect("loom check");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{stdout}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("d "))
+        .unwrap_or_else(|| panic!("no line for d: {stdout}"));
+    assert!(line.contains("needs auth"), "{line}");
+    assert!(
+        line.contains("WWW-Authenticate: Bearer realm=\"loom\", error=\"invalid_token\""),
+        "{line}"
+    );
+    assert!(!line.contains("wrong-token"), "the token leaked: {line}");
+    // With the right token, the same config is up.
+    std::fs::write(&token, "right-token\n").unwrap();
+    let out = tokio::process::Command::new(LOOM)
+        .args(["check", "-c"])
+        .arg(&cfg.path)
+        .output()
+        .await
+        .expect("loom check");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// A token that expires is made again by the token command on the 401, and the call goes
+/// through without a restart; a token the command cannot renew ends in "needs
+/// authentication" with the challenge, never counted as a failure nor delisted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_token_is_renewed_by_the_token_command_and_a_refused_one_needs_a_person() {
+    let (mut down, down_cfg) = peer("", "token-1", &[]).await;
+    let port = down
+        .url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "token-1\n").unwrap();
+    let fleet = fleet(&down.url, &token, dir.path()).await;
+    up(&fleet).await;
+    assert!(text(&result(call(&fleet, "tools/call", weather()).await)).contains("Lima"));
+    // The server now wants another token, which the command prints.
+    let addr = format!("127.0.0.1:{port}");
+    down.child.kill().await.unwrap();
+    std::fs::write(&token, "token-2\n").unwrap();
+    let down2 = LoomOverHttp::start_with(&down_cfg, "token-2", &["--http", &addr]).await;
+    let r = result(call(&fleet, "tools/call", weather()).await);
+    assert!(text(&r).contains("Lima"), "{r}");
+    let st = status(&fleet);
+    assert_eq!(
+        (st.state.clone(), st.restarts),
+        (ServerState::Up, 0),
+        "{st:?}"
+    );
+    // And once more, but the command still prints the old token: a person must act.
+    drop(down2);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let _down3 = LoomOverHttp::start_with(&down_cfg, "token-3", &["--http", &addr]).await;
+    let r = call(&fleet, "tools/call", weather()).await;
+    assert!(matches!(r, Reply::Lost(_)), "{r:?}");
+    wait_until("needs authentication", async || {
+        (status(&fleet).state == ServerState::NeedsAuth).then_some(())
+    })
+    .await;
+    // It stays there: nothing is retried or counted while no one acts.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let st = status(&fleet);
+    assert_eq!(st.state, ServerState::NeedsAuth);
+    assert_eq!(st.restarts, 0);
+    let detail = st.last_error.unwrap_or_default();
+    assert!(
+        detail.contains("needs authentication")
+            && detail.contains("WWW-Authenticate: Bearer realm=\"loom\"")
+            && !detail.contains("token-2"),
+        "{detail}"
+    );
+    // A call says what to do.
+    let why = match fleet.server("d").unwrap().connection() {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a live connection while it needs authentication"),
+    };
+    assert!(why.contains("needs authentication"), "{why}");
+    // The person fixes the token and restarts it: up again.
+    std::fs::write(&token, "token-3\n").unwrap();
+    fleet.restart("d").expect("restart");
+    up(&fleet).await;
+    assert!(text(&result(call(&fleet, "tools/call", weather()).await)).contains("Lima"));
+    fleet.shutdown().await;
+}
+
+/// A legacy session that the server ended for idleness is initialized again when the next
+/// request gets its 404, and that request goes once more: no failure, no restart. At
+/// shutdown the session is ended with a `DELETE` carrying the version header, and loom waits
+/// for its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_session_is_renewed_without_a_restart_and_shutdown_awaits_the_delete() {
+    let (down, _down_cfg) = peer("http_idle_timeout = 1", "tok", &[]).await;
+    let relay = Relay::start(
+        &down.url,
+        Rules {
+            refuse_discover: true,
+            refuse_get: true,
+            delay_delete: Some(Duration::from_millis(700)),
+            ..Rules::default()
+        },
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "tok").unwrap();
+    let fleet = fleet(&relay.url(), &token, dir.path()).await;
+    up(&fleet).await;
+    assert_eq!(status(&fleet).era, Some(loom::protocol::Era::Legacy));
+    assert!(text(&result(call(&fleet, "tools/call", weather()).await)).contains("Lima"));
+    // The peer ends the idle session (it checks every quarter of its timeout).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let r = result(call(&fleet, "tools/call", weather()).await);
+    assert!(text(&r).contains("Lima"), "{r}");
+    let seen = relay.seen();
+    let initializes: Vec<_> = seen
+        .iter()
+        .filter(|s| s.rpc.as_deref() == Some("initialize"))
+        .collect();
+    assert_eq!(initializes.len(), 2, "{seen:#?}");
+    let expired: Vec<_> = seen.iter().filter(|s| s.status == Some(404)).collect();
+    assert_eq!(expired.len(), 1, "{seen:#?}");
+    assert_eq!(expired[0].rpc.as_deref(), Some("tools/call"));
+    // The renewed session announced itself before the request went again.
+    let last_call = seen
+        .iter()
+        .rposition(|s| s.rpc.as_deref() == Some("tools/call"))
+        .unwrap();
+    let initialized = seen
+        .iter()
+        .rposition(|s| s.rpc.as_deref() == Some("notifications/initialized"))
+        .unwrap();
+    assert!(initialized < last_call, "{seen:#?}");
+    let st = status(&fleet);
+    assert_eq!(
+        (st.state.clone(), st.restarts),
+        (ServerState::Up, 0),
+        "{st:?}"
+    );
+    // Shutdown: the DELETE is sent with the version header, and its answer awaited.
+    fleet.shutdown().await;
+    let seen = relay.seen();
+    let delete = seen
+        .iter()
+        .find(|s| s.http == "DELETE")
+        .unwrap_or_else(|| panic!("no DELETE: {seen:#?}"));
+    assert_eq!(
+        delete
+            .headers
+            .get("mcp-protocol-version")
+            .map(|v| v.to_str().unwrap()),
+        Some("2025-11-25")
+    );
+    assert!(delete.headers.contains_key("mcp-session-id"));
+    assert_eq!(delete.status, Some(200));
+    assert!(
+        delete.at.elapsed() >= Duration::from_millis(650),
+        "shutdown returned before the DELETE was answered"
+    );
+}
+
+/// A reply stream that drops before its answer is resumed with `Last-Event-ID` after the delay
+/// the server set in `retry`, and the call gets its answer; the GET stream is opened again
+/// when it drops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_stream_resumes_after_the_servers_retry_and_the_get_stream_reopens() {
+    let (down, _down_cfg) = peer("", "tok", &[]).await;
+    let relay = Relay::start(
+        &down.url,
+        Rules {
+            refuse_discover: true,
+            cut_first_call: true,
+            cut_first_get: true,
+            retry_ms: Some(1500),
+            ..Rules::default()
+        },
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "tok").unwrap();
+    let fleet = fleet(&relay.url(), &token, dir.path()).await;
+    up(&fleet).await;
+    let r = result(
+        call(
+            &fleet,
+            "tools/call",
+            json!({ "name": "sample_slow_count", "arguments": { "steps": 3, "delay_ms": 100 } }),
+        )
+        .await,
+    );
+    assert!(text(&r).contains('3'), "{r}");
+    let seen = relay.seen();
+    let call = seen
+        .iter()
+        .find(|s| s.rpc.as_deref() == Some("tools/call"))
+        .expect("the call");
+    let (Some(cut), Some(after)) = (call.cut_at, call.cut_after.clone()) else {
+        panic!("the call's stream was not cut after an event with an id: {seen:#?}")
+    };
+    let resumed: Vec<_> = seen
+        .iter()
+        .filter(|s| {
+            s.http == "GET"
+                && s.headers
+                    .get("last-event-id")
+                    .is_some_and(|v| v.to_str().ok() == Some(after.as_str()))
+        })
+        .collect();
+    assert!(!resumed.is_empty(), "no resumption: {seen:#?}");
+    let waited = resumed[0].at - cut;
+    assert!(
+        waited >= Duration::from_millis(1400),
+        "resumed after {waited:?}, not after retry"
+    );
+    assert_eq!(resumed[0].status, Some(200));
+    // The first GET stream was dropped after its first event, and opened again from there:
+    // besides the call's resumption, another GET resumes after an event.
+    wait_until("the GET stream to be opened again", async || {
+        let resumptions = relay
+            .seen()
+            .into_iter()
+            .filter(|s| s.http == "GET" && s.headers.contains_key("last-event-id"))
+            .count();
+        (resumptions >= 2).then_some(())
+    })
+    .await;
+    assert!(
+        relay
+            .seen()
+            .iter()
+            .any(|s| s.http == "GET" && s.cut_at.is_some()),
+        "the first GET stream was not cut"
+    );
+    let st = status(&fleet);
+    assert_eq!(
+        (st.state.clone(), st.restarts),
+        (ServerState::Up, 0),
+        "{st:?}"
+    );
+    fleet.shutdown().await;
+}
+
+/// On 2026-07-28 a cancelled call's stream is closed (no `notifications/cancelled` over HTTP),
+/// and a name that is not plain ASCII travels in `Mcp-Name` as base64, which the peer accepts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_2026_07_28_a_cancel_closes_the_stream_and_names_travel_base64() {
+    let (down, _down_cfg) = peer("", "tok", &[]).await;
+    let relay = Relay::start(&down.url, Rules::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "tok").unwrap();
+    let fleet = fleet(&relay.url(), &token, dir.path()).await;
+    up(&fleet).await;
+    assert_eq!(status(&fleet).era, Some(loom::protocol::Era::Modern));
+    // A name with a non-ASCII character.
+    let reply = call(
+        &fleet,
+        "resources/read",
+        json!({ "uri": "sample://orders/ñ-1" }),
+    )
+    .await;
+    let seen = relay.seen();
+    let read = seen
+        .iter()
+        .find(|s| s.rpc.as_deref() == Some("resources/read"))
+        .expect("the read");
+    let name = read
+        .headers
+        .get("mcp-name")
+        .expect("Mcp-Name")
+        .to_str()
+        .unwrap();
+    assert!(name.starts_with("=?base64?"), "{name}");
+    // The peer checked the header against the body: no header mismatch (-32020).
+    if let Reply::Error(e) = &reply {
+        assert!(!e.get().contains("-32020"), "{}", e.get());
+    }
+    assert!(!matches!(reply, Reply::Lost(_)), "{reply:?}");
+    // A long call, cancelled: its stream is closed.
+    let conn = fleet.server("d").unwrap().connection().unwrap();
+    let mut params = Map::new();
+    params.insert("name".into(), json!("sample_slow_count"));
+    params.insert("arguments".into(), json!({ "steps": 100, "delay_ms": 100 }));
+    params.insert("_meta".into(), json!({ "progressToken": "p-1" }));
+    let (id, _rx) = conn.send_request("tools/call", Some(params));
+    wait_until("the call's first progress", async || {
+        relay
+            .seen()
+            .iter()
+            .any(|s| s.rpc.as_deref() == Some("tools/call") && s.status == Some(200))
+            .then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    conn.cancel(id, "a person cancelled it");
+    wait_until("the relay to see the client close the stream", async || {
+        relay
+            .seen()
+            .iter()
+            .any(|s| s.rpc.as_deref() == Some("tools/call") && s.client_closed)
+            .then_some(())
+    })
+    .await;
+    assert!(
+        !relay
+            .seen()
+            .iter()
+            .any(|s| s.rpc.as_deref() == Some("notifications/cancelled")),
+        "notifications/cancelled is stdio-only on 2026-07-28"
+    );
+    fleet.shutdown().await;
+}
