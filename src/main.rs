@@ -47,6 +47,10 @@ enum Command {
         /// Serve the fixtures of the official MCP conformance suite instead.
         #[arg(long)]
         conformance: bool,
+        /// With --conformance: speak only the handshake era (no `server/discover`), as servers
+        /// written before 2026-07-28 do.
+        #[arg(long, requires = "conformance")]
+        legacy_only: bool,
     },
     /// The workbench, with the proxy in-process; MCP is served on the session socket.
     Tui {
@@ -304,10 +308,13 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
         }
-        Command::SampleServer { conformance } => {
+        Command::SampleServer {
+            conformance,
+            legacy_only,
+        } => {
             init_logging(&cli.log_level, None)?;
             if conformance {
-                rt.block_on(loom::sample_server::conformance::serve_stdio())?;
+                rt.block_on(loom::sample_server::conformance::serve_stdio(legacy_only))?;
             } else {
                 rt.block_on(loom::sample_server::serve_stdio())?;
             }

@@ -397,6 +397,11 @@ fn events() -> Vec<Sequenced> {
             state: ServerState::Restarting { attempt: 2, max: 5 },
             detail: None,
         },
+        Event::ServerState {
+            server: "remote".into(),
+            state: ServerState::NeedsAuth,
+            detail: Some("401: WWW-Authenticate: Bearer realm=\"api\"".into()),
+        },
         Event::ServerStderr {
             server: "sample".into(),
             line: "ready".into(),

@@ -103,6 +103,8 @@ pub struct ServerHandle {
     status: Mutex<ServerStatus>,
     lists: Mutex<Lists>,
     conn: Mutex<Option<Arc<Connection>>>,
+    /// Tools of this server left out of the listing (they require tasks), already noted.
+    left_out: Mutex<Vec<String>>,
     /// A person asked for a restart: the supervisor stops the server and starts it again.
     restart: tokio::sync::Notify,
 }
@@ -271,6 +273,7 @@ impl Fleet {
                     }),
                     lists: Mutex::new(Lists::default()),
                     conn: Mutex::new(None),
+                    left_out: Mutex::new(Vec::new()),
                     restart: tokio::sync::Notify::new(),
                 })
             })

@@ -330,8 +330,17 @@ fn requires_task(tool: &Map<String, Value>) -> bool {
 fn install_lists(fleet: &Fleet, server: &ServerHandle, mut lists: Lists) {
     let (task_only, tools): (Vec<_>, Vec<_>) = lists.tools.into_iter().partition(requires_task);
     lists.tools = tools;
-    for t in &task_only {
-        let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
+    let names: Vec<String> = task_only
+        .iter()
+        .map(|t| {
+            t.get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_owned()
+        })
+        .collect();
+    let noted = std::mem::replace(&mut *lock(&server.left_out), names.clone());
+    for name in names.iter().filter(|n| !noted.contains(n)) {
         let text = format!(
             "tool {name} is not listed: it requires tasks (execution.taskSupport \"required\"), which loom does not relay"
         );

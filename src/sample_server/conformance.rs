@@ -56,7 +56,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-pub async fn serve_stdio() -> anyhow::Result<()> {
+pub async fn serve_stdio(legacy_only: bool) -> anyhow::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
         let mut stdout = tokio::io::stdout();
@@ -67,7 +67,9 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
             }
         }
     });
-    let fixture = Arc::new(Fixture::new(tx));
+    let mut fixture = Fixture::new(tx);
+    fixture.legacy_only = legacy_only;
+    let fixture = Arc::new(fixture);
     let mut lines = LineReader::new(BufReader::new(tokio::io::stdin()), 16 << 20);
     while let Ok(Some(line)) = lines.next_line().await {
         if let Line::Complete(bytes) = line {
@@ -109,6 +111,9 @@ pub struct Fixture {
     /// Requests in flight, by their id's JSON text, for `notifications/cancelled`.
     running: Mutex<HashMap<String, Arc<Notify>>>,
     seal: seal::Seal,
+    /// Answers only the handshake era: `server/discover` and `_meta`-carried requests are
+    /// unknown, as to a server written before 2026-07-28.
+    legacy_only: bool,
 }
 
 /// Who sent one request, as far as the fixture's answer depends on it.
@@ -135,6 +140,7 @@ impl Fixture {
             asked: Pending::default(),
             running: Mutex::new(HashMap::new()),
             seal,
+            legacy_only: false,
         }
     }
 
@@ -283,6 +289,9 @@ impl Fixture {
             Some(p) => serde_json::from_str(p.get())
                 .map_err(|_| RpcError::new(code::INVALID_PARAMS, "params must be an object"))?,
         };
+        if self.legacy_only && method == "server/discover" {
+            return Err(not_found(method));
+        }
         let peer = self.peer(&params)?;
         if peer.modern && REMOVED_IN_2026.contains(&method) {
             return Err(not_found(method));

@@ -437,7 +437,10 @@ impl Session {
                     }
                 }
                 if request.method == "roots/list"
-                    && self.fleet.get().is_some_and(|f| f.client_caps().has("roots"))
+                    && self
+                        .fleet
+                        .get()
+                        .is_some_and(|f| f.client_caps().has("roots"))
                 {
                     // Loom told the servers it has roots; one asking when no client can answer
                     // (at its start, outside any call) gets the roots a client last gave, or

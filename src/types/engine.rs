@@ -45,8 +45,9 @@ impl From<&str> for EngineError {
 /// deleted and read back version by version by a person; who decided an
 /// approval; how long a call waited for one; why a large result passed through whole; where
 /// exports go. 7: the
-/// tool list says which server serves each tool (exposed names need not say it).
-pub const WORKBENCH_PROTOCOL: u32 = 8;
+/// tool list says which server serves each tool (exposed names need not say it). 9: a server
+/// may be in the state "needs authentication" (an HTTP server refused loom's token).
+pub const WORKBENCH_PROTOCOL: u32 = 9;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]

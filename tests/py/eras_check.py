@@ -4,15 +4,17 @@ servers' questions (sampling, elicitation, roots), and prints what it saw as one
 Usage: eras_check.py MODE PLAN -- COMMAND ARGS...
   MODE: legacy | 2026-07-28
   PLAN: a JSON file: {"calls": [{"name": TOOL, "arguments": {...}, "key": KEY}, ...],
-        "restart_after": KEY or null, "restart_tool": TOOL or null}
+        "pause_after": KEY or null, "paused": FILE, "go_on": FILE}
         Each call's result text (all text content joined) is reported under its key, or
-        "error: ..." when the call raised. After the call named by restart_after, the tool
-        restart_tool is called (a tool that makes loom restart a server) and the plan goes on.
+        "error: ..." when the call raised. After the call named by pause_after, the script
+        creates the file `paused` and waits (at most 60 s) for the file `go_on` before going
+        on: the test restarts a server in between.
 The client answers sampling with the text "sampled-by-client", elicitation by accepting
 {"name": "Ada", "email": "ada@example.com", "age": 36, "confirmed": true, ...}, and roots
 with file:///tmp/loom-eras-root.
 """
 import json
+import os
 import sys
 
 import anyio
@@ -96,12 +98,11 @@ async def main():
                 out["results"][call["key"]] = text_of(r)
             except Exception as e:  # reported, never hidden
                 out["results"][call["key"]] = f"error: {type(e).__name__}: {e}"
-            if plan.get("restart_after") == call["key"] and plan.get("restart_tool"):
-                try:
-                    with anyio.fail_after(60):
-                        await c.call_tool(plan["restart_tool"], {})
-                except Exception as e:
-                    out["restart_error"] = f"{type(e).__name__}: {e}"
+            if plan.get("pause_after") == call["key"]:
+                open(plan["paused"], "w").close()
+                with anyio.fail_after(60):
+                    while not os.path.exists(plan["go_on"]):
+                        await anyio.sleep(0.05)
     out["asked"] = asked
     print(json.dumps(out))
 

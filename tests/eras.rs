@@ -1,0 +1,468 @@
+//! Both protocol eras through loom, with real peers: the Python SDK as a legacy and as a
+//! 2026-07-28 client, in front of legacy servers (server-everything, the conformance fixture in
+//! `--legacy-only` mode) and a 2026-07-28 server (the conformance fixture), answering the
+//! servers' sampling, elicitation and roots questions in every pairing, across a server
+//! restart; and, with a raw client, the sealed `requestState` loom hands a 2026-07-28 client
+//! (tampered, stale, incomplete), roots asked when no client can answer, what several clients
+//! sharing the servers each hear (subscriptions, log messages), the union of their
+//! capabilities announced to servers, and the servers' guidance in the primer.
+
+mod common;
+
+use common::*;
+use loom::frontend::engine::Engine;
+use loom::frontend::socket::RemoteEngine;
+use loom::types::engine::{Reply, Request};
+use loom::types::events::ServerState;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+const MODERN: &str = "2026-07-28";
+
+/// Loom in front of the fixture as a 2026-07-28 server (`fx`), the fixture as a legacy server
+/// (`lg`) and server-everything (`ev`).
+fn eras_config() -> TempConfig {
+    TempConfig::new(&format!(
+        "[[servers]]\nname = \"fx\"\ncommand = {LOOM:?}\nargs = [\"sample-server\", \"--conformance\"]\n\
+         [[servers]]\nname = \"lg\"\ncommand = {LOOM:?}\nargs = [\"sample-server\", \"--conformance\", \"--legacy-only\"]\n\
+         [[servers]]\nname = \"ev\"\ncommand = \"node\"\nargs = [{:?}]\n",
+        everything_js().display().to_string()
+    ))
+}
+
+/// The `_meta` of a 2026-07-28 request.
+fn modern_meta(caps: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": caps,
+        "io.modelcontextprotocol/clientInfo": { "name": "eras-test", "version": "1" },
+    })
+}
+
+async fn state_of(eng: &Arc<RemoteEngine>, server: &str) -> (ServerState, u32) {
+    let Ok(Reply::Servers { servers }) = eng.request(Request::Servers).await else {
+        panic!("servers")
+    };
+    let s = servers.iter().find(|s| s.name == server).expect("server");
+    (s.state.clone(), s.restarts)
+}
+
+/// The Python SDK in `mode` runs the plan against loom over stdio; halfway, the test restarts
+/// both legacy servers through the session socket, as a person would, and the rest of the
+/// plan runs against the new processes.
+async fn python_through_loom(mode: &str) -> Value {
+    let cfg = eras_config();
+    let paused = cfg.file("paused");
+    let go_on = cfg.file("go-on");
+    let plan = json!({
+        "calls": [
+            { "key": "fx_sampling", "name": "fx_test_input_required_result_sampling" },
+            { "key": "fx_elicitation", "name": "fx_test_input_required_result_elicitation" },
+            { "key": "fx_roots", "name": "fx_test_input_required_result_list_roots" },
+            { "key": "lg_sampling", "name": "lg_test_sampling", "arguments": { "prompt": "hi" } },
+            { "key": "ev_roots", "name": "ev_get-roots-list" },
+            // After both legacy servers started again:
+            { "key": "lg_elicitation", "name": "lg_test_elicitation", "arguments": { "message": "who?" } },
+            { "key": "ev_sampling", "name": "ev_trigger-sampling-request", "arguments": { "prompt": "hi", "maxTokens": 20 } },
+            { "key": "ev_elicitation", "name": "ev_trigger-elicitation-request" },
+            { "key": "fx_sampling_again", "name": "fx_test_input_required_result_sampling" },
+        ],
+        "pause_after": "ev_roots",
+        "paused": paused,
+        "go_on": go_on,
+    });
+    let plan_file = cfg.file("plan.json");
+    std::fs::write(&plan_file, plan.to_string()).expect("plan");
+    let run = format!("XDG_RUNTIME_DIR={}", cfg.dir.path().display());
+    let config = cfg.path.display().to_string();
+    let script = root().join("tests/py/eras_check.py");
+    let mut cmd = tokio::process::Command::new(venv_python());
+    cmd.arg(&script)
+        .args([
+            mode,
+            &plan_file.display().to_string(),
+            "--",
+            "env",
+            &run,
+            LOOM,
+        ])
+        .args(["serve", "-c", &config])
+        .kill_on_drop(true);
+    let client = tokio::spawn(async move { cmd.output().await.expect("python runs") });
+    wait_until("the client to pause halfway", async || {
+        paused.exists().then_some(())
+    })
+    .await;
+    let entry = session_entry(&cfg).await;
+    let eng = Arc::new(RemoteEngine::connect(&entry).await.expect("attach"));
+    for server in ["lg", "ev"] {
+        eng.request(Request::RestartServer {
+            server: server.into(),
+        })
+        .await
+        .expect("restart");
+    }
+    for server in ["lg", "ev"] {
+        wait_until("the restarted server to be up", async || {
+            (state_of(&eng, server).await.0 == ServerState::Up).then_some(())
+        })
+        .await;
+    }
+    std::fs::write(&go_on, "").expect("go on");
+    let out = client.await.expect("client task");
+    assert!(
+        out.status.success(),
+        "{mode}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+fn check_pairings(v: &Value, mode: &str) {
+    let r = &v["results"];
+    let text = |k: &str| r[k].as_str().unwrap_or_default().to_owned();
+    let want = [
+        ("fx_sampling", "sampled-by-client"),
+        ("fx_elicitation", "Ada"),
+        ("fx_roots", "file:///tmp/loom-eras-root"),
+        ("lg_sampling", "sampled-by-client"),
+        ("ev_roots", "file:///tmp/loom-eras-root"),
+        ("lg_elicitation", "ada@example.com"),
+        ("ev_sampling", "sampled-by-client"),
+        ("ev_elicitation", "ada@example.com"),
+        ("fx_sampling_again", "sampled-by-client"),
+    ];
+    for (key, needle) in want {
+        assert!(
+            text(key).contains(needle),
+            "{mode}: {key} wanted {needle:?}, got {:?}",
+            text(key)
+        );
+    }
+    // Every question was asked of the client for real, by its era's means.
+    for kind in ["sampling", "elicitation", "roots"] {
+        assert!(v["asked"][kind].as_u64().unwrap_or(0) >= 1, "{mode}: {v}");
+    }
+    // Tools that exist only when the client can answer are listed: loom declared it.
+    let tools: Vec<&str> = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for t in ["ev_trigger-sampling-request", "ev_get-roots-list"] {
+        assert!(tools.contains(&t), "{mode}: {tools:?}");
+    }
+    // A tool that only runs as a task is left out, not listed and uncallable.
+    assert!(!tools.contains(&"ev_simulate-research-query"), "{tools:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_python_client_answers_every_servers_questions_across_a_restart() {
+    let v = python_through_loom("legacy").await;
+    assert_eq!(v["protocol_version"], "2025-11-25");
+    check_pairings(&v, "legacy");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_python_client_answers_every_servers_questions_across_a_restart() {
+    let v = python_through_loom(MODERN).await;
+    assert_eq!(v["protocol_version"], MODERN);
+    check_pairings(&v, MODERN);
+}
+
+/// `r` is an invalid-params error whose message says `why`.
+fn refused(r: &Value, why: &str) {
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(why), "{r}");
+}
+
+/// A 2026-07-28 call of a tool whose legacy server asks for roots.
+async fn ask_roots_call(c: &mut RawClient, extra: Value) -> Value {
+    let mut params = json!({ "name": "t_ask_roots", "arguments": {},
+        "_meta": modern_meta(json!({ "roots": {} })) });
+    if let (Value::Object(p), Value::Object(extra)) = (&mut params, extra) {
+        p.extend(extra);
+    }
+    c.request("tools/call", params).await
+}
+
+#[tokio::test]
+async fn a_legacy_servers_question_reaches_a_2026_07_28_client_as_input_required_with_a_sealed_state()
+ {
+    let cfg = TempConfig::new(&testserver_entry("t", &[]));
+    let mut c = RawClient::spawn(&cfg.path);
+    let listed = c
+        .request(
+            "tools/list",
+            json!({ "_meta": modern_meta(json!({ "roots": {} })) }),
+        )
+        .await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let first = ask_roots_call(&mut c, json!({})).await;
+    let res = &first["result"];
+    assert_eq!(res["resultType"], "input_required", "{first}");
+    let (key, ask) = res["inputRequests"]
+        .as_object()
+        .and_then(|m| m.iter().next())
+        .expect("one question");
+    assert_eq!(ask["method"], "roots/list");
+    let state = res["requestState"].as_str().expect("state").to_owned();
+    assert!(state.len() < 200, "size-bounded: {state}");
+    let roots = json!({ "roots": [{ "uri": "file:///srv/project", "name": "project" }] });
+
+    // Changed by one character: refused, and the call keeps waiting.
+    let mut forged = state.clone().into_bytes();
+    forged[3] = if forged[3] == b'a' { b'b' } else { b'a' };
+    let forged = String::from_utf8(forged).unwrap();
+    let r = ask_roots_call(
+        &mut c,
+        json!({ "requestState": forged, "inputResponses": { key.clone(): roots.clone() } }),
+    )
+    .await;
+    refused(&r, "integrity");
+
+    // No answer to the question: refused, and the call keeps waiting.
+    let r = ask_roots_call(
+        &mut c,
+        json!({ "requestState": state, "inputResponses": {} }),
+    )
+    .await;
+    refused(&r, key.as_str());
+
+    // The real retry resumes the waiting call: the server gets the client's roots.
+    let r = ask_roots_call(
+        &mut c,
+        json!({ "requestState": state, "inputResponses": { key.clone(): roots.clone() } }),
+    )
+    .await;
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert!(text_of(&r).contains("file:///srv/project"), "{r}");
+
+    // The same state again: the call it named is over.
+    let r = ask_roots_call(
+        &mut c,
+        json!({ "requestState": state, "inputResponses": { key.clone(): roots } }),
+    )
+    .await;
+    refused(&r, "already");
+
+    // One call in the log, however many rounds it took.
+    let entry = session_entry(&cfg).await;
+    let eng = RemoteEngine::connect(&entry).await.expect("attach");
+    let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 50 }).await else {
+        panic!("calls")
+    };
+    let asked: Vec<_> = calls.iter().filter(|c| c.tool == "t_ask_roots").collect();
+    assert_eq!(asked.len(), 1, "{calls:?}");
+}
+
+#[tokio::test]
+async fn a_2026_07_28_client_is_never_sent_a_request_and_roots_asked_outside_a_call_are_answered() {
+    // server-filesystem asks for roots as soon as it starts when the client declared them.
+    let sandbox = tempfile::tempdir().expect("sandbox");
+    let cfg = TempConfig::new(&format!(
+        "[[servers]]\nname = \"fs\"\ncommand = \"node\"\nargs = [{:?}, {:?}]\n",
+        filesystem_js().display().to_string(),
+        sandbox.path().display().to_string()
+    ));
+    let mut c = RawClient::spawn(&cfg.path);
+    let caps = json!({ "roots": { "listChanged": true } });
+    let listed = c
+        .request("tools/list", json!({ "_meta": modern_meta(caps.clone()) }))
+        .await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let r = c
+        .request(
+            "tools/call",
+            json!({ "name": "fs_list_allowed_directories", "arguments": {}, "_meta": modern_meta(caps) }),
+        )
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+    // Nothing loom wrote to this client was a request of its own.
+    let mut extra = Vec::new();
+    while let Some(line) = c.next_line(Duration::from_millis(300)).await {
+        extra.push(line);
+    }
+    assert!(
+        !extra.iter().any(|l| l.contains("\"roots/list\"")),
+        "{extra:?}"
+    );
+    assert!(
+        !c.stderr.lock().unwrap().contains("roots/list timed out"),
+        "the server waited in vain"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_clients_capabilities_reach_a_running_legacy_server_without_a_counted_restart() {
+    let cfg = TempConfig::new(&testserver_entry("t", &[]));
+    let mut a = RawClient::spawn(&cfg.path);
+    a.initialize().await;
+    a.tool_names().await;
+    let r = a.call("t_caps", json!({})).await;
+    assert_eq!(text_of(&r), "{}", "the first client declared nothing");
+    let dir = cfg.dir.path().display().to_string();
+    let mut b = RawClient::spawn_args(&["connect"], &[("XDG_RUNTIME_DIR", &dir)]);
+    b.initialize_with(json!({ "roots": { "listChanged": true }, "sampling": {} }))
+        .await;
+    let seen = wait_until("the server to hear what client b can do", async || {
+        let r = a.call("t_caps", json!({})).await;
+        let caps: Value = serde_json::from_str(&text_of(&r)).ok()?;
+        (caps.get("sampling").is_some() && caps.get("roots").is_some()).then_some(caps)
+    })
+    .await;
+    assert_eq!(seen["roots"], json!({ "listChanged": true }));
+    let entry = session_entry(&cfg).await;
+    let eng = Arc::new(RemoteEngine::connect(&entry).await.expect("attach"));
+    assert_eq!(state_of(&eng, "t").await, (ServerState::Up, 0));
+    // The server's question during b's call reaches b, which can answer it.
+    let id = b.next_request_id();
+    b.send_raw(
+        &json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": { "name": "t_ask_roots", "arguments": {} } })
+        .to_string(),
+    )
+    .await;
+    let ask: Value = serde_json::from_str(
+        &b.wait_for(Duration::from_secs(10), |v| v["method"] == "roots/list")
+            .await,
+    )
+    .unwrap();
+    b.send_raw(
+        &json!({ "jsonrpc": "2.0", "id": ask["id"],
+            "result": { "roots": [{ "uri": "file:///b", "name": "b" }] } })
+        .to_string(),
+    )
+    .await;
+    let r: Value = serde_json::from_str(
+        &b.wait_for(Duration::from_secs(10), |v| v["id"] == json!(id))
+            .await,
+    )
+    .unwrap();
+    assert!(text_of(&r).contains("file:///b"), "{r}");
+}
+
+/// Loom in front of the conformance fixture alone, as a legacy or a 2026-07-28 server.
+fn fixture_config(legacy: bool) -> TempConfig {
+    let extra = if legacy { ", \"--legacy-only\"" } else { "" };
+    TempConfig::new(&format!(
+        "[[servers]]\nname = \"x\"\ncommand = {LOOM:?}\nargs = [\"sample-server\", \"--conformance\"{extra}]\n"
+    ))
+}
+
+/// A client on loom's stdio (`a`, whose servers are up) and a second one through
+/// `loom connect` (`b`), both past their handshake.
+async fn two_clients(cfg: &TempConfig) -> (RawClient, RawClient) {
+    let mut a = RawClient::spawn(&cfg.path);
+    a.initialize().await;
+    a.tool_names().await;
+    let dir = cfg.dir.path().display().to_string();
+    let mut b = RawClient::spawn_args(&["connect"], &[("XDG_RUNTIME_DIR", &dir)]);
+    b.initialize().await;
+    (a, b)
+}
+
+/// Every line a client was sent within a short quiet time.
+async fn drain(c: &mut RawClient) -> Vec<String> {
+    let mut lines = Vec::new();
+    while let Some(line) = c.next_line(Duration::from_millis(400)).await {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Nothing `c` was sent within a short quiet time mentions `what`.
+async fn hears_no(c: &mut RawClient, what: &str) {
+    let heard = drain(c).await;
+    assert!(!heard.iter().any(|l| l.contains(what)), "{heard:?}");
+}
+
+/// Two clients subscribe to one resource, one unsubscribes: the other still hears its
+/// updates (the server kept the subscription), the one that left hears none.
+async fn one_clients_unsubscribe_leaves_anothers_subscription(legacy: bool) {
+    let cfg = fixture_config(legacy);
+    let (mut a, mut b) = two_clients(&cfg).await;
+    let uri = "test://watched-resource";
+    for c in [&mut a, &mut b] {
+        let r = c
+            .request("resources/subscribe", json!({ "uri": uri }))
+            .await;
+        assert!(r.get("result").is_some(), "{r}");
+    }
+    let r = a
+        .request("resources/unsubscribe", json!({ "uri": uri }))
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    let r = b.call("x_test_trigger_resource_update", json!({})).await;
+    assert!(!is_error_result(&r), "{r}");
+    b.wait_for(Duration::from_secs(10), |v| {
+        v["method"] == "notifications/resources/updated" && v["params"]["uri"] == uri
+    })
+    .await;
+    // Exactly once for b; never for a.
+    hears_no(&mut b, "resources/updated").await;
+    hears_no(&mut a, "resources/updated").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_to_a_legacy_server_are_counted_across_clients() {
+    one_clients_unsubscribe_leaves_anothers_subscription(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscriptions_to_a_2026_07_28_server_are_one_listen_stream_for_all_clients() {
+    one_clients_unsubscribe_leaves_anothers_subscription(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_message_reaches_only_the_client_whose_call_it_is_at_its_level() {
+    let cfg = fixture_config(true);
+    let (mut a, mut b) = two_clients(&cfg).await;
+    let r = a
+        .request("logging/setLevel", json!({ "level": "debug" }))
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    let r = b
+        .request("logging/setLevel", json!({ "level": "info" }))
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    drain(&mut a).await;
+    // b's call logs three info messages: b hears them, a (whose level is lower) does not,
+    // because the call is not a's.
+    let r = b.call("x_test_tool_with_logging", json!({})).await;
+    assert!(!is_error_result(&r), "{r}");
+    let heard_by_b = drain(&mut b).await;
+    let messages = heard_by_b
+        .iter()
+        .filter(|l| l.contains("notifications/message"))
+        .count();
+    assert_eq!(messages, 3, "{heard_by_b:?}");
+    hears_no(&mut a, "notifications/message").await;
+    // a raises its level past info: its own call's messages no longer reach it.
+    let r = a
+        .request("logging/setLevel", json!({ "level": "error" }))
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    let r = a.call("x_test_tool_with_logging", json!({})).await;
+    assert!(!is_error_result(&r), "{r}");
+    hears_no(&mut a, "notifications/message").await;
+}
+
+#[tokio::test]
+async fn the_servers_guidance_is_in_the_primer_under_each_servers_name() {
+    // The test server's instructions are the capabilities it was given, as JSON.
+    let cfg = TempConfig::new(&testserver_entry("t", &[]));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize_with(json!({ "sampling": {} })).await;
+    c.tool_names().await;
+    let r = c.request("prompts/get", json!({ "name": "loom" })).await;
+    let primer = r["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(primer.contains("## t\n"), "{primer}");
+    assert!(primer.contains("{\"sampling\": {}}"), "{primer}");
+}
