@@ -2,14 +2,17 @@
 //! index over each tool's name, title, description, parameters and server, scored with
 //! BM25F (each field weighted and length-normalised on its own, then saturated once per term).
 //! A query word also reaches its stem-mates, a small table of synonyms and longer or shorter
-//! words that share its prefix, each at a discount; this session's use of a tool lifts it a
-//! little, never past a clearly better textual match. Pure and I/O-free: it owns no state
-//! beyond the index and never reads the session, the network or the clock.
+//! words that share its prefix, each at a discount. Beside the words, each tool has a vector of
+//! meaning (`vectors`), and a tool close in meaning to the request rises, or joins the hits
+//! without sharing a word; this session's use of a tool lifts it a little, never past a clearly
+//! better match. Pure and I/O-free: it owns no state beyond the index and never reads the
+//! session, the network or the clock.
 
 mod synonyms;
 #[cfg(test)]
 mod tests;
 mod text;
+mod vectors;
 
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -128,6 +131,12 @@ pub(crate) struct Tuning {
     /// The weight of query words inside quotes or backticks: they are usually an argument
     /// (a message, a name) rather than what the tool should do.
     pub quoted: f32,
+    /// The weight of meaning against words: a tool's score is its textual score over the
+    /// best one, plus `meaning` times its cosine to the query rescaled so that the closest
+    /// tool has 1 and the farthest 0.
+    pub meaning: f32,
+    /// The least cosine that lets a tool without a single query word among the hits.
+    pub meaning_floor: f32,
 }
 
 impl Tuning {
@@ -139,6 +148,8 @@ impl Tuning {
         longer: 0.6,
         shorter: 0.45,
         quoted: 0.5,
+        meaning: 2.0,
+        meaning_floor: 0.2,
     };
 }
 
@@ -217,6 +228,10 @@ pub struct Finder {
     terms: Vec<String>,
     postings: Vec<Vec<Posting>>,
     idf: Vec<f32>,
+    /// Each document's unit vector (`vectors::embed`) one after another, `dims` long each; a
+    /// document with no known word has zeros. Empty when the vectors are unusable.
+    meanings: Vec<f32>,
+    dims: usize,
     tuning: Tuning,
 }
 
@@ -274,11 +289,27 @@ impl Finder {
             let p: &mut Vec<Posting> = p;
             p.sort_unstable_by_key(|p| p.doc);
         }
+        let embedded: Vec<Option<Vec<f32>>> = docs
+            .iter()
+            .map(|d| vectors::embed(&meaning_text(d)))
+            .collect();
+        let dims = embedded.iter().flatten().map(Vec::len).next().unwrap_or(0);
+        let mut meanings = Vec::with_capacity(dims * docs.len());
+        if dims > 0 {
+            for v in &embedded {
+                match v {
+                    Some(v) => meanings.extend_from_slice(v),
+                    None => meanings.resize(meanings.len() + dims, 0.0),
+                }
+            }
+        }
         Finder {
             docs,
             terms,
             postings,
             idf,
+            meanings,
+            dims,
             tuning,
         }
     }
@@ -322,12 +353,8 @@ impl Finder {
                 })
                 .collect()
         } else {
-            let scores = self.score(&query_terms);
-            scores
-                .iter()
-                .enumerate()
-                .filter(|&(d, &s)| s > 0.0 && allowed(d))
-                .map(|(d, &s)| Hit {
+            self.fuse(query, &self.score(&query_terms), &allowed)
+                .map(|(d, s)| Hit {
                     index: d,
                     score: s * boost(d),
                 })
@@ -345,6 +372,46 @@ impl Finder {
         hits.truncate(limit);
         hits.sort_unstable_by(order);
         hits
+    }
+
+    /// The allowed documents' textual scores joined with their closeness in meaning to
+    /// `query` (see `Tuning::meaning`); only documents that match a word or come close enough
+    /// in meaning.
+    fn fuse<'a>(
+        &'a self,
+        query: &str,
+        textual: &'a [f32],
+        allowed: &'a dyn Fn(usize) -> bool,
+    ) -> impl Iterator<Item = (usize, f32)> + 'a {
+        let cosines: Vec<f32> = match vectors::embed(query) {
+            Some(q) if self.dims == q.len() => self
+                .meanings
+                .chunks_exact(self.dims)
+                .map(|d| vectors::dot(&q, d))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let (mut best, mut low, mut high) = (0f32, f32::INFINITY, f32::NEG_INFINITY);
+        for d in (0..self.docs.len()).filter(|&d| allowed(d)) {
+            best = best.max(textual[d]);
+            if let Some(&c) = cosines.get(d) {
+                (low, high) = (low.min(c), high.max(c));
+            }
+        }
+        let spread = high - low;
+        let (weight, floor) = (self.tuning.meaning, self.tuning.meaning_floor);
+        (0..self.docs.len()).filter_map(move |d| {
+            let text = textual[d];
+            let cosine = cosines.get(d).copied().unwrap_or(f32::NEG_INFINITY);
+            if !(allowed(d) && (text > 0.0 || cosine >= floor)) {
+                return None;
+            }
+            let mut score = if best > 0.0 { text / best } else { 0.0 };
+            if spread > 0.0 && cosine.is_finite() {
+                score += weight * (cosine - low) / spread;
+            }
+            (score > 0.0 && score.is_finite()).then_some((d, score))
+        })
     }
 
     /// Every document's textual score: per query word, the best of the word's relatives that
@@ -424,6 +491,22 @@ impl Finder {
     fn lookup(&self, term: &str) -> Option<usize> {
         self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()
     }
+}
+
+/// The text whose meaning stands for a document: every field, name first.
+fn meaning_text(doc: &ToolDoc) -> String {
+    let mut out = format!("{} {}", doc.server, doc.original);
+    for part in doc.title.iter().chain([&doc.description]) {
+        out.push(' ');
+        out.push_str(part);
+    }
+    for (name, description) in &doc.params {
+        out.push(' ');
+        out.push_str(name);
+        out.push(' ');
+        out.push_str(description);
+    }
+    out
 }
 
 /// A document's terms per field, in the order of `Tuning::weight`.

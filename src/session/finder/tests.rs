@@ -64,9 +64,19 @@ fn from_tool_reads_title_params_and_nested_params() {
     assert!(junk.params.is_empty() && junk.description.is_empty());
 }
 
+/// `small()` ranked by words alone, to test what the lexical index reaches.
+fn small_lexical() -> Finder {
+    let tuning = Tuning {
+        meaning: 0.0,
+        meaning_floor: f32::INFINITY,
+        ..Tuning::DEFAULT
+    };
+    Finder::with_tuning(small().docs().to_vec(), tuning)
+}
+
 #[test]
 fn words_synonyms_prefixes_and_params_all_find_their_tool() {
-    let f = small();
+    let f = small_lexical();
     assert_eq!(top(&f, "read a file"), "fs_read_file");
     // Synonyms: folder → directory, remove → delete, ticket → issue.
     assert_eq!(top(&f, "remove the tmp directory"), "fs_delete_directory");
@@ -96,14 +106,15 @@ fn server_filter_and_limit_hold() {
 
 #[test]
 fn use_breaks_near_ties_but_never_beats_a_clearly_better_match() {
-    let f = small();
-    // Both issue tools match "issues repository" about equally; use decides.
-    let heavy = |name: &str| if name == "gh_createIssue" { 1000 } else { 0 };
-    let plain = f.search("repository issues", 2, None, &|_| 0);
+    // Both issue tools match "issues repository" about equally in words; use decides.
+    let f = small_lexical();
+    let plain = names(&f, &f.search("repository issues", 2, None, &|_| 0));
+    assert!(plain.iter().all(|n| n.contains("ssue")), "{plain:?}");
+    let heavy = |name: &str| if name == plain[1] { 1000 } else { 0 };
     let boosted = f.search("repository issues", 2, None, &heavy);
-    assert_eq!(names(&f, &plain)[0], "gh_list_issues");
-    assert_eq!(names(&f, &boosted)[0], "gh_createIssue");
+    assert_eq!(names(&f, &boosted)[0], plain[1]);
     // "read a file" is clearly read_file; heavy use of another tool does not change that.
+    let f = small();
     let heavy = |name: &str| {
         if name == "fs_delete_directory" {
             1000
@@ -115,6 +126,22 @@ fn use_breaks_near_ties_but_never_beats_a_clearly_better_match() {
         names(&f, &f.search("read a file", 1, None, &heavy)),
         ["fs_read_file"]
     );
+}
+
+#[test]
+fn meaning_finds_a_tool_that_shares_no_word_with_the_request() {
+    let f = small();
+    let lexical = small_lexical();
+    for (request, tool) in [
+        ("how many rows does the orders table hold", "db_run_query"),
+        ("tell me what notes.md says", "fs_read_file"),
+    ] {
+        let words = names(&lexical, &lexical.search(request, 5, None, &|_| 0));
+        assert!(words.is_empty(), "{request}: {words:?}");
+        assert_eq!(top(&f, request), tool, "{request}");
+    }
+    // Nothing close in words or meaning: no hits rather than the least bad.
+    assert!(f.search("zebra quantum", 5, None, &|_| 0).is_empty());
 }
 
 proptest! {
@@ -234,13 +261,14 @@ fn retrieval_quality_on_the_tool_corpus() {
         tasks.len()
     );
     assert!(tasks.len() >= 20, "too few tasks to judge");
-    // Reached: recall@1 0.472, recall@5 0.767, MRR 0.600 (2026-12-01). The goal is recall@5
-    // 0.95; the corpus's tasks avoid the words of the tools' names and descriptions on purpose,
-    // and a lexical ranker cannot bridge most of those paraphrases. These floors catch a
-    // regression; raise them with the ranking.
-    assert!(r1 >= 0.44, "recall@1 {r1:.3}");
-    assert!(r5 >= 0.74, "recall@5 {r5:.3}");
-    assert!(mrr >= 0.57, "MRR {mrr:.3}");
+    // Reached: recall@1 0.512, recall@5 0.811, MRR 0.641 (2026-12-01; words alone gave 0.472,
+    // 0.767, 0.600). The goal is recall@5 0.95; the corpus's tasks avoid the words of the tools'
+    // names and descriptions on purpose. Static word-piece vectors distilled from MiniLM bridge
+    // some paraphrases (the full MiniLM model joined with words reaches about 0.87 in Python, the
+    // ceiling of this approach). These floors catch a regression; raise them with the ranking.
+    assert!(r1 >= 0.49, "recall@1 {r1:.3}");
+    assert!(r5 >= 0.79, "recall@5 {r5:.3}");
+    assert!(mrr >= 0.62, "MRR {mrr:.3}");
 }
 
 /// Measures alternative tunings on the even tasks (to choose on) and the odd ones (to check
@@ -285,5 +313,13 @@ fn tune_variants() -> Vec<(&'static str, Change)> {
             t.longer = 0.0;
             t.shorter = 0.0
         }),
+        ("no meaning", |t| t.meaning = 0.0),
+        ("meaning 0.5", |t| t.meaning = 0.5),
+        ("meaning 0.75", |t| t.meaning = 0.75),
+        ("meaning 1.5", |t| t.meaning = 1.5),
+        ("meaning 1", |t| t.meaning = 1.0),
+        ("meaning 3", |t| t.meaning = 3.0),
+        ("meaning floor 0.3", |t| t.meaning_floor = 0.3),
+        ("meaning floor 0.4", |t| t.meaning_floor = 0.4),
     ]
 }
