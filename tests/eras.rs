@@ -68,6 +68,7 @@ async fn python_through_loom(mode: &str) -> Value {
             { "key": "ev_elicitation", "name": "ev_trigger-elicitation-request" },
             { "key": "fx_sampling_again", "name": "fx_test_input_required_result_sampling" },
         ],
+        "list_triggers": ["fx_test_trigger_tool_change", "lg_test_trigger_tool_change"],
         "pause_after": "ev_roots",
         "paused": paused,
         "go_on": go_on,
@@ -153,6 +154,25 @@ fn check_pairings(v: &Value, mode: &str) {
         .collect();
     for t in ["ev_trigger-sampling-request", "ev_get-roots-list"] {
         assert!(tools.contains(&t), "{mode}: {tools:?}");
+    }
+    // A list change of a 2026-07-28 server (heard on loom's listen stream to it) and of a
+    // legacy one (its list_changed) reach the client by its era's means, and the new tool is
+    // listed.
+    for (trigger, server) in [
+        ("fx_test_trigger_tool_change", "fx"),
+        ("lg_test_trigger_tool_change", "lg"),
+    ] {
+        let change = &v["list_changes"][trigger];
+        assert_eq!(change["heard"], true, "{mode}: {trigger}: {v}");
+        let dynamic = format!("{server}_test_dynamic_tool");
+        assert!(
+            change["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t == &json!(dynamic)),
+            "{mode}: {trigger}: {change}"
+        );
     }
     // A tool that only runs as a task is left out, not listed and uncallable.
     assert!(!tools.contains(&"ev_simulate-research-query"), "{tools:?}");

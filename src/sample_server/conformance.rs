@@ -614,7 +614,7 @@ impl Fixture {
     }
 }
 
-const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+use protocol::META_SUBSCRIPTION_ID;
 
 fn server_info() -> Value {
     json!({ "name": "loom-conformance-fixture", "version": env!("CARGO_PKG_VERSION") })

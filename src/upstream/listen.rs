@@ -1,6 +1,7 @@
 //! `subscriptions/listen` (2026-07-28): a modern client's stream of list changes and resource
 //! updates. The request stays open; loom acknowledges it first, then sends every change the
-//! filter asks for, each tagged with the subscription's id, until the client closes it.
+//! filter asks for, each tagged with the subscription's id (the listen request's own id, which
+//! is how clients match the stream's notifications to it), until the client closes it.
 
 use super::*;
 
@@ -8,7 +9,8 @@ use super::*;
 pub(super) struct Listen {
     /// The request's id (JSON text), which the client cancels it by.
     pub key: String,
-    pub subscription: String,
+    /// The request's id as sent: the `subscriptionId` of everything on the stream.
+    pub subscription: Value,
     pub tools: bool,
     pub prompts: bool,
     pub resources: bool,
@@ -26,15 +28,12 @@ impl Listen {
 }
 
 /// `params` with the subscription's id in `_meta`.
-fn tagged(subscription: &str, mut params: Map<String, Value>) -> Box<RawValue> {
+fn tagged(subscription: &Value, mut params: Map<String, Value>) -> Box<RawValue> {
     let meta = params
         .entry("_meta")
         .or_insert_with(|| Value::Object(Map::new()));
     if let Value::Object(m) = meta {
-        m.insert(
-            protocol::META_SUBSCRIPTION_ID.into(),
-            Value::String(subscription.to_owned()),
-        );
+        m.insert(protocol::META_SUBSCRIPTION_ID.into(), subscription.clone());
     }
     jsonrpc::to_raw(&params)
 }
@@ -62,7 +61,7 @@ impl ClientSession {
                     .collect()
             })
             .unwrap_or_default();
-        let subscription = format!("loom-sub-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let subscription: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
         let listen = Listen {
             key: id_key(id),
             subscription: subscription.clone(),

@@ -4,11 +4,15 @@ servers' questions (sampling, elicitation, roots), and prints what it saw as one
 Usage: eras_check.py MODE PLAN -- COMMAND ARGS...
   MODE: legacy | 2026-07-28
   PLAN: a JSON file: {"calls": [{"name": TOOL, "arguments": {...}, "key": KEY}, ...],
-        "pause_after": KEY or null, "paused": FILE, "go_on": FILE}
+        "pause_after": KEY or null, "paused": FILE, "go_on": FILE,
+        "list_triggers": [TOOL, ...]}
         Each call's result text (all text content joined) is reported under its key, or
         "error: ..." when the call raised. After the call named by pause_after, the script
         creates the file `paused` and waits (at most 60 s) for the file `go_on` before going
-        on: the test restarts a server in between.
+        on: the test restarts a server in between. Then each list trigger (a tool that
+        changes its server's tool list) is called, and the script reports whether the client
+        heard of the change: on a `subscriptions/listen` stream (2026-07-28) or as a
+        `notifications/tools/list_changed` (legacy), and the tools listed afterwards.
 The client answers sampling with the text "sampled-by-client", elicitation by accepting
 {"name": "Ada", "email": "ada@example.com", "age": 36, "confirmed": true, ...}, and roots
 with file:///tmp/loom-eras-root.
@@ -28,6 +32,13 @@ from mcp_types import (
 )
 
 asked = {"sampling": 0, "elicitation": 0, "roots": 0}
+list_changed = []
+
+
+async def on_message(message):
+    root = getattr(message, "root", message)
+    if getattr(root, "method", None) == "notifications/tools/list_changed":
+        list_changed.append(root.method)
 
 
 async def on_sampling(context, params):
@@ -87,6 +98,7 @@ async def main():
         sampling_callback=on_sampling,
         elicitation_callback=on_elicitation,
         list_roots_callback=on_roots,
+        message_handler=on_message,
     ) as c:
         out["protocol_version"] = str(c.protocol_version)
         tools = await c.list_tools()
@@ -103,6 +115,25 @@ async def main():
                 with anyio.fail_after(60):
                     while not os.path.exists(plan["go_on"]):
                         await anyio.sleep(0.05)
+        out["list_changes"] = {}
+        for trigger in plan.get("list_triggers", []):
+            heard = False
+            if mode == "legacy":
+                before = len(list_changed)
+                await c.call_tool(trigger, {})
+                with anyio.move_on_after(10):
+                    while len(list_changed) == before:
+                        await anyio.sleep(0.05)
+                heard = len(list_changed) > before
+            else:
+                async with c.listen(tools_list_changed=True) as sub:
+                    await c.call_tool(trigger, {})
+                    with anyio.move_on_after(10):
+                        async for event in sub:
+                            heard = True
+                            break
+            tools = await c.list_tools()
+            out["list_changes"][trigger] = {"heard": heard, "tools": sorted(t.name for t in tools.tools)}
     out["asked"] = asked
     print(json.dumps(out))
 
