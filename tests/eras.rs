@@ -69,6 +69,11 @@ async fn python_through_loom(mode: &str) -> Value {
             { "key": "fx_sampling_again", "name": "fx_test_input_required_result_sampling" },
         ],
         "list_triggers": ["fx_test_trigger_tool_change", "lg_test_trigger_tool_change"],
+        // A prompt whose server asks the client for context while it builds the prompt.
+        "prompts": [
+            { "key": "fx_prompt", "name": "fx_test_input_required_result_prompt" },
+            { "key": "lg_prompt", "name": "lg_test_input_required_result_prompt" },
+        ],
         "pause_after": "ev_roots",
         "paused": paused,
         "go_on": go_on,
@@ -133,6 +138,8 @@ fn check_pairings(v: &Value, mode: &str) {
         ("ev_sampling", "sampled-by-client"),
         ("ev_elicitation", "ada@example.com"),
         ("fx_sampling_again", "sampled-by-client"),
+        ("fx_prompt", "Use this context: Ada"),
+        ("lg_prompt", "Use this context: Ada"),
     ];
     for (key, needle) in want {
         assert!(

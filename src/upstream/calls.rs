@@ -13,7 +13,7 @@ impl ClientSession {
     ) -> Result<Option<String>, RpcError> {
         // A retry with answers to a legacy server's questions goes on with the waiting call.
         if params.contains_key("requestState")
-            && let Some(done) = self.resume(id, &params).await
+            && let Some(done) = self.resume(id, "tools/call", &params).await
         {
             return done;
         }

@@ -124,7 +124,11 @@ impl ClientSession {
         let call_no = w.track.as_ref().map(|t| t.summary.call);
         let mut cancel_rx = self.track_in_flight(&up_key, w.server.name(), call_no);
         if self.is_modern() {
-            let questions = is_call.then(|| (w.questions.0.clone(), w.caps.clone()));
+            let asks = matches!(
+                method.as_str(),
+                "tools/call" | "prompts/get" | "resources/read"
+            );
+            let questions = asks.then(|| (w.questions.0.clone(), w.caps.clone()));
             self.describe_call(&up_key, questions, w.log_level.clone());
         }
         let mut by_person = false;

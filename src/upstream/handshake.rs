@@ -107,6 +107,13 @@ impl ClientSession {
             }
         }
         let ok = |result: Box<RawValue>| Ok(Some(jsonrpc::response(id, &result)));
+        // A retry with answers to a legacy server's questions goes on with the waiting request.
+        if matches!(method, "prompts/get" | "resources/read")
+            && params.contains_key("requestState")
+            && let Some(done) = self.resume(id, method, &params).await
+        {
+            return done;
+        }
         match method {
             "initialize" => {
                 let requested = params.get("protocolVersion").and_then(Value::as_str);

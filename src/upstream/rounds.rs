@@ -1,5 +1,6 @@
 //! A 2026-07-28 client in front of a legacy server: the server asks its questions
-//! (`sampling/createMessage`, `elicitation/create`, `roots/list`) as requests during a call,
+//! (`sampling/createMessage`, `elicitation/create`, `roots/list`) as requests during a call
+//! (`tools/call`, `prompts/get` or `resources/read`),
 //! which a modern client never takes. Loom answers the call with `input_required` instead: the
 //! questions, and a `requestState` that names the waiting call, sealed by loom. The client's
 //! retry (`inputResponses` and that state) answers the server's waiting requests and goes on
@@ -131,6 +132,7 @@ impl ClientSession {
     pub(super) async fn resume(
         self: &Arc<Self>,
         id: &RawValue,
+        method: &str,
         params: &Map<String, Value>,
     ) -> Option<Result<Option<String>, RpcError>> {
         let token = params.get("requestState")?.as_str().unwrap_or_default();
@@ -144,8 +146,13 @@ impl ClientSession {
             }
         };
         let Ok(mut parked) = item.downcast::<ParkedCall>() else {
-            return Some(Err(invalid("requestState does not name a tool call")));
+            return Some(Err(invalid("requestState does not name a request")));
         };
+        let parked_method = parked
+            .waiting
+            .as_ref()
+            .map(|w| w.method.clone())
+            .unwrap_or_default();
         let name = params.get("name").and_then(Value::as_str).unwrap_or("");
         let responses = params
             .get("inputResponses")
@@ -158,7 +165,11 @@ impl ClientSession {
             .filter(|(k, _)| !responses.contains_key(k))
             .map(|(k, _)| k.as_str())
             .collect();
-        let refusal = if name != parked.exposed && name != "loom_call" {
+        let refusal = if parked_method != method {
+            Some(format!(
+                "requestState belongs to a {parked_method} request, not {method}"
+            ))
+        } else if method == "tools/call" && name != parked.exposed && name != "loom_call" {
             Some(format!(
                 "requestState belongs to a call of `{}`, not `{name}`",
                 parked.exposed

@@ -5,7 +5,7 @@ Usage: eras_check.py MODE PLAN -- COMMAND ARGS...
   MODE: legacy | 2026-07-28
   PLAN: a JSON file: {"calls": [{"name": TOOL, "arguments": {...}, "key": KEY}, ...],
         "pause_after": KEY or null, "paused": FILE, "go_on": FILE,
-        "list_triggers": [TOOL, ...]}
+        "list_triggers": [TOOL, ...], "prompts": [{"name": PROMPT, "key": KEY}, ...]}
         Each call's result text (all text content joined) is reported under its key, or
         "error: ..." when the call raised. After the call named by pause_after, the script
         creates the file `paused` and waits (at most 60 s) for the file `go_on` before going
@@ -115,6 +115,13 @@ async def main():
                 with anyio.fail_after(60):
                     while not os.path.exists(plan["go_on"]):
                         await anyio.sleep(0.05)
+        for prompt in plan.get("prompts", []):
+            try:
+                with anyio.fail_after(60):
+                    r = await c.get_prompt(prompt["name"], prompt.get("arguments"))
+                out["results"][prompt["key"]] = r.messages[0].content.text
+            except Exception as e:  # reported, never hidden
+                out["results"][prompt["key"]] = f"error: {type(e).__name__}: {e}"
         out["list_changes"] = {}
         for trigger in plan.get("list_triggers", []):
             heard = False
