@@ -408,7 +408,8 @@ async fn hears_no(c: &mut RawClient, what: &str) {
 }
 
 /// Two clients subscribe to one resource, one unsubscribes: the other still hears its
-/// updates (the server kept the subscription), the one that left hears none.
+/// updates (the server kept the subscription), the one that left hears none, and so it stays
+/// after the server starts again.
 async fn one_clients_unsubscribe_leaves_anothers_subscription(legacy: bool) {
     let cfg = fixture_config(legacy);
     let (mut a, mut b) = two_clients(&cfg).await;
@@ -431,6 +432,24 @@ async fn one_clients_unsubscribe_leaves_anothers_subscription(legacy: bool) {
     .await;
     // Exactly once for b; never for a.
     hears_no(&mut b, "resources/updated").await;
+    hears_no(&mut a, "resources/updated").await;
+
+    // The server starts again: loom subscribes anew, and b still hears.
+    let entry = session_entry(&cfg).await;
+    let eng = Arc::new(RemoteEngine::connect(&entry).await.expect("attach"));
+    eng.request(Request::RestartServer { server: "x".into() })
+        .await
+        .expect("restart");
+    wait_until("the restarted server to be up", async || {
+        (state_of(&eng, "x").await.0 == ServerState::Up).then_some(())
+    })
+    .await;
+    let r = b.call("x_test_trigger_resource_update", json!({})).await;
+    assert!(!is_error_result(&r), "{r}");
+    b.wait_for(Duration::from_secs(10), |v| {
+        v["method"] == "notifications/resources/updated" && v["params"]["uri"] == uri
+    })
+    .await;
     hears_no(&mut a, "resources/updated").await;
 }
 
