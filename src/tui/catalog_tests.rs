@@ -28,6 +28,8 @@ fn memory(key: &str, content: &str, author: &str) -> MemoryView {
 #[derive(Default)]
 pub(super) struct Memories {
     versions: Vec<MemoryView>,
+    /// Tools a person pinned: the tool list answers with them listed.
+    pinned_tools: Vec<String>,
 }
 
 impl Memories {
@@ -116,6 +118,36 @@ impl Memories {
                     .filter(|v| &v.key == key)
                     .cloned()
                     .collect(),
+            },
+            Request::PinTool { name } => {
+                self.pinned_tools.push(name.clone());
+                Reply::ToolPinned {
+                    name: name.clone(),
+                    pinned: true,
+                }
+            }
+            Request::Tools => match fixture(req)? {
+                Reply::Tools {
+                    tools,
+                    owners,
+                    mut placement,
+                    mode,
+                } => {
+                    for name in &self.pinned_tools {
+                        if let Some(p) = placement.get_mut(name) {
+                            p.listed = true;
+                            p.why = "pinned this session".into();
+                            p.tokens = p.tokens_full;
+                        }
+                    }
+                    Reply::Tools {
+                        tools,
+                        owners,
+                        placement,
+                        mode,
+                    }
+                }
+                other => other,
             },
             other => return fixture(other),
         })
@@ -256,6 +288,53 @@ fn the_tree_opens_closes_and_jumps_between_groups() {
         Overlay::Palette(p) => assert!(matches!(p.stage, PaletteStage::Edit { .. })),
         _ => panic!("the palette is open on the tool"),
     }
+}
+
+#[test]
+fn a_selected_tool_shows_its_place_in_the_listing_and_its_schema_in_detail() {
+    let mut a = started();
+    a.size = (220, 60);
+    let mut mem = Memories::default();
+    // Servers, then sample, then its tool.
+    run(
+        &mut a,
+        &mut mem,
+        vec![
+            Msg::char('4'),
+            Msg::char('g'),
+            Msg::code(KeyCode::Enter),
+            Msg::char('j'),
+            Msg::code(KeyCode::Enter),
+            Msg::char('j'),
+        ],
+    );
+    assert_eq!(node(&a), Node::Tool("sample_list_orders".into()));
+    let detail = pane_text(&a, Pane::Detail);
+    for want in [
+        "tool sample_list_orders · server sample",
+        "not listed in search mode",
+        "61 tok",
+        "List orders",
+        "input schema",
+        "\"limit\"",
+    ] {
+        assert!(detail.contains(want), "{want}:\n{detail}");
+    }
+    // A pin moves it into the listing, and Detail follows.
+    let sent = run(&mut a, &mut mem, vec![Msg::char('p')]);
+    assert!(
+        sent.iter()
+            .any(|r| matches!(r, Request::PinTool { name } if name == "sample_list_orders"))
+    );
+    let detail = pane_text(&a, Pane::Detail);
+    assert!(
+        detail.contains("listed (pinned this session) · 61 tok per turn"),
+        "{detail}"
+    );
+    // `y` in Detail copies the definition as listed.
+    run(&mut a, &mut mem, vec![Msg::char('2'), Msg::char('y')]);
+    let copied = a.clipboard.register().unwrap_or_default().to_owned();
+    assert!(copied.contains("\"inputSchema\""), "{copied}");
 }
 
 #[test]

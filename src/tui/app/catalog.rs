@@ -597,7 +597,7 @@ impl App {
     }
 
     /// Shows the selected item in Detail: a dataset's description is asked for (unless Detail
-    /// already shows it), the others are here. Groups, servers and tools leave Detail as it is.
+    /// already shows it), the others are here. Groups and servers leave Detail as it is.
     pub(super) fn open_catalog_item(&mut self) {
         match self.catalog.selected_node().clone() {
             Node::Dataset(d) | Node::Column { dataset: d, .. } => {
@@ -615,7 +615,22 @@ impl App {
                     self.set_detail(Detail::Memory(m));
                 }
             }
-            Node::Group(_) | Node::Server(_) | Node::Tool(_) | Node::Empty(_) => {}
+            Node::Tool(name) => {
+                if let Some(entry) = self.catalog.selected_tool().cloned() {
+                    let tool = self
+                        .tools
+                        .iter()
+                        .find(|t| t["name"].as_str() == Some(name.as_str()))
+                        .cloned()
+                        .unwrap_or_default();
+                    self.set_detail(Detail::Tool {
+                        entry: Box::new(entry),
+                        tool: Box::new(tool),
+                        mode: self.catalog.listing_mode.clone(),
+                    });
+                }
+            }
+            Node::Group(_) | Node::Server(_) | Node::Empty(_) => {}
         }
     }
 

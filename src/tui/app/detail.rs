@@ -17,6 +17,13 @@ pub enum Detail {
     },
     Blob(BlobView),
     Memory(MemoryView),
+    /// A tool of the Catalog: where it stands in the listing, and its definition as listed.
+    Tool {
+        entry: Box<ToolEntry>,
+        tool: Box<Value>,
+        /// The session's listing mode.
+        mode: String,
+    },
 }
 
 /// The Detail pane's state.
@@ -37,6 +44,7 @@ impl DetailPane {
         let same_item = match (&self.shown, &d) {
             (Detail::Call(a), Detail::Call(b)) => a.summary.call == b.summary.call,
             (Detail::Dataset { dataset: a, .. }, Detail::Dataset { dataset: b, .. }) => a == b,
+            (Detail::Tool { entry: a, .. }, Detail::Tool { entry: b, .. }) => a.name == b.name,
             _ => false,
         };
         if !same_item {
@@ -82,6 +90,7 @@ impl DetailPane {
             }
             Detail::Blob(b) => b.key.clone(),
             Detail::Memory(m) => m.content.clone(),
+            Detail::Tool { tool, .. } => serde_json::to_string_pretty(tool).unwrap_or_default(),
             Detail::Empty => String::new(),
         }
     }
@@ -186,6 +195,7 @@ impl DetailPane {
                 lines.extend(m.content.lines().map(|l| Line::raw(l.to_owned())));
                 lines
             }
+            Detail::Tool { entry, tool, mode } => tool_lines(entry, tool, mode, th, h),
         };
     }
 }
@@ -341,4 +351,53 @@ pub(crate) fn scalar(v: &Value) -> String {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// A tool as Detail shows it: its server, where it stands in the listing and what that costs,
+/// then its description and, highlighted, the input schema and annotations it was listed with.
+fn tool_lines(
+    entry: &ToolEntry,
+    tool: &Value,
+    mode: &str,
+    th: &Theme,
+    h: &Highlighter,
+) -> Vec<Line<'static>> {
+    let heading = |t: String| Line::styled(t, th.title);
+    let mut lines = vec![heading(format!(
+        "tool {} · server {}",
+        entry.name, entry.server
+    ))];
+    lines.push(match &entry.placement {
+        Some(p) if p.listed => Line::styled(
+            format!(
+                "listed ({}) · {} tok per turn, {} in the full listing",
+                p.why, p.tokens, p.tokens_full
+            ),
+            th.success,
+        ),
+        Some(p) => Line::styled(
+            format!(
+                "not listed in {} mode · callable by name, findable with loom_find_tools · {} tok in the full listing",
+                mode, p.tokens_full
+            ),
+            th.muted,
+        ),
+        None => Line::styled("listing place not known yet".to_owned(), th.muted),
+    });
+    lines.push(Line::styled(
+        "p pins or unpins it for this session · enter calls it".to_owned(),
+        th.muted,
+    ));
+    lines.push(Line::raw(""));
+    lines.extend(entry.description.lines().map(|l| Line::raw(l.to_owned())));
+    for (key, title) in [
+        ("inputSchema", "input schema"),
+        ("annotations", "annotations"),
+    ] {
+        if let Some(v) = tool.get(key).filter(|v| !v.is_null()) {
+            lines.push(heading(title.to_owned()));
+            lines.extend(h.json_lines(&serde_json::to_string_pretty(v).unwrap_or_default(), th));
+        }
+    }
+    lines
 }

@@ -197,7 +197,16 @@ impl App {
                 mode.clone(),
             ) =>
             {
-                self.tools = tools
+                self.tools = tools;
+                // A tool shown in Detail follows its new place in the listing (a pin, a promotion).
+                if let Detail::Tool { entry, .. } = &self.detail.shown
+                    && self
+                        .catalog
+                        .selected_tool()
+                        .is_some_and(|t| t.name == entry.name)
+                {
+                    self.open_catalog_item();
+                }
             }
             (Purpose::PinTool(_), Reply::ToolPinned { name, pinned }) => {
                 let what = if pinned {
