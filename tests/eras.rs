@@ -463,6 +463,75 @@ async fn subscriptions_to_a_2026_07_28_server_are_one_listen_stream_for_all_clie
     one_clients_unsubscribe_leaves_anothers_subscription(false).await;
 }
 
+/// A 2026-07-28 client's listen stream with `resourceSubscriptions`: loom accepts only the
+/// URIs a server offers, subscribes them at that server (a legacy one by `resources/subscribe`,
+/// a modern one by its own listen stream), relays the updates tagged with the stream's id, and
+/// lets go when the client ends the stream.
+async fn a_listen_streams_resource_subscriptions_reach_the_server(legacy: bool) {
+    let cfg = fixture_config(legacy);
+    let mut c = RawClient::spawn(&cfg.path);
+    let meta = modern_meta(json!({}));
+    let listed = c
+        .request("tools/list", json!({ "_meta": meta.clone() }))
+        .await;
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    let uri = "test://watched-resource";
+    let id = c.next_request_id();
+    c.send_raw(
+        &json!({ "jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+            "notifications": { "resourceSubscriptions": [uri, "nowhere://at-all"] },
+            "_meta": meta.clone() } })
+        .to_string(),
+    )
+    .await;
+    let ack = c
+        .wait_for(Duration::from_secs(20), |v| {
+            v["method"] == "notifications/subscriptions/acknowledged"
+        })
+        .await;
+    let ack: Value = serde_json::from_str(&ack).unwrap();
+    assert_eq!(
+        ack["params"]["notifications"]["resourceSubscriptions"],
+        json!([uri]),
+        "only what a server offers is accepted: {ack}"
+    );
+    let trigger =
+        json!({ "name": "x_test_trigger_resource_update", "arguments": {}, "_meta": meta.clone() });
+    let r = c.request("tools/call", trigger.clone()).await;
+    assert!(!is_error_result(&r), "{r}");
+    let update = c
+        .wait_for(Duration::from_secs(10), |v| {
+            v["method"] == "notifications/resources/updated" && v["params"]["uri"] == uri
+        })
+        .await;
+    let update: Value = serde_json::from_str(&update).unwrap();
+    assert_eq!(
+        update["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        json!(id),
+        "{update}"
+    );
+    // The client ends the stream: no more updates.
+    c.send_raw(
+        &json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": id } })
+            .to_string(),
+    )
+    .await;
+    drain(&mut c).await;
+    let r = c.request("tools/call", trigger).await;
+    assert!(!is_error_result(&r), "{r}");
+    hears_no(&mut c, "resources/updated").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_streams_resource_subscriptions_reach_a_legacy_server() {
+    a_listen_streams_resource_subscriptions_reach_the_server(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_streams_resource_subscriptions_reach_a_2026_07_28_server() {
+    a_listen_streams_resource_subscriptions_reach_the_server(false).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_log_message_reaches_only_the_client_whose_call_it_is_at_its_level() {
     let cfg = fixture_config(true);

@@ -785,3 +785,32 @@ async fn bare_naming_keeps_original_names_unless_they_clash() {
     let v: Value = serde_json::from_str(&text_of(&r)).unwrap();
     assert_eq!(v["tool"], "echo");
 }
+
+/// A legacy server that refuses `resources/subscribe` (the test server has no subscriptions):
+/// the refusal reaches the client, and loom does not count the subscription, so a second try
+/// asks the server again instead of being told it succeeded. A URI loom never routed cannot
+/// be unsubscribed as if it had been.
+#[tokio::test]
+async fn a_refused_subscribe_is_not_held() {
+    let cfg = TempConfig::new(&testserver_entry("t", &[]));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    let uri = "test://r/00";
+    for attempt in 0..2 {
+        let r = c
+            .request("resources/subscribe", json!({ "uri": uri }))
+            .await;
+        assert!(
+            r.get("error").is_some(),
+            "attempt {attempt}: the server's refusal, not a held subscription: {r}"
+        );
+    }
+    let r = c
+        .request(
+            "resources/unsubscribe",
+            json!({ "uri": "sample://nowhere" }),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], json!(-32002), "{r}");
+}

@@ -43,11 +43,17 @@ impl Parked {
     /// An item nobody takes in time is dropped (its `Drop` undoes what it holds).
     pub fn put(&self, item: Item, ttl: Duration) -> String {
         let name = fresh_name();
-        let until = Instant::now() + ttl;
+        self.keep(name.clone(), Instant::now() + ttl, item);
+        self.key.close(DOMAIN, &name)
+    }
+
+    /// Keeps `item` under `name` until `until`, when a timer drops it unless it was taken (or
+    /// kept again for longer) meanwhile.
+    fn keep(&self, name: String, until: Instant, item: Item) {
         let evicted = {
             let mut items = lock(&self.items);
             let mut evicted = Vec::new();
-            while items.len() >= MAX_PARKED {
+            while items.len() >= MAX_PARKED && !items.contains_key(&name) {
                 let Some(first) = items
                     .iter()
                     .min_by_key(|(_, (t, _))| *t)
@@ -57,23 +63,25 @@ impl Parked {
                 };
                 evicted.extend(items.remove(&first));
             }
-            items.insert(name.clone(), (until, item));
+            evicted.extend(items.insert(name.clone(), (until, item)));
             evicted
         };
         drop(evicted);
         let items = Arc::downgrade(&self.items);
-        let key = name.clone();
         if let Ok(rt) = tokio::runtime::Handle::try_current() {
             rt.spawn(async move {
                 tokio::time::sleep_until(until).await;
                 if let Some(items) = items.upgrade() {
                     // Dropped outside the lock: its Drop may talk to servers.
-                    let gone = lock(&items).remove(&key);
+                    let gone = {
+                        let mut items = lock(&items);
+                        let due = items.get(&name).is_some_and(|(t, _)| *t <= Instant::now());
+                        if due { items.remove(&name) } else { None }
+                    };
                     drop(gone);
                 }
             });
         }
-        self.key.close(DOMAIN, &name)
     }
 
     /// Takes the item a sealed token names, if it is still there.
@@ -88,9 +96,10 @@ impl Parked {
     }
 
     /// Puts an item back under its token after a retry that could not use it.
+    /// Puts an item back under its token after a retry that could not use it, for `ttl` more,
     pub fn put_back(&self, token: &str, item: Item, ttl: Duration) {
         if let Some(name) = self.key.open(DOMAIN, token) {
-            lock(&self.items).insert(name.to_owned(), (Instant::now() + ttl, item));
+            self.keep(name.to_owned(), Instant::now() + ttl, item);
         }
     }
 
@@ -154,5 +163,30 @@ mod tests {
         assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
         assert_eq!(p.take(&b).err(), Some(Refused::Gone));
         assert!(p.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_item_put_back_after_its_first_timer_fired_is_still_dropped_in_time() {
+        let p = Parked::default();
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let t = p.put(Box::new(Flag(dropped.clone())), Duration::from_millis(30));
+        // A retry holds it while the first timer fires, then puts it back.
+        let held = p.take(&t).expect("still there");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        p.put_back(&t, held, Duration::from_millis(30));
+        assert_eq!(p.len(), 1);
+        assert!(!dropped.load(std::sync::atomic::Ordering::SeqCst));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(
+            dropped.load(std::sync::atomic::Ordering::SeqCst),
+            "its own timer dropped it"
+        );
+        assert!(p.is_empty());
+        // Put back for longer than the first deadline: the first timer leaves it alone.
+        let t = p.put(Box::new(1u32), Duration::from_millis(30));
+        let held = p.take(&t).expect("still there");
+        p.put_back(&t, held, Duration::from_secs(60));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(p.take(&t).is_ok(), "kept until its new deadline");
     }
 }

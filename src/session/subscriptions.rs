@@ -11,44 +11,53 @@ use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+/// The clients subscribed to one URI, and the server that was told: unsubscribes, a
+/// client's leaving and renewals go to that server even after its listing changed.
+struct Held {
+    server: String,
+    clients: HashSet<u64>,
+}
+
 #[derive(Default)]
 pub struct Subscriptions {
-    /// URI → the clients (by number) subscribed to it.
-    by_uri: Mutex<HashMap<String, HashSet<u64>>>,
+    /// URI → who holds it.
+    by_uri: Mutex<HashMap<String, Held>>,
     /// URI → the listen stream loom holds to a 2026-07-28 server for it.
     streams: Mutex<HashMap<String, (Arc<Connection>, u64)>>,
 }
 
 impl Subscriptions {
-    /// Client `who` subscribes to `uri`; whether the server must hear it (the first one).
-    pub fn subscribe(&self, uri: &str, who: u64) -> bool {
+    /// Client `who` subscribes to `uri`, served by `server`; whether the server must hear it
+    /// (the first one).
+    pub fn subscribe(&self, uri: &str, who: u64, server: &str) -> bool {
         let mut by_uri = lock(&self.by_uri);
-        let set = by_uri.entry(uri.to_owned()).or_default();
-        set.insert(who) && set.len() == 1
+        let held = by_uri.entry(uri.to_owned()).or_insert_with(|| Held {
+            server: server.to_owned(),
+            clients: HashSet::new(),
+        });
+        held.clients.insert(who) && held.clients.len() == 1
     }
 
-    /// Client `who` unsubscribes; whether the server must hear it (it was the last one).
-    pub fn unsubscribe(&self, uri: &str, who: u64) -> bool {
+    /// Client `who` unsubscribes: the server to tell when it was the last one.
+    pub fn unsubscribe(&self, uri: &str, who: u64) -> Option<String> {
         let mut by_uri = lock(&self.by_uri);
-        let Some(set) = by_uri.get_mut(uri) else {
-            return false;
-        };
-        let last = set.remove(&who) && set.is_empty();
-        if set.is_empty() {
-            by_uri.remove(uri);
+        let held = by_uri.get_mut(uri)?;
+        let last = held.clients.remove(&who) && held.clients.is_empty();
+        if held.clients.is_empty() {
+            return by_uri.remove(uri).filter(|_| last).map(|h| h.server);
         }
-        last
+        None
     }
 
-    /// Client `who` went away: the URIs it was the last subscriber of.
-    pub fn drop_client(&self, who: u64) -> Vec<String> {
+    /// Client `who` went away: the URIs it was the last subscriber of, with their servers.
+    pub fn drop_client(&self, who: u64) -> Vec<(String, String)> {
         let mut by_uri = lock(&self.by_uri);
         let mut last = Vec::new();
-        by_uri.retain(|uri, set| {
-            if set.remove(&who) && set.is_empty() {
-                last.push(uri.clone());
+        by_uri.retain(|uri, held| {
+            if held.clients.remove(&who) && held.clients.is_empty() {
+                last.push((uri.clone(), held.server.clone()));
             }
-            !set.is_empty()
+            !held.clients.is_empty()
         });
         last
     }
@@ -56,7 +65,7 @@ impl Subscriptions {
     pub fn is_subscribed(&self, uri: &str, who: u64) -> bool {
         lock(&self.by_uri)
             .get(uri)
-            .is_some_and(|set| set.contains(&who))
+            .is_some_and(|held| held.clients.contains(&who))
     }
 
     /// Tells the server behind `uri` that loom subscribes (or no longer does): a legacy
@@ -75,6 +84,21 @@ impl Subscriptions {
         true
     }
 
+    /// Tells the server on `conn` that loom subscribes to `uri` (or no longer does), without
+    /// waiting for its answer: a legacy server by request, a 2026-07-28 one by listen stream.
+    pub fn tell(&self, conn: &Arc<Connection>, subscribe: bool, uri: &str) {
+        if !self.tell_modern(conn, subscribe, uri) {
+            let method = if subscribe {
+                "resources/subscribe"
+            } else {
+                "resources/unsubscribe"
+            };
+            if let Value::Object(params) = json!({ "uri": uri }) {
+                drop(conn.send_request(method, Some(params)));
+            }
+        }
+    }
+
     fn open_stream(&self, conn: &Arc<Connection>, uri: &str) {
         let filter = json!({ "notifications": { "resourceSubscriptions": [uri] } });
         let Value::Object(params) = filter else {
@@ -87,19 +111,21 @@ impl Subscriptions {
         }
     }
 
-    /// `uri`'s last subscriber left without unsubscribing (it disconnected).
-    pub fn end(&self, fleet: &Fleet, uri: &str) {
-        let Some(server) = fleet.route_resource(uri) else {
+    /// `uri`'s last subscriber left without unsubscribing (it disconnected): `server`, the one
+    /// that was told, hears it.
+    pub fn end(&self, fleet: &Fleet, uri: &str, server: &str) {
+        // A listen stream is closed on the connection it was opened on, whatever the server's
+        // state now.
+        let stream = lock(&self.streams).remove(uri);
+        if let Some((conn, id)) = stream {
+            conn.cancel(id, "unsubscribed");
+            return;
+        }
+        let Some(conn) = fleet.server(server).and_then(|s| s.connection().ok()) else {
             return;
         };
-        let Ok(conn) = server.connection() else {
-            return;
-        };
-        if !self.tell_modern(&conn, false, uri) {
-            let params = json!({ "uri": uri });
-            if let Value::Object(params) = params {
-                drop(conn.send_request("resources/unsubscribe", Some(params)));
-            }
+        if conn.era() == Era::Legacy {
+            self.tell(&conn, false, uri);
         }
     }
 
@@ -112,20 +138,13 @@ impl Subscriptions {
         let Ok(conn) = handle.connection() else {
             return;
         };
-        let uris: Vec<String> = lock(&self.by_uri).keys().cloned().collect();
+        let uris: Vec<String> = lock(&self.by_uri)
+            .iter()
+            .filter(|(_, held)| held.server == server)
+            .map(|(uri, _)| uri.clone())
+            .collect();
         for uri in uris {
-            if fleet
-                .route_resource(&uri)
-                .is_none_or(|s| s.name() != server)
-            {
-                continue;
-            }
-            if !self.tell_modern(&conn, true, &uri) {
-                let params = json!({ "uri": uri });
-                if let Value::Object(params) = params {
-                    drop(conn.send_request("resources/subscribe", Some(params)));
-                }
-            }
+            self.tell(&conn, true, &uri);
         }
     }
 }
@@ -137,17 +156,19 @@ mod tests {
     #[test]
     fn the_server_hears_the_first_subscribe_and_the_last_unsubscribe() {
         let s = Subscriptions::default();
-        assert!(s.subscribe("u", 1));
-        assert!(!s.subscribe("u", 1), "again: nothing new");
-        assert!(!s.subscribe("u", 2));
-        assert!(!s.unsubscribe("u", 1), "client 2 still listens");
+        assert!(s.subscribe("u", 1, "srv"));
+        assert!(!s.subscribe("u", 1, "srv"), "again: nothing new");
+        assert!(!s.subscribe("u", 2, "other"), "the first server keeps it");
+        assert_eq!(s.unsubscribe("u", 1), None, "client 2 still listens");
         assert!(!s.is_subscribed("u", 1));
         assert!(s.is_subscribed("u", 2));
-        assert!(!s.unsubscribe("u", 1), "not subscribed any more");
-        assert!(s.unsubscribe("u", 2));
-        assert!(!s.unsubscribe("u", 2));
-        assert!(s.subscribe("a", 1) && !s.subscribe("a", 2) && s.subscribe("b", 2));
-        assert_eq!(s.drop_client(2), vec!["b".to_owned()]);
+        assert_eq!(s.unsubscribe("u", 1), None, "not subscribed any more");
+        assert_eq!(s.unsubscribe("u", 2).as_deref(), Some("srv"));
+        assert_eq!(s.unsubscribe("u", 2), None);
+        assert!(s.subscribe("a", 1, "x") && !s.subscribe("a", 2, "x") && s.subscribe("b", 2, "y"));
+        assert_eq!(s.drop_client(2), vec![("b".to_owned(), "y".to_owned())]);
         assert!(s.is_subscribed("a", 1));
+        assert_eq!(s.drop_client(1), vec![("a".to_owned(), "x".to_owned())]);
+        assert!(lock(&s.by_uri).is_empty(), "nothing is left behind");
     }
 }

@@ -82,16 +82,7 @@ impl ClientSession {
         let route = fleet.route_tool(&name).ok_or_else(|| {
             RpcError::new(code::INVALID_PARAMS, format!("unknown tool \"{name}\""))
         })?;
-        if params.contains_key("requestState")
-            && route
-                .server
-                .connection()
-                .is_ok_and(|c| c.era() == Era::Legacy)
-        {
-            // Not a state loom sealed, and a legacy server has none of its own.
-            let why = "requestState failed its integrity check: loom did not issue it for this call; call the tool again without it";
-            return Err(RpcError::new(code::INVALID_PARAMS, why));
-        }
+        refuse_foreign_state(&params, &route.server)?;
         self.note_use(&name, Some((route.server.name(), &route.original)));
         let mut track = self.begin_call(route.server.name(), &name, &params);
         track.summary.via = via.map(str::to_owned);
@@ -331,4 +322,19 @@ pub(super) fn end_call(
     };
     session.calls.finished(summary.clone(), sent);
     session.bus.publish(Event::CallFinished(summary));
+}
+
+/// A retry's `requestState` that loom did not seal (it would have been resumed before this),
+/// for a legacy server, which has no state of its own: refused rather than run afresh.
+pub(super) fn refuse_foreign_state(
+    params: &Map<String, Value>,
+    server: &crate::downstream::ServerHandle,
+) -> Result<(), RpcError> {
+    if params.contains_key("requestState")
+        && server.connection().is_ok_and(|c| c.era() == Era::Legacy)
+    {
+        let why = "requestState failed its integrity check: loom did not issue it for this request; send the request again without it";
+        return Err(RpcError::new(code::INVALID_PARAMS, why));
+    }
+    Ok(())
 }

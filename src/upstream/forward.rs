@@ -31,6 +31,25 @@ pub(super) struct Waiting {
     ),
 }
 
+/// A question the server asked for a call that ended before anyone took it up (the call's
+/// answer came first, or it was cancelled or timed out) is answered with an error, so that
+/// the server does not wait for it until its own timeout.
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.questions.1.close();
+        let mut err = None;
+        while let Ok(q) = self.questions.1.try_recv() {
+            let err = err.get_or_insert_with(|| {
+                jsonrpc::to_raw(&json!({
+                    "code": code::INTERNAL_ERROR,
+                    "message": "the request this question belongs to has ended",
+                }))
+            });
+            q.conn.respond(&q.id, Err(err));
+        }
+    }
+}
+
 /// The next question a server asked during a call.
 async fn next_question(rx: &mut mpsc::UnboundedReceiver<ServerRequest>) -> ServerRequest {
     match rx.recv().await {

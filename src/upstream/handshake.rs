@@ -1,6 +1,7 @@
 //! The handshake of either era and every request that is not a tool call: initialize, discovery,
 //! lists, prompts, resources, logging; results finished for the client's era.
 
+use super::calls::refuse_foreign_state;
 use super::*;
 
 impl ClientSession {
@@ -149,8 +150,8 @@ impl ClientSession {
             }
             "ping" => ok(jsonrpc::to_raw(&json!({}))),
             "subscriptions/listen" if self.is_modern() => {
-                self.listen(id, &params)?;
-                self.ensure_fleet().await;
+                let fleet = self.ready_fleet().await;
+                self.listen(id, &params, &fleet)?;
                 Ok(None)
             }
             "logging/setLevel" => {
@@ -228,6 +229,7 @@ impl ClientSession {
                 let route = fleet.route_prompt(&name).ok_or_else(|| {
                     RpcError::new(code::INVALID_PARAMS, format!("unknown prompt \"{name}\""))
                 })?;
+                refuse_foreign_state(&params, &route.server)?;
                 let mut params = params;
                 params.insert("name".into(), Value::String(route.original.clone()));
                 self.forward(id, &route.server, method, params, None).await
@@ -239,6 +241,25 @@ impl ClientSession {
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned();
+                let subs = &self.session.subscriptions;
+                // Counted across clients: the server hears the first subscribe and the last
+                // unsubscribe of a URI, so one client's unsubscribe never ends another's. An
+                // unsubscribe goes to the server that heard the subscribe, even when the
+                // resource has left the listing since.
+                if method == "resources/unsubscribe" && subs.is_subscribed(&uri, self.number) {
+                    let Some(server) = subs.unsubscribe(&uri, self.number) else {
+                        return ok(self.finish_result(Map::new(), false));
+                    };
+                    let Some(server) = fleet.server(&server).cloned() else {
+                        return ok(self.finish_result(Map::new(), false));
+                    };
+                    if let Ok(conn) = server.connection()
+                        && subs.tell_modern(&conn, false, &uri)
+                    {
+                        return ok(self.finish_result(Map::new(), false));
+                    }
+                    return self.forward(id, &server, method, params, None).await;
+                }
                 let Some(server) = fleet.route_resource(&uri) else {
                     let code = if self.is_modern() {
                         code::INVALID_PARAMS
@@ -249,26 +270,32 @@ impl ClientSession {
                         .with_data(json!({ "uri": uri })));
                 };
                 if method == "resources/read" {
+                    refuse_foreign_state(&params, &server)?;
                     return self.forward(id, &server, method, params, None).await;
                 }
-                // Counted across clients: the server hears the first subscribe and the last
-                // unsubscribe of a URI, so one client's unsubscribe never ends another's.
-                let subs = &self.session.subscriptions;
-                let tell = if method == "resources/subscribe" {
-                    subs.subscribe(&uri, self.number)
-                } else {
-                    subs.unsubscribe(&uri, self.number)
-                };
-                if !tell {
+                if method == "resources/unsubscribe"
+                    || !subs.subscribe(&uri, self.number, server.name())
+                {
                     return ok(self.finish_result(Map::new(), false));
                 }
                 // A 2026-07-28 server has no subscribe: loom holds a listen stream for the URI.
                 if let Ok(conn) = server.connection()
-                    && subs.tell_modern(&conn, method == "resources/subscribe", &uri)
+                    && subs.tell_modern(&conn, true, &uri)
                 {
                     return ok(self.finish_result(Map::new(), false));
                 }
-                self.forward(id, &server, method, params, None).await
+                let answer = self.forward(id, &server, method, params, None).await;
+                // A subscribe the server refused (or never answered) is not held: the next
+                // subscribe, from this client or another, asks the server again.
+                let refused = match &answer {
+                    Ok(Some(line)) => serde_json::from_str::<Value>(line)
+                        .map_or(true, |v| v.get("error").is_some()),
+                    _ => true,
+                };
+                if refused {
+                    subs.unsubscribe(&uri, self.number);
+                }
+                answer
             }
             "completion/complete" => {
                 let fleet = self.ready_fleet().await;

@@ -44,6 +44,7 @@ impl ClientSession {
         &self,
         id: &RawValue,
         params: &Map<String, Value>,
+        fleet: &Fleet,
     ) -> Result<(), RpcError> {
         let filter = params
             .get("notifications")
@@ -61,6 +62,25 @@ impl ClientSession {
                     .collect()
             })
             .unwrap_or_default();
+        // Only the URIs a server offers are accepted, each subscribed at its server (counted
+        // with every other client's: the server hears the first).
+        let subs = &self.session.subscriptions;
+        let mut uris: Vec<String> = uris
+            .into_iter()
+            .filter(|uri| match fleet.route_resource(uri) {
+                Some(server) => {
+                    if subs.subscribe(uri, self.number, server.name())
+                        && let Ok(conn) = server.connection()
+                    {
+                        subs.tell(&conn, true, uri);
+                    }
+                    true
+                }
+                None => false,
+            })
+            .collect();
+        uris.sort();
+        uris.dedup();
         let subscription: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
         let listen = Listen {
             key: id_key(id),
@@ -94,12 +114,30 @@ impl ClientSession {
         Ok(())
     }
 
-    /// Ends the listen stream `key` (the client cancelled it); whether there was one.
+    /// Ends the listen stream `key` (the client cancelled it); whether there was one. Its
+    /// URIs that no other stream of this client holds are unsubscribed (the server hears the
+    /// last one).
     pub(super) fn end_listen(&self, key: &str) -> bool {
         let mut l = lock(&self.listens);
-        let before = l.len();
-        l.retain(|x| x.key != key);
-        l.len() != before
+        let Some(at) = l.iter().position(|x| x.key == key) else {
+            return false;
+        };
+        let ended = l.remove(at);
+        let released: Vec<String> = ended
+            .uris
+            .into_iter()
+            .filter(|u| !l.iter().any(|x| x.uris.contains(u)))
+            .collect();
+        drop(l);
+        let subs = &self.session.subscriptions;
+        for uri in released {
+            if let Some(server) = subs.unsubscribe(&uri, self.number)
+                && let Some(fleet) = self.fleet()
+            {
+                subs.end(fleet, &uri, &server);
+            }
+        }
+        true
     }
 
     /// A list changed: every listen stream that asked for it hears, tagged.

@@ -208,8 +208,8 @@ impl ClientSession {
         self.closed.store(true, Ordering::SeqCst);
         let last = self.session.subscriptions.drop_client(self.number);
         if let Some(fleet) = self.fleet() {
-            for uri in last {
-                self.session.subscriptions.end(fleet, &uri);
+            for (uri, server) in last {
+                self.session.subscriptions.end(fleet, &uri, &server);
             }
         }
         if lock(&self.log_level).is_some() {
