@@ -1097,7 +1097,14 @@ pub struct SseParser {
     skipping: bool,
     /// The `id` of the event being read.
     id: Option<Vec<u8>>,
+    /// The last line ended with a CR: an LF right after it ends no other line.
+    after_cr: bool,
+    /// At the stream's start: how much of a UTF-8 BOM was read (held back, as it is dropped).
+    bom: Option<usize>,
 }
+
+/// The byte order mark a stream may start with, which is not part of its first line.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The value of an SSE field line `name: value` (one leading space dropped), or of a bare
 /// `name` line (empty).
@@ -1118,6 +1125,8 @@ impl SseParser {
             limit,
             skipping: false,
             id: None,
+            after_cr: false,
+            bom: Some(0),
         }
     }
 
@@ -1177,43 +1186,63 @@ impl SseParser {
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseItem> {
         let mut items = Vec::new();
         for &b in chunk {
-            if b != b'\n' {
-                if self.skipping {
-                    // A line with content keeps the cut-off event going; an empty one ends it.
-                    if b != b'\r' {
-                        self.line.clear();
-                        self.line.push(b'x');
-                    }
+            if let Some(n) = self.bom {
+                if BOM.get(n) == Some(&b) {
+                    self.bom = (n + 1 < BOM.len()).then_some(n + 1);
                     continue;
                 }
-                self.line.push(b);
-                if self.held() > self.limit {
-                    items.push(SseItem::TooLarge {
-                        prefix: self.cut_off(),
-                    });
+                // No BOM after all: what was held back is the stream's own.
+                self.bom = None;
+                for &held in BOM.get(..n).unwrap_or_default() {
+                    self.byte(held, &mut items);
                 }
-                continue;
             }
-            if self.line.last() == Some(&b'\r') {
-                self.line.pop();
-            }
-            if self.line.is_empty() {
-                if self.skipping {
-                    self.skipping = false;
-                } else {
-                    if !self.data.is_empty() {
-                        items.push(SseItem::Event(std::mem::take(&mut self.data)));
-                    }
-                    if let Some(id) = self.id.take() {
-                        items.push(SseItem::LastId(id));
-                    }
-                }
-            } else if !self.skipping {
-                self.field_line(&mut items);
-            }
-            self.line.clear();
+            self.byte(b, &mut items);
         }
         items
+    }
+
+    /// One byte of the stream: a line ends with CRLF, LF or a lone CR.
+    fn byte(&mut self, b: u8, items: &mut Vec<SseItem>) {
+        let after_cr = std::mem::replace(&mut self.after_cr, false);
+        if b == b'\n' && after_cr {
+            return;
+        }
+        if b == b'\r' || b == b'\n' {
+            self.after_cr = b == b'\r';
+            self.end_line(items);
+            return;
+        }
+        if self.skipping {
+            // A line with content keeps the cut-off event going; an empty one ends it.
+            self.line.clear();
+            self.line.push(b'x');
+            return;
+        }
+        self.line.push(b);
+        if self.held() > self.limit {
+            items.push(SseItem::TooLarge {
+                prefix: self.cut_off(),
+            });
+        }
+    }
+
+    fn end_line(&mut self, items: &mut Vec<SseItem>) {
+        if self.line.is_empty() {
+            if self.skipping {
+                self.skipping = false;
+            } else {
+                if !self.data.is_empty() {
+                    items.push(SseItem::Event(std::mem::take(&mut self.data)));
+                }
+                if let Some(id) = self.id.take() {
+                    items.push(SseItem::LastId(id));
+                }
+            }
+        } else if !self.skipping {
+            self.field_line(items);
+        }
+        self.line.clear();
     }
 }
 
@@ -1241,6 +1270,27 @@ mod tests {
         );
         let ev = events(p.feed(b"1}\r\n\r\n: comment\n\ndata: x\ndata: y\n\n"));
         assert_eq!(ev, vec![b"{\"a\":1}".to_vec(), b"x\ny".to_vec()]);
+    }
+
+    #[test]
+    fn lines_may_end_in_a_lone_cr_and_a_leading_bom_is_dropped() {
+        let mut p = SseParser::new(1 << 20);
+        let ev = events(p.feed(b"\xEF\xBB\xBFdata: a\r\rdata: b\r\n\r\ndata: c\n\n"));
+        assert_eq!(ev, vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        // A CR at a chunk's end and its LF in the next are one line end.
+        assert!(p.feed(b"data: d\r").is_empty());
+        assert_eq!(events(p.feed(b"\n\r\n")), vec![b"d".to_vec()]);
+        // A BOM split over chunks; and only at the start.
+        let mut p = SseParser::new(1 << 20);
+        assert!(p.feed(b"\xEF\xBB").is_empty());
+        let ev = events(p.feed(b"\xBFdata: \xEF\xBB\xBFx\n\n"));
+        assert_eq!(ev, vec![b"\xEF\xBB\xBFx".to_vec()]);
+        // Something that only starts like a BOM is kept.
+        let mut p = SseParser::new(1 << 20);
+        assert_eq!(
+            p.feed(b"\xEFdata: y\n\ndata: z\n\n"),
+            vec![SseItem::Event(b"z".to_vec())]
+        );
     }
 
     #[test]
@@ -1502,6 +1552,11 @@ mod tests {
                 Just(b"\r\n".to_vec()),
                 Just(b"\n\n".to_vec()),
                 Just(b": comment".to_vec()),
+                Just(b"id: ".to_vec()),
+                Just(b"retry: ".to_vec()),
+                Just(b"\r".to_vec()),
+                Just(BOM.to_vec()),
+                "[0-9]{1,25}".prop_map(String::into_bytes),
                 proptest::collection::vec(any::<u8>(), 0..40),
             ],
             0..80,
