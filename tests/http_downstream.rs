@@ -674,3 +674,285 @@ async fn on_2026_07_28_a_cancel_closes_the_stream_and_names_travel_base64() {
     );
     fleet.shutdown().await;
 }
+
+/// The Python legacy-era server with sessions (`tests/fixtures/session_server.py`) and its log.
+struct SessionPeer {
+    child: std::process::Child,
+    port: u16,
+    log: std::path::PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for SessionPeer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl SessionPeer {
+    fn start(get_mode: &str) -> SessionPeer {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("server.log");
+        let mut child = std::process::Command::new("python3")
+            .arg(common::root().join("tests/fixtures/session_server.py"))
+            .arg(&log)
+            .arg(get_mode)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start python3 tests/fixtures/session_server.py");
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut first)
+            .expect("the server's port");
+        let port = first.trim().parse().expect("a port");
+        SessionPeer {
+            child,
+            port,
+            log,
+            dir,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    async fn fleet(&self) -> Arc<Fleet> {
+        let token = self.dir.path().join("token");
+        std::fs::write(&token, "tok").unwrap();
+        fleet(&self.url(), &token, self.dir.path()).await
+    }
+
+    fn entries(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    fn posts_of(&self, tool: &str) -> Vec<Value> {
+        self.entries()
+            .into_iter()
+            .filter(|e| e["tool"] == tool)
+            .collect()
+    }
+
+    /// How long after it began the server saw loom close the held stream of `tool`.
+    async fn closed_after(&self, tool: &str, nth: usize) -> f64 {
+        wait_until("the server to see the held stream end", async || {
+            self.entries()
+                .into_iter()
+                .filter(|e| e["held"] == tool)
+                .nth(nth)
+        })
+        .await["closed_after"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("loom held the {tool} stream to its end"))
+    }
+}
+
+fn tool(name: &str) -> Value {
+    json!({ "name": name, "arguments": {} })
+}
+
+fn params(v: Value) -> Map<String, Value> {
+    let Value::Object(m) = v else {
+        panic!("params")
+    };
+    m
+}
+
+/// A request the server answers 404 even on a fresh session is that request's failure: after
+/// one renewal it fails alone (or gets the JSON-RPC reply the 404 carried), and every other
+/// call on the connection goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_404_fails_only_that_request_and_the_connection_stays() {
+    let peer = SessionPeer::start("405");
+    let fleet = peer.fleet().await;
+    up(&fleet).await;
+    assert_eq!(status(&fleet).era, Some(loom::protocol::Era::Legacy));
+    let conn = fleet.server("d").unwrap().connection().unwrap();
+    let (_, slow) = conn.send_request("tools/call", Some(params(tool("slow"))));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    match call(&fleet, "tools/call", tool("gone")).await {
+        Reply::Lost(why) => assert!(
+            why.contains("404") && why.contains("no such thing"),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    match call(&fleet, "tools/call", tool("gone_rpc")).await {
+        Reply::Error(e) => assert!(e.get().contains("gone for good"), "{}", e.get()),
+        other => panic!("{other:?}"),
+    }
+    let slow = slow.await.expect("the slow call's reply");
+    assert_eq!(text(&result(slow)), "slow ok");
+    assert_eq!(
+        text(&result(call(&fleet, "tools/call", tool("small")).await)),
+        "small ok"
+    );
+    // Each went once more on a new session, and no more.
+    assert_eq!(peer.posts_of("gone").len(), 2);
+    assert_eq!(peer.posts_of("gone_rpc").len(), 2);
+    let st = status(&fleet);
+    assert_eq!(
+        (st.state.clone(), st.restarts),
+        (ServerState::Up, 0),
+        "{st:?}"
+    );
+    fleet.shutdown().await;
+}
+
+/// A request whose caller stopped waiting while the session was being renewed is not sent
+/// again on the new session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_given_up_during_a_session_renewal_is_not_sent_again() {
+    let peer = SessionPeer::start("405");
+    let fleet = peer.fleet().await;
+    up(&fleet).await;
+    assert_eq!(
+        text(&result(call(&fleet, "tools/call", tool("forget")).await)),
+        "forgot"
+    );
+    let conn = fleet.server("d").unwrap().connection().unwrap();
+    let (id, _rx) = conn.send_request("tools/call", Some(params(tool("small"))));
+    // The server takes a second to initialize the new session; the caller gives up meanwhile.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(conn.is_waiting(id));
+    conn.forget(id);
+    wait_until("the new session", async || {
+        peer.entries()
+            .iter()
+            .any(|e| e["rpc"] == "notifications/initialized" && e["session"] == "s-2")
+            .then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let smalls = peer.posts_of("small");
+    assert_eq!(smalls.len(), 1, "{smalls:?}");
+    assert_eq!(smalls[0]["status"], 404);
+    // The connection itself is fine.
+    assert_eq!(
+        text(&result(call(&fleet, "tools/call", tool("small")).await)),
+        "small ok"
+    );
+    fleet.shutdown().await;
+}
+
+/// On a legacy session loom closes a request's stream when the call is cancelled (after
+/// `notifications/cancelled`), shortly after its answer arrived, and when the connection
+/// closes; a server holding streams open never holds loom's tasks and sockets.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn legacy_reply_streams_close_on_cancel_after_the_answer_and_with_the_connection() {
+    let peer = SessionPeer::start("405");
+    let fleet = peer.fleet().await;
+    up(&fleet).await;
+    let conn = fleet.server("d").unwrap().connection().unwrap();
+    let (id, _rx) = conn.send_request("tools/call", Some(params(tool("never"))));
+    wait_until("the call to reach the server", async || {
+        (!peer.posts_of("never").is_empty()).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    conn.cancel(id, "a person cancelled it");
+    assert!(peer.closed_after("never", 0).await < 5.0);
+    assert!(
+        peer.entries()
+            .iter()
+            .any(|e| e["rpc"] == "notifications/cancelled")
+    );
+    // Answered, then held open by the server: loom lets go after a short grace.
+    assert_eq!(
+        text(&result(call(&fleet, "tools/call", tool("hold")).await)),
+        "held"
+    );
+    let after = peer.closed_after("hold", 0).await;
+    assert!((2.0..8.0).contains(&after), "closed after {after}s");
+    // Still waiting when the connection closes: the stream goes with it.
+    let (_, _rx) = conn.send_request("tools/call", Some(params(tool("never"))));
+    wait_until("the second call to reach the server", async || {
+        (peer.posts_of("never").len() == 2).then_some(())
+    })
+    .await;
+    fleet.shutdown().await;
+    assert!(peer.closed_after("never", 1).await < 5.0);
+}
+
+/// The GET stream is given up only when the server has none (405); a server error is retried
+/// with backoff, and a stream that ends at once without an event counts as a failure, so it
+/// is not reopened at the plain retry delay forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_get_stream_retries_errors_with_backoff_and_an_empty_stream_is_a_failure() {
+    let erring = SessionPeer::start("503");
+    let empty = SessionPeer::start("empty");
+    let (erring_fleet, empty_fleet) = tokio::join!(erring.fleet(), empty.fleet());
+    up(&erring_fleet).await;
+    up(&empty_fleet).await;
+    let gets = |peer: &SessionPeer| -> Vec<Value> {
+        peer.entries()
+            .into_iter()
+            .filter(|e| e["http"] == "GET")
+            .collect()
+    };
+    wait_until("a GET stream after two 503s", async || {
+        gets(&erring)
+            .iter()
+            .any(|g| g["status"] == 200)
+            .then_some(())
+    })
+    .await;
+    assert_eq!(gets(&erring).len(), 3, "{:?}", gets(&erring));
+    // Backoff doubles from the 1 s retry delay: GETs at about 0, 2 and 6 s, not every second.
+    let first = wait_until("the first GET", async || {
+        gets(&empty).first().and_then(|g| g["t"].as_f64())
+    })
+    .await;
+    wait_until("7 s after the first GET", async || {
+        let last = empty.entries().last().and_then(|e| e["t"].as_f64());
+        // The log's clock only moves with an entry: a ping makes one.
+        let _ = call(&empty_fleet, "ping", json!({})).await;
+        last.is_some_and(|t| t - first >= 7.0).then_some(())
+    })
+    .await;
+    let n = gets(&empty)
+        .iter()
+        .filter(|g| g["t"].as_f64().is_some_and(|t| t - first < 7.0))
+        .count();
+    assert!((2..=4).contains(&n), "{n} GETs in 7 s: {:?}", gets(&empty));
+    erring_fleet.shutdown().await;
+    empty_fleet.shutdown().await;
+}
+
+/// A password or a key in the configured URL never shows in what loom says about it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_in_the_url_stay_out_of_the_error_text() {
+    loom::init_tls();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://user:hunter2@127.0.0.1:{port}/mcp?key=hunter2");
+    let conn = loom::downstream::http::connect(loom::downstream::http::HttpLaunch {
+        server: "d",
+        url: &url,
+        headers: &Default::default(),
+        bearer_token_env: None,
+        bearer_token_command: None,
+        max_message: 1 << 20,
+        client_caps: ClientCapabilities::default(),
+        inbound: Arc::new(|_, _| {}),
+    })
+    .expect("connect");
+    let why = conn
+        .handshake(Duration::from_secs(5))
+        .await
+        .expect_err("nothing listens there");
+    assert!(
+        why.contains(&format!("cannot reach http://127.0.0.1:{port}/mcp")),
+        "{why}"
+    );
+    assert!(!why.contains("hunter2"), "{why}");
+}

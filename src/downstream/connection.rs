@@ -218,6 +218,11 @@ impl Connection {
         let _ = self.send_request("subscriptions/listen", Some(params));
     }
 
+    /// Whether request `id` is still waited for (not answered, failed, cancelled nor forgotten).
+    pub fn is_waiting(&self, id: u64) -> bool {
+        self.pending.is_waiting(id)
+    }
+
     /// Requests loom sent this server that it has not answered yet.
     pub fn requests_waiting(&self) -> usize {
         self.pending.waiting()
@@ -239,6 +244,10 @@ impl Connection {
         }
         self.closed.send_replace(Some(reason.to_owned()));
         self.pending.close(|| Reply::Lost(reason.to_owned()));
+        // No reply stream is read for a closed connection.
+        if let Outbound::Http(sink) = &self.outbound {
+            sink.close_streams();
+        }
     }
 
     pub fn closed_reason(&self) -> Option<String> {
@@ -343,7 +352,9 @@ impl Connection {
     }
 
     /// Stops waiting for `id` and tells the server to stop working on it: on 2026-07-28 over
-    /// HTTP by closing the request's stream (`notifications/cancelled` is for stdio there).
+    /// HTTP by closing the request's stream (`notifications/cancelled` is for stdio there); on
+    /// older eras over HTTP by `notifications/cancelled`, and then its stream is closed too,
+    /// since nothing on it is awaited any more.
     pub fn cancel(self: &Arc<Self>, id: u64, reason: &str) {
         if self.pending.forget(id) {
             if let Outbound::Http(sink) = &self.outbound
@@ -354,6 +365,9 @@ impl Connection {
             }
             let params = json!({ "requestId": id, "reason": reason });
             self.notify("notifications/cancelled", Some(params));
+            if let Outbound::Http(sink) = &self.outbound {
+                sink.close_stream(id);
+            }
         }
     }
 

@@ -11,12 +11,17 @@
 //! What a connection survives without a restart (legacy eras; 2026-07-28 has no sessions and
 //! no resumable streams): a reply stream that drops before its answer is resumed with
 //! `Last-Event-ID` after the server's `retry` delay (bounded); the GET stream is re-opened when
-//! it drops; a session the server forgot (404) is initialized again and the request, which
-//! never reached the server, is sent once more. On 2026-07-28 a call is cancelled by closing
-//! its stream. A 401 is never retried blindly: the `bearer_token_command`, if any, is run
-//! again once, and then the connection ends as "needs authentication" with the server's
-//! challenge, which the supervisor does not count as a failure. The token never appears in a
-//! message.
+//! it drops (given up only on 405 or 404; errors and streams that end without an event are
+//! retried with backoff); a session the server forgot (404) is initialized again and the
+//! request, which never reached the server, is sent once more, unless its caller stopped
+//! waiting meanwhile; a second 404 fails that request alone. On 2026-07-28 a call is cancelled
+//! by closing its stream; on older eras a cancelled call's stream is closed after
+//! `notifications/cancelled`. A reply stream is dropped shortly after its answer, and every
+//! one when the connection closes. A 401 is never retried blindly: the
+//! `bearer_token_command`, if any, is run again once, and then the connection ends as "needs
+//! authentication" with the server's challenge, which the supervisor does not count as a
+//! failure. The token never appears in a message, nor the URL's userinfo or query, nor the
+//! token command's stderr (logged at debug level only).
 
 use super::connection::{Connection, InboundSink, Outbound, client_info};
 use crate::jsonrpc::{Kind, RawMessage};
@@ -35,6 +40,8 @@ const RETRY_MAX: Duration = Duration::from_secs(30);
 const FRUITLESS_RESUMES: u32 = 3;
 /// Failed attempts in a row to re-open the GET stream before giving up on it.
 const GET_STREAM_ATTEMPTS: u32 = 8;
+/// How long a request's reply stream is still read after its answer arrived.
+const ANSWERED_GRACE: Duration = Duration::from_secs(3);
 /// How long a session's re-initialization may take.
 const REINIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the `DELETE` that ends a session may take at shutdown.
@@ -57,6 +64,8 @@ struct Bearer {
 pub struct HttpSink {
     client: reqwest::Client,
     url: String,
+    /// The URL as messages name it: no userinfo, query or fragment, which may hold secrets.
+    shown_url: String,
     headers: HeaderMap,
     bearer: Mutex<Bearer>,
     /// `bearer_token_command`: the program and its arguments.
@@ -131,6 +140,7 @@ pub fn connect(launch: HttpLaunch<'_>) -> Result<Arc<Connection>, String> {
     let sink = Arc::new(HttpSink {
         client,
         url: launch.url.to_owned(),
+        shown_url: shown_url(launch.url),
         headers,
         bearer: Mutex::new(Bearer {
             value: bearer,
@@ -180,6 +190,8 @@ enum SseEnd {
 struct StreamPosition {
     last_id: Option<HeaderValue>,
     retry: Option<Duration>,
+    /// Data events read so far, over every stream this position followed.
+    events: u64,
 }
 
 impl StreamPosition {
@@ -245,6 +257,22 @@ fn challenge_of(headers: &HeaderMap) -> Option<String> {
     let joined = all.join(", ");
     let joined = joined.trim();
     (!joined.is_empty()).then(|| joined.chars().take(CHALLENGE_MAX_CHARS).collect())
+}
+
+/// `url` as a message may name it: without the userinfo, query and fragment, where secrets
+/// (passwords, API keys) travel; text that is no URL is not shown at all.
+pub fn shown_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            // Only a URL that cannot have them refuses these, and then it has none to hide.
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string()
+        }
+        Err(_) => "the configured URL".to_owned(),
+    }
 }
 
 /// What the server's refusal means, in words a person can act on.
@@ -340,14 +368,24 @@ async fn run_token_command(argv: &[String]) -> Result<HeaderValue, String> {
         })?
         .map_err(|e| format!("bearer_token_command: {e}"))?;
     if !status.success() {
-        let first = String::from_utf8_lossy(&err)
+        // Its stderr may hold secrets or personal details: a debug log only, never the
+        // reason the model and the workbench are shown.
+        if let Some(first) = String::from_utf8_lossy(&err)
             .lines()
             .find(|l| !l.trim().is_empty())
-            .map(|l| format!(": {}", l.trim().chars().take(200).collect::<String>()))
-            .unwrap_or_default();
-        return Err(format!("bearer_token_command failed ({status}){first}"));
+        {
+            let first: String = first.trim().chars().take(200).collect();
+            tracing::debug!("bearer_token_command failed ({status}); its stderr: {first}");
+        }
+        return Err(format!("bearer_token_command failed ({status})"));
     }
     bearer_from_output(&out).map_err(|e| format!("bearer_token_command {e}"))
+}
+
+/// Whether the caller stopped waiting for request `id` (cancelled, timed out, or the connection
+/// closed) while it was held back for a new token or session: then it is not sent again.
+fn gave_up(conn: &Connection, id: Option<u64>) -> bool {
+    id.is_some_and(|id| !conn.is_waiting(id))
 }
 
 /// Whether `data` is the response to request `id` (a server's own request may carry the same
@@ -370,6 +408,14 @@ impl HttpSink {
     /// Closes the reply stream of request `id` (how 2026-07-28 cancels over HTTP).
     pub fn close_stream(&self, id: u64) {
         if let Some(task) = lock(&self.streams).remove(&id) {
+            task.abort();
+        }
+    }
+
+    /// Closes every reply stream (the connection closed).
+    pub fn close_streams(&self) {
+        let tasks: Vec<_> = lock(&self.streams).drain().map(|(_, t)| t).collect();
+        for task in tasks {
             task.abort();
         }
     }
@@ -507,8 +553,9 @@ impl HttpSink {
             let resp = match req.send().await {
                 Ok(r) => r,
                 Err(e) => {
-                    let why = format!("cannot reach {}: {e}", self.url);
-                    if e.is_connect() {
+                    let connect = e.is_connect();
+                    let why = format!("cannot reach {}: {}", self.shown_url, e.without_url());
+                    if connect {
                         conn.close(&why);
                     } else if let Some(id) = id {
                         conn.fail(id, &why);
@@ -536,10 +583,13 @@ impl HttpSink {
                         self.refuse(conn, &format!("needs authentication: {why}"));
                         return;
                     }
+                    if gave_up(conn, id) {
+                        return;
+                    }
                     continue;
                 }
                 let why = needs_auth_text(
-                    &self.url,
+                    &self.shown_url,
                     challenge.as_deref(),
                     self.token_command.is_some(),
                 );
@@ -548,19 +598,21 @@ impl HttpSink {
             }
             if status == reqwest::StatusCode::NOT_FOUND
                 && conn.era() == Era::Legacy
+                && !renewed
                 && let Some(old) = sent.session.as_deref()
             {
                 // The server forgot the session, so it never saw this request: a new session,
-                // and the request once more. A second 404 at once is a broken server.
-                if renewed {
-                    conn.close("the HTTP session expired (404) again right after loom initialized a new one");
-                    return;
-                }
+                // and the request once more. A second 404 for the same request is that
+                // request's own failure (an unknown path or method, say), not the session's:
+                // it falls through to the answer below and the connection stays.
                 renewed = true;
                 if let Err(why) = self.renew_session(conn, old).await {
                     conn.close(&format!(
                         "the HTTP session expired (404) and initializing a new one failed: {why}"
                     ));
+                    return;
+                }
+                if gave_up(conn, id) {
                     return;
                 }
                 continue;
@@ -647,7 +699,10 @@ impl HttpSink {
                 }
                 Err(BodyError::Read(e)) => {
                     if let Some(id) = id {
-                        conn.fail(id, &format!("reading the HTTP reply failed: {e}"));
+                        conn.fail(
+                            id,
+                            &format!("reading the HTTP reply failed: {}", e.without_url()),
+                        );
                     }
                 }
             }
@@ -737,7 +792,7 @@ impl HttpSink {
         let resp = post(body.to_string())
             .send()
             .await
-            .map_err(|e| format!("cannot reach {}: {e}", self.url))?;
+            .map_err(|e| format!("cannot reach {}: {}", self.shown_url, e.without_url()))?;
         if !resp.status().is_success() {
             return Err(format!("initialize was answered HTTP {}", resp.status()));
         }
@@ -761,7 +816,7 @@ impl HttpSink {
         let resp = post(initialized.to_owned())
             .send()
             .await
-            .map_err(|e| format!("cannot reach {}: {e}", self.url))?;
+            .map_err(|e| format!("cannot reach {}: {}", self.shown_url, e.without_url()))?;
         if !resp.status().is_success() {
             return Err(format!(
                 "notifications/initialized was answered HTTP {}",
@@ -794,22 +849,46 @@ impl HttpSink {
                     r = me.get(&session, pos.last_id.as_ref()).send() => r,
                     _ = conn.wait_closed() => return,
                 };
-                match sent {
+                let failure = match sent {
                     Ok(resp) if resp.status().is_success() && is_event_stream(&resp) => {
-                        failed = 0;
+                        let before = pos.events;
                         tokio::select! {
                             _ = read_sse(resp, &conn, me.max_message, None, &mut pos) => {}
                             _ = conn.wait_closed() => return,
                         }
-                        tracing::debug!(server = %conn.server, "the GET stream dropped; opening it again");
+                        if pos.events > before {
+                            tracing::debug!(server = %conn.server, "the GET stream dropped; opening it again");
+                            None
+                        } else {
+                            // Counted, or a server that closes it at once is reopened forever.
+                            Some("it closed without an event".to_owned())
+                        }
                     }
-                    Ok(_) => return,
-                    Err(e) => {
+                    Ok(resp)
+                        if matches!(
+                            resp.status(),
+                            reqwest::StatusCode::METHOD_NOT_ALLOWED
+                                | reqwest::StatusCode::NOT_FOUND
+                        ) =>
+                    {
+                        tracing::debug!(server = %conn.server, "no GET stream: HTTP {}", resp.status());
+                        return;
+                    }
+                    Ok(resp) if resp.status().is_success() => {
+                        Some(format!("HTTP {} without an event stream", resp.status()))
+                    }
+                    Ok(resp) => Some(format!("HTTP {}", resp.status())),
+                    Err(e) => Some(e.without_url().to_string()),
+                };
+                match failure {
+                    None => failed = 0,
+                    Some(why) => {
                         failed += 1;
                         if failed >= GET_STREAM_ATTEMPTS {
-                            tracing::warn!(server = %conn.server, "the GET stream could not be opened again: {e}");
+                            tracing::warn!(server = %conn.server, "the GET stream could not be opened again: {why}");
                             return;
                         }
+                        tracing::debug!(server = %conn.server, "opening the GET stream failed ({why}); trying again");
                     }
                 }
                 let delay = pos
@@ -838,9 +917,15 @@ impl HttpSink {
             req = req.header("MCP-Protocol-Version", v);
         }
         match tokio::time::timeout(DELETE_TIMEOUT, self.with_auth(req).send()).await {
-            Ok(Ok(r)) => tracing::debug!(url = %self.url, "session ended: HTTP {}", r.status()),
-            Ok(Err(e)) => tracing::debug!(url = %self.url, "ending the session failed: {e}"),
-            Err(_) => tracing::debug!(url = %self.url, "ending the session took too long"),
+            Ok(Ok(r)) => {
+                tracing::debug!(url = %self.shown_url, "session ended: HTTP {}", r.status())
+            }
+            Ok(Err(e)) => tracing::debug!(
+                url = %self.shown_url,
+                "ending the session failed: {}",
+                e.without_url()
+            ),
+            Err(_) => tracing::debug!(url = %self.shown_url, "ending the session took too long"),
         }
     }
 }
@@ -930,8 +1015,9 @@ async fn read_body(resp: reqwest::Response, limit: usize) -> Result<Vec<u8>, Bod
 /// Feeds each SSE event to the connection, and keeps `pos` (last event id, `retry`) for a
 /// resumption. An event over `limit` is cut off while it streams; on a request's own stream
 /// (`request` is its id) that ends the stream and fails the request, on the standalone GET
-/// stream the event is skipped and reading goes on. The stream is read to its end even after
-/// the answer, so the connection can be used again.
+/// stream the event is skipped and reading goes on. After a request's answer the stream is
+/// read for `ANSWERED_GRACE` more (the server should end it; what it sends meanwhile is still
+/// handled), then dropped: a server that holds it open never holds a task and a socket.
 async fn read_sse(
     resp: reqwest::Response,
     conn: &Arc<Connection>,
@@ -942,15 +1028,27 @@ async fn read_sse(
     let mut parser = SseParser::new(limit);
     let mut stream = resp.bytes_stream();
     let mut answered = request.is_none();
-    while let Some(chunk) = stream.next().await {
-        let Ok(chunk) = chunk else { break };
+    let mut deadline: Option<tokio::time::Instant> = None;
+    loop {
+        let next = match deadline {
+            Some(at) => match tokio::time::timeout_at(at, stream.next()).await {
+                Ok(next) => next,
+                Err(_) => break,
+            },
+            None => stream.next().await,
+        };
+        let Some(Ok(chunk)) = next else { break };
         for item in parser.feed(&chunk) {
             match item {
                 SseItem::Event(data) => {
+                    pos.events += 1;
                     if let Some(id) = request
                         && !answered
                     {
                         answered = answers(&data, id);
+                        if answered {
+                            deadline = Some(tokio::time::Instant::now() + ANSWERED_GRACE);
+                        }
                     }
                     conn.handle_incoming(&data);
                 }
@@ -999,7 +1097,14 @@ pub struct SseParser {
     skipping: bool,
     /// The `id` of the event being read.
     id: Option<Vec<u8>>,
+    /// The last line ended with a CR: an LF right after it ends no other line.
+    after_cr: bool,
+    /// At the stream's start: how much of a UTF-8 BOM was read (held back, as it is dropped).
+    bom: Option<usize>,
 }
+
+/// The byte order mark a stream may start with, which is not part of its first line.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The value of an SSE field line `name: value` (one leading space dropped), or of a bare
 /// `name` line (empty).
@@ -1020,6 +1125,8 @@ impl SseParser {
             limit,
             skipping: false,
             id: None,
+            after_cr: false,
+            bom: Some(0),
         }
     }
 
@@ -1079,43 +1186,63 @@ impl SseParser {
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<SseItem> {
         let mut items = Vec::new();
         for &b in chunk {
-            if b != b'\n' {
-                if self.skipping {
-                    // A line with content keeps the cut-off event going; an empty one ends it.
-                    if b != b'\r' {
-                        self.line.clear();
-                        self.line.push(b'x');
-                    }
+            if let Some(n) = self.bom {
+                if BOM.get(n) == Some(&b) {
+                    self.bom = (n + 1 < BOM.len()).then_some(n + 1);
                     continue;
                 }
-                self.line.push(b);
-                if self.held() > self.limit {
-                    items.push(SseItem::TooLarge {
-                        prefix: self.cut_off(),
-                    });
+                // No BOM after all: what was held back is the stream's own.
+                self.bom = None;
+                for &held in BOM.get(..n).unwrap_or_default() {
+                    self.byte(held, &mut items);
                 }
-                continue;
             }
-            if self.line.last() == Some(&b'\r') {
-                self.line.pop();
-            }
-            if self.line.is_empty() {
-                if self.skipping {
-                    self.skipping = false;
-                } else {
-                    if !self.data.is_empty() {
-                        items.push(SseItem::Event(std::mem::take(&mut self.data)));
-                    }
-                    if let Some(id) = self.id.take() {
-                        items.push(SseItem::LastId(id));
-                    }
-                }
-            } else if !self.skipping {
-                self.field_line(&mut items);
-            }
-            self.line.clear();
+            self.byte(b, &mut items);
         }
         items
+    }
+
+    /// One byte of the stream: a line ends with CRLF, LF or a lone CR.
+    fn byte(&mut self, b: u8, items: &mut Vec<SseItem>) {
+        let after_cr = std::mem::replace(&mut self.after_cr, false);
+        if b == b'\n' && after_cr {
+            return;
+        }
+        if b == b'\r' || b == b'\n' {
+            self.after_cr = b == b'\r';
+            self.end_line(items);
+            return;
+        }
+        if self.skipping {
+            // A line with content keeps the cut-off event going; an empty one ends it.
+            self.line.clear();
+            self.line.push(b'x');
+            return;
+        }
+        self.line.push(b);
+        if self.held() > self.limit {
+            items.push(SseItem::TooLarge {
+                prefix: self.cut_off(),
+            });
+        }
+    }
+
+    fn end_line(&mut self, items: &mut Vec<SseItem>) {
+        if self.line.is_empty() {
+            if self.skipping {
+                self.skipping = false;
+            } else {
+                if !self.data.is_empty() {
+                    items.push(SseItem::Event(std::mem::take(&mut self.data)));
+                }
+                if let Some(id) = self.id.take() {
+                    items.push(SseItem::LastId(id));
+                }
+            }
+        } else if !self.skipping {
+            self.field_line(items);
+        }
+        self.line.clear();
     }
 }
 
@@ -1143,6 +1270,27 @@ mod tests {
         );
         let ev = events(p.feed(b"1}\r\n\r\n: comment\n\ndata: x\ndata: y\n\n"));
         assert_eq!(ev, vec![b"{\"a\":1}".to_vec(), b"x\ny".to_vec()]);
+    }
+
+    #[test]
+    fn lines_may_end_in_a_lone_cr_and_a_leading_bom_is_dropped() {
+        let mut p = SseParser::new(1 << 20);
+        let ev = events(p.feed(b"\xEF\xBB\xBFdata: a\r\rdata: b\r\n\r\ndata: c\n\n"));
+        assert_eq!(ev, vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        // A CR at a chunk's end and its LF in the next are one line end.
+        assert!(p.feed(b"data: d\r").is_empty());
+        assert_eq!(events(p.feed(b"\n\r\n")), vec![b"d".to_vec()]);
+        // A BOM split over chunks; and only at the start.
+        let mut p = SseParser::new(1 << 20);
+        assert!(p.feed(b"\xEF\xBB").is_empty());
+        let ev = events(p.feed(b"\xBFdata: \xEF\xBB\xBFx\n\n"));
+        assert_eq!(ev, vec![b"\xEF\xBB\xBFx".to_vec()]);
+        // Something that only starts like a BOM is kept.
+        let mut p = SseParser::new(1 << 20);
+        assert_eq!(
+            p.feed(b"\xEFdata: y\n\ndata: z\n\n"),
+            vec![SseItem::Event(b"z".to_vec())]
+        );
     }
 
     #[test]
@@ -1314,6 +1462,20 @@ mod tests {
     }
 
     #[test]
+    fn a_shown_url_keeps_no_secret() {
+        assert_eq!(
+            shown_url("https://user:hunter2@example.com:8443/mcp?key=hunter2#frag"),
+            "https://example.com:8443/mcp"
+        );
+        assert_eq!(
+            shown_url("http://127.0.0.1:9/mcp"),
+            "http://127.0.0.1:9/mcp"
+        );
+        assert_eq!(shown_url("http://tok@h/mcp"), "http://h/mcp");
+        assert_eq!(shown_url("not a url ?key=hunter2"), "the configured URL");
+    }
+
+    #[test]
     fn the_token_is_the_trimmed_output() {
         let v = bearer_from_output(b"  abc.def-1\n").unwrap();
         assert_eq!(v, "Bearer abc.def-1");
@@ -1339,7 +1501,7 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            err.contains("exit status: 3") && err.contains("not signed in"),
+            err.contains("exit status: 3") && !err.contains("not signed in"),
             "{err}"
         );
         let err = run_token_command(&argv(&["/nonexistent/token-helper"]))
@@ -1390,6 +1552,11 @@ mod tests {
                 Just(b"\r\n".to_vec()),
                 Just(b"\n\n".to_vec()),
                 Just(b": comment".to_vec()),
+                Just(b"id: ".to_vec()),
+                Just(b"retry: ".to_vec()),
+                Just(b"\r".to_vec()),
+                Just(BOM.to_vec()),
+                "[0-9]{1,25}".prop_map(String::into_bytes),
                 proptest::collection::vec(any::<u8>(), 0..40),
             ],
             0..80,

@@ -269,4 +269,32 @@ mod tests {
         );
         assert_eq!(sniff_numeric_id(br#"{"jsonrpc":"2.0","result""#), None);
     }
+
+    fn id_fragments() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        proptest::collection::vec(
+            prop_oneof![
+                Just(br#""id""#.to_vec()),
+                Just(b":".to_vec()),
+                Just(b" ".to_vec()),
+                Just(vec![0xe9]),
+                "[0-9]{1,30}".prop_map(String::into_bytes),
+                proptest::collection::vec(any::<u8>(), 0..20),
+            ],
+            0..20,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sniffing_an_id_never_panics(raw in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            let _ = sniff_numeric_id(&raw);
+        }
+
+        #[test]
+        fn sniffing_an_id_near_id_keys_never_panics(raw in id_fragments()) {
+            let _ = sniff_numeric_id(&raw);
+        }
+    }
 }

@@ -41,6 +41,11 @@ impl<T> Pending<T> {
         self.lock().waiting.len()
     }
 
+    /// Whether `id` is still waited for.
+    pub fn is_waiting(&self, id: u64) -> bool {
+        self.lock().waiting.contains_key(&id)
+    }
+
     /// A fresh id, for a message that expects no answer through this map.
     pub fn next_id(&self) -> u64 {
         self.next.fetch_add(1, Ordering::Relaxed)
@@ -108,7 +113,9 @@ mod tests {
         assert!(p.resolve(a, "one".into()));
         assert!(!p.resolve(a, "twice".into()), "an id is answered once");
         assert_eq!(ra.await.unwrap(), "one");
+        assert!(p.is_waiting(b) && !p.is_waiting(a));
         assert!(p.forget(b));
+        assert!(!p.is_waiting(b));
         assert!(rb.await.is_err(), "a forgotten waiter is dropped");
         let (_, rc) = p.register(|| "closed".into());
         p.close(|| "gone".to_owned());
