@@ -956,3 +956,44 @@ async fn secrets_in_the_url_stay_out_of_the_error_text() {
     );
     assert!(!why.contains("hunter2"), "{why}");
 }
+
+/// A legacy HTTP server that forgets loom's session is given a new one, and told again what the
+/// old one knew: the resources clients subscribe to and the log level they set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewed_session_is_told_the_subscriptions_and_log_level_again() {
+    let peer = SessionPeer::start("405");
+    let cfg = common::TempConfig::new(&format!(
+        "[[servers]]\nname = \"d\"\nurl = \"{}\"\n",
+        peer.url()
+    ));
+    let mut c = common::RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    let r = c
+        .request("resources/subscribe", json!({ "uri": "test://watched" }))
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    let r = c
+        .request("logging/setLevel", json!({ "level": "debug" }))
+        .await;
+    assert!(r.get("result").is_some(), "{r}");
+    let r = c.call("d_forget", json!({})).await;
+    assert!(!common::is_error_result(&r), "{r}");
+    // The next call finds the session gone: loom starts a new one and goes on.
+    let r = c.call("d_small", json!({})).await;
+    assert_eq!(common::text_of(&r), "small ok");
+    let told = |rpc: &str| {
+        peer.entries()
+            .iter()
+            .filter(|e| e["rpc"] == rpc && e["status"] == 200)
+            .map(|e| e["session"].as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+    };
+    wait_until("the new session to be told again", async || {
+        (told("resources/subscribe").contains(&"s-2".to_owned())
+            && told("logging/setLevel").contains(&"s-2".to_owned()))
+        .then_some(())
+    })
+    .await;
+    assert_eq!(told("resources/subscribe"), ["s-1", "s-2"]);
+}

@@ -33,6 +33,9 @@ pub enum Inbound {
         method: String,
         params: Option<Box<RawValue>>,
     },
+    /// The server's session was renewed without a new process or connection (an HTTP server
+    /// forgot it): what the old session was told (subscriptions, the log level) is lost.
+    Renewed,
 }
 
 /// Receives what the server sends that is not a reply, synchronously and in arrival order, so
@@ -72,6 +75,8 @@ pub struct Connection {
     instructions: Mutex<Option<String>>,
     client_caps: ClientCapabilities,
     log_level: Mutex<Option<String>>,
+    /// Whether the server said in its handshake that it takes `logging/setLevel`.
+    logs: std::sync::atomic::AtomicBool,
 }
 
 impl Connection {
@@ -91,8 +96,19 @@ impl Connection {
             instructions: Mutex::new(None),
             client_caps,
             log_level: Mutex::new(None),
+            logs: std::sync::atomic::AtomicBool::new(false),
         };
         Arc::new(conn)
+    }
+
+    /// Whether the server takes `logging/setLevel` (it said so in its handshake).
+    pub fn takes_log_level(&self) -> bool {
+        self.logs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The server's session was renewed: whoever listens re-tells it what it forgot.
+    pub(super) fn renewed(self: &Arc<Self>) {
+        (self.inbound)(self, Inbound::Renewed);
     }
 
     pub fn era(&self) -> Era {
@@ -185,6 +201,10 @@ impl Connection {
     /// Transport work that follows a successful handshake.
     pub fn established(self: &Arc<Self>, hs: &Handshake) {
         lock(&self.instructions).clone_from(&hs.instructions);
+        self.logs.store(
+            hs.capabilities.get("logging").is_some(),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         if hs.era == Era::Modern {
             self.listen_for_changes(&hs.capabilities);
         }

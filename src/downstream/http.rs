@@ -743,16 +743,20 @@ impl HttpSink {
         conn: &Arc<Connection>,
         old: &str,
     ) -> Result<(), String> {
-        let _gate = self.renewing.write().await;
-        if lock(&self.session).as_deref() != Some(old) {
-            return Ok(());
+        {
+            let _gate = self.renewing.write().await;
+            if lock(&self.session).as_deref() != Some(old) {
+                return Ok(());
+            }
+            tracing::info!(server = %conn.server, "the HTTP session expired (404); initializing a new one");
+            *lock(&self.session) = None;
+            tokio::time::timeout(REINIT_TIMEOUT, self.reinitialize())
+                .await
+                .map_err(|_| format!("no answer within {}s", REINIT_TIMEOUT.as_secs()))??;
+            self.listen(conn.clone());
         }
-        tracing::info!(server = %conn.server, "the HTTP session expired (404); initializing a new one");
-        *lock(&self.session) = None;
-        tokio::time::timeout(REINIT_TIMEOUT, self.reinitialize())
-            .await
-            .map_err(|_| format!("no answer within {}s", REINIT_TIMEOUT.as_secs()))??;
-        self.listen(conn.clone());
+        // Told once the gate is open again: what the new session is told goes through it.
+        conn.renewed();
         Ok(())
     }
 

@@ -52,6 +52,9 @@ pub enum FleetEvent {
         method: String,
         params: Option<Box<RawValue>>,
     },
+    /// The server's session was renewed on the same connection (an HTTP server forgot it):
+    /// it knows none of the subscriptions it was told of.
+    Renewed { server: String },
     /// A server-to-client request (roots, sampling, elicitation) to answer on `conn`.
     ServerRequest {
         conn: Arc<Connection>,

@@ -434,6 +434,23 @@ fn on_inbound(
                 }),
             }
         }
+        Inbound::Renewed => {
+            // The level a client set applies to the new session too.
+            let level = lock(&fleet.log_level).clone();
+            if let Some(level) = level
+                .filter(|_| conn.era() == crate::protocol::Era::Legacy && conn.takes_log_level())
+                && let serde_json::Value::Object(params) = serde_json::json!({ "level": level })
+            {
+                drop(conn.send_request("logging/setLevel", Some(params)));
+            }
+            (fleet.events)(FleetEvent::Note {
+                server: server.name().into(),
+                text: "the server forgot loom's session; a new one was started and told again what the old one knew".into(),
+            });
+            (fleet.events)(FleetEvent::Renewed {
+                server: server.name().into(),
+            });
+        }
         Inbound::Request { id, method, params } => {
             if method == "ping" {
                 conn.respond(&id, Ok(&jsonrpc::to_raw(&serde_json::json!({}))));

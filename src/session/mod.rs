@@ -393,6 +393,11 @@ impl Session {
                 self.bus.publish(Event::ServerStderr { server, line, at })
             }
             FleetEvent::Note { server, text } => self.server_logs.note(&server, text),
+            FleetEvent::Renewed { server } => {
+                if let Some(fleet) = self.fleet.get() {
+                    self.subscriptions.renew(fleet, &server);
+                }
+            }
             FleetEvent::ListChanged(kind) => {
                 for l in self.listeners() {
                     l.list_changed(kind);
