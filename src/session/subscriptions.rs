@@ -11,6 +11,10 @@ use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+/// The most URIs one client may hold at once: each may hold a request or a stream open at a
+/// server, so a client cannot make loom hold an unbounded number.
+pub const MAX_PER_CLIENT: usize = 1024;
+
 /// The clients subscribed to one URI, and the server that was told: unsubscribes, a
 /// client's leaving and renewals go to that server even after its listing changed.
 struct Held {
@@ -60,6 +64,14 @@ impl Subscriptions {
             !held.clients.is_empty()
         });
         last
+    }
+
+    /// Whether client `who` may subscribe to `uri`: it holds it already, or fewer than
+    /// [`MAX_PER_CLIENT`] URIs.
+    pub fn has_room(&self, uri: &str, who: u64) -> bool {
+        let by_uri = lock(&self.by_uri);
+        by_uri.get(uri).is_some_and(|h| h.clients.contains(&who))
+            || by_uri.values().filter(|h| h.clients.contains(&who)).count() < MAX_PER_CLIENT
     }
 
     pub fn is_subscribed(&self, uri: &str, who: u64) -> bool {
@@ -170,5 +182,13 @@ mod tests {
         assert!(s.is_subscribed("a", 1));
         assert_eq!(s.drop_client(1), vec![("a".to_owned(), "x".to_owned())]);
         assert!(lock(&s.by_uri).is_empty(), "nothing is left behind");
+        // A client holds at most MAX_PER_CLIENT URIs; the others are not limited by it.
+        for i in 0..MAX_PER_CLIENT {
+            assert!(s.has_room(&format!("u{i}"), 1));
+            s.subscribe(&format!("u{i}"), 1, "srv");
+        }
+        assert!(!s.has_room("one more", 1));
+        assert!(s.has_room("u0", 1), "one it holds already");
+        assert!(s.has_room("one more", 2));
     }
 }

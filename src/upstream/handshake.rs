@@ -273,6 +273,15 @@ impl ClientSession {
                     refuse_foreign_state(&params, &server)?;
                     return self.forward(id, &server, method, params, None).await;
                 }
+                if method == "resources/subscribe" && !subs.has_room(&uri, self.number) {
+                    return Err(RpcError::new(
+                        code::INVALID_PARAMS,
+                        format!(
+                            "too many subscriptions: a client may hold {} at once; unsubscribe from some first",
+                            crate::session::subscriptions::MAX_PER_CLIENT
+                        ),
+                    ));
+                }
                 if method == "resources/unsubscribe"
                     || !subs.subscribe(&uri, self.number, server.name())
                 {

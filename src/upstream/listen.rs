@@ -5,6 +5,9 @@
 
 use super::*;
 
+/// The most listen streams one client may hold open at once.
+const MAX_LISTENS: usize = 64;
+
 /// One open listen request and what it asked for.
 pub(super) struct Listen {
     /// The request's id (JSON text), which the client cancels it by.
@@ -46,6 +49,14 @@ impl ClientSession {
         params: &Map<String, Value>,
         fleet: &Fleet,
     ) -> Result<(), RpcError> {
+        if lock(&self.listens).len() >= MAX_LISTENS {
+            return Err(RpcError::new(
+                code::INVALID_PARAMS,
+                format!(
+                    "too many listen streams: a client may hold {MAX_LISTENS} at once; end one first"
+                ),
+            ));
+        }
         let filter = params
             .get("notifications")
             .and_then(Value::as_object)
@@ -68,7 +79,7 @@ impl ClientSession {
         let mut uris: Vec<String> = uris
             .into_iter()
             .filter(|uri| match fleet.route_resource(uri) {
-                Some(server) => {
+                Some(server) if subs.has_room(uri, self.number) => {
                     if subs.subscribe(uri, self.number, server.name())
                         && let Ok(conn) = server.connection()
                     {
@@ -76,7 +87,7 @@ impl ClientSession {
                     }
                     true
                 }
-                None => false,
+                _ => false,
             })
             .collect();
         uris.sort();
