@@ -367,6 +367,47 @@ impl Session {
             .clone()
     }
 
+    /// A server's request goes to a client that can answer it (the one whose call the server
+    /// is working on first); one that no client takes is answered with an error at once.
+    pub fn route_server_request(&self, mut request: ServerRequest) {
+        // The client whose call the server is working on is asked first.
+        let mut listeners = self.listeners();
+        listeners.sort_by_key(|l| !l.has_call_on(&request.conn.server));
+        for l in listeners {
+            match l.server_request(request) {
+                Ok(()) => return,
+                Err(back) => request = back,
+            }
+        }
+        if request.method == "roots/list"
+            && self
+                .fleet
+                .get()
+                .is_some_and(|f| f.client_caps().has("roots"))
+        {
+            // Loom told the servers it has roots; one asking when no client can answer
+            // (at its start, outside any call) gets the roots a client last gave, or
+            // none, and never waits.
+            let roots = lock(&self.roots)
+                .clone()
+                .unwrap_or_else(|| crate::jsonrpc::to_raw(&serde_json::json!({ "roots": [] })));
+            request.conn.respond(&request.id, Ok(&roots));
+            return;
+        }
+        let needed = crate::protocol::capability_for_server_request(&request.method);
+        let why = match needed {
+            Some(cap) => format!(
+                "no client connected to loom supports {cap} ({})",
+                request.method
+            ),
+            None => format!("loom does not relay {}", request.method),
+        };
+        let err = crate::jsonrpc::to_raw(
+            &serde_json::json!({ "code": crate::jsonrpc::code::METHOD_NOT_FOUND, "message": why }),
+        );
+        request.conn.respond(&request.id, Err(&err));
+    }
+
     fn on_fleet_event(&self, ev: FleetEvent) {
         match ev {
             FleetEvent::State {
@@ -426,48 +467,12 @@ impl Session {
                 method,
                 params,
             } => {
-                let mut request = ServerRequest {
+                self.route_server_request(ServerRequest {
                     conn,
                     id,
                     method,
                     params,
-                };
-                // The client whose call the server is working on is asked first.
-                let mut listeners = self.listeners();
-                listeners.sort_by_key(|l| !l.has_call_on(&request.conn.server));
-                for l in listeners {
-                    match l.server_request(request) {
-                        Ok(()) => return,
-                        Err(back) => request = back,
-                    }
-                }
-                if request.method == "roots/list"
-                    && self
-                        .fleet
-                        .get()
-                        .is_some_and(|f| f.client_caps().has("roots"))
-                {
-                    // Loom told the servers it has roots; one asking when no client can answer
-                    // (at its start, outside any call) gets the roots a client last gave, or
-                    // none, and never waits.
-                    let roots = lock(&self.roots).clone().unwrap_or_else(|| {
-                        crate::jsonrpc::to_raw(&serde_json::json!({ "roots": [] }))
-                    });
-                    request.conn.respond(&request.id, Ok(&roots));
-                    return;
-                }
-                let needed = crate::protocol::capability_for_server_request(&request.method);
-                let why = match needed {
-                    Some(cap) => format!(
-                        "no client connected to loom supports {cap} ({})",
-                        request.method
-                    ),
-                    None => format!("loom does not relay {}", request.method),
-                };
-                let err = crate::jsonrpc::to_raw(
-                    &serde_json::json!({ "code": crate::jsonrpc::code::METHOD_NOT_FOUND, "message": why }),
-                );
-                request.conn.respond(&request.id, Err(&err));
+                });
             }
         }
     }

@@ -29,23 +29,29 @@ pub(super) struct Waiting {
         mpsc::UnboundedSender<ServerRequest>,
         mpsc::UnboundedReceiver<ServerRequest>,
     ),
+    /// Where a question left untaken when the request ends goes instead.
+    pub session: std::sync::Weak<Session>,
 }
 
-/// A question the server asked for a call that ended before anyone took it up (the call's
-/// answer came first, or it was cancelled or timed out) is answered with an error, so that
-/// the server does not wait for it until its own timeout.
+/// A question the server asked while this request was waiting, that the request ended before
+/// taking up (its answer came first, or it was cancelled or timed out), may belong to another
+/// request on the same server (a legacy server's questions name no request): it is routed
+/// again, and answered with an error when no one takes it, so that the server never waits for
+/// it until its own timeout.
 impl Drop for Waiting {
     fn drop(&mut self) {
         self.questions.1.close();
-        let mut err = None;
         while let Ok(q) = self.questions.1.try_recv() {
-            let err = err.get_or_insert_with(|| {
-                jsonrpc::to_raw(&json!({
-                    "code": code::INTERNAL_ERROR,
-                    "message": "the request this question belongs to has ended",
-                }))
-            });
-            q.conn.respond(&q.id, Err(err));
+            match self.session.upgrade() {
+                Some(session) => session.route_server_request(q),
+                None => {
+                    let err = jsonrpc::to_raw(&json!({
+                        "code": code::INTERNAL_ERROR,
+                        "message": "the request this question belongs to has ended",
+                    }));
+                    q.conn.respond(&q.id, Err(&err));
+                }
+            }
         }
     }
 }
@@ -113,6 +119,7 @@ impl ClientSession {
             caps,
             log_level,
             questions: mpsc::unbounded_channel(),
+            session: Arc::downgrade(&self.session),
         };
         self.await_reply(id, waiting, up_token).await
     }
