@@ -284,6 +284,41 @@ async fn a_legacy_servers_question_reaches_a_2026_07_28_client_as_input_required
     };
     let asked: Vec<_> = calls.iter().filter(|c| c.tool == "t_ask_roots").collect();
     assert_eq!(asked.len(), 1, "{calls:?}");
+
+    // A person cancels a call while it waits for the client's answers: it ends as cancelled,
+    // and the client's retry finds it gone.
+    let second = ask_roots_call(&mut c, json!({})).await;
+    let state = second["result"]["requestState"]
+        .as_str()
+        .expect("state")
+        .to_owned();
+    let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 50 }).await else {
+        panic!("calls")
+    };
+    let parked = calls
+        .iter()
+        .filter(|c| c.tool == "t_ask_roots")
+        .map(|c| c.call)
+        .max()
+        .expect("the parked call is listed");
+    eng.request(Request::CancelCall { call: parked })
+        .await
+        .expect("cancel");
+    let r = ask_roots_call(
+        &mut c,
+        json!({ "requestState": state, "inputResponses": { key.clone(): { "roots": [] } } }),
+    )
+    .await;
+    refused(&r, "already");
+    let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 50 }).await else {
+        panic!("calls")
+    };
+    let cancelled = calls.iter().find(|c| c.call == parked).expect("listed");
+    assert_eq!(
+        cancelled.outcome,
+        loom::types::events::Outcome::Cancelled,
+        "{cancelled:?}"
+    );
 }
 
 #[tokio::test]

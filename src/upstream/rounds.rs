@@ -25,6 +25,8 @@ pub(super) struct ParkedCall {
     waiting: Option<Waiting>,
     /// The server's requests waiting for the client's answers, by the key the client was given.
     asks: Vec<(String, ServerRequest)>,
+    /// Why it ends if dropped unanswered.
+    why: &'static str,
 }
 
 impl Drop for ParkedCall {
@@ -32,7 +34,10 @@ impl Drop for ParkedCall {
         let Some(mut w) = self.waiting.take() else {
             return;
         };
-        let why = "the client did not retry the call with answers in time";
+        let why = self.why;
+        if let Some(call) = w.track.as_ref().map(|t| t.summary.call) {
+            self.session.cancels.forget(call);
+        }
         let err = jsonrpc::to_raw(&json!({ "code": code::INTERNAL_ERROR, "message": why }));
         for (_, q) in self.asks.drain(..) {
             q.conn.respond(&q.id, Err(&err));
@@ -108,13 +113,26 @@ impl ClientSession {
             .as_ref()
             .map(|t| t.summary.tool.clone())
             .unwrap_or_default();
+        let call = w.track.as_ref().map(|t| t.summary.call);
         let parked = ParkedCall {
             session: self.session.clone(),
             exposed,
             waiting: Some(w),
             asks,
+            why: "the client did not retry the call with answers in time",
         };
         let state = self.session.parked.put(Box::new(parked), ttl);
+        // A person can cancel it while it waits for the client's answers, as any call.
+        if let Some(call) = call {
+            let session = Arc::downgrade(&self.session);
+            let token = state.clone();
+            self.session.cancels.register(call, move || {
+                let item = session.upgrade().and_then(|s| s.parked.take(&token).ok());
+                if let Some(mut parked) = item.and_then(|i| i.downcast::<ParkedCall>().ok()) {
+                    parked.why = CANCELLED_BY_PERSON;
+                }
+            });
+        }
         let mut result = Map::new();
         result.insert("resultType".into(), json!("input_required"));
         result.insert("inputRequests".into(), Value::Object(requests));
