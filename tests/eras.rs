@@ -557,6 +557,47 @@ async fn a_listen_streams_resource_subscriptions_reach_the_server(legacy: bool) 
     hears_no(&mut c, "resources/updated").await;
 }
 
+/// `loom_call` carries a retry's `requestState` and `inputResponses` to a 2026-07-28 server as a
+/// direct call does: its multi-round question loop ends.
+#[tokio::test]
+async fn loom_call_takes_a_modern_servers_rounds_to_the_end() {
+    let cfg = fixture_config(false);
+    let mut c = RawClient::spawn(&cfg.path);
+    let meta = modern_meta(json!({ "elicitation": {} }));
+    let call = |extra: Value| {
+        let mut p = json!({ "name": "loom_call", "arguments": {
+            "tool": "x_test_input_required_result_multi_round", "arguments": {} },
+            "_meta": meta.clone() });
+        if let (Value::Object(p), Value::Object(extra)) = (&mut p, extra) {
+            p.extend(extra);
+        }
+        p
+    };
+    let r1 = c.request("tools/call", call(json!({}))).await;
+    assert_eq!(r1["result"]["resultType"], "input_required", "{r1}");
+    let s1 = r1["result"]["requestState"].clone();
+    let r2 = c
+        .request(
+            "tools/call",
+            call(json!({ "requestState": s1, "inputResponses": {
+                "step1": { "action": "accept", "content": { "name": "Alice" } } } })),
+        )
+        .await;
+    assert!(r2["result"]["inputRequests"]["step2"].is_object(), "{r2}");
+    let s2 = r2["result"]["requestState"].clone();
+    let r3 = c
+        .request(
+            "tools/call",
+            call(json!({ "requestState": s2, "inputResponses": {
+                "step2": { "action": "accept", "content": { "color": "blue" } } } })),
+        )
+        .await;
+    assert_eq!(
+        r3["result"]["content"][0]["text"], "Alice's favorite color is blue.",
+        "{r3}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listen_streams_resource_subscriptions_reach_a_legacy_server() {
     a_listen_streams_resource_subscriptions_reach_the_server(true).await;

@@ -6,12 +6,12 @@
 
 mod common;
 
-use common::{LOOM, LoomOverHttp, TempConfig, python_client_check};
+use common::{LOOM, LoomOverHttp, RawClient, TempConfig, is_error_result, python_client_check};
 use loom::config::{Config, ListingMode};
 use loom::downstream::ServedTool;
 use loom::session::listing::ListingState;
 use loom::upstream::listing::{self, Inputs, Listed, Placed};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn tokens(v: &Value) -> usize {
     let bpe = tiktoken_rs::o200k_base().expect("o200k");
@@ -272,4 +272,101 @@ async fn a_connection_asks_for_search_over_the_socket_and_over_http() {
     let v = find_over(&["--find", "auto", "--http", &url, "tok-listing"]).await;
     assert_eq!(v["protocol_version"], "2026-07-28");
     check_find_and_call(&v);
+}
+
+/// A call that never reaches the server (refused by `approve.deny`) promotes nothing: the
+/// hidden tool stays out of the listing, and no client is told it changed.
+#[tokio::test]
+async fn a_denied_call_promotes_nothing() {
+    let cfg = TempConfig::new(&format!(
+        "listing = \"search\"\n{SAMPLE}approve.deny = [\"cancel_order\"]\n"
+    ));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    let before = c.tool_names().await;
+    assert!(
+        !before.contains(&"sample_cancel_order".to_owned()),
+        "{before:?}"
+    );
+    let r = c
+        .call("sample_cancel_order", json!({ "order_id": 1 }))
+        .await;
+    assert!(is_error_result(&r), "denied: {r}");
+    // A call that does reach the server promotes its tool, and the listing says so.
+    let r = c
+        .call("sample_get_weather", json!({ "city": "Lima" }))
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+    let after = c.tool_names().await;
+    assert!(
+        after.contains(&"sample_get_weather".to_owned()),
+        "{after:?}"
+    );
+    assert!(
+        !after.contains(&"sample_cancel_order".to_owned()),
+        "{after:?}"
+    );
+}
+
+/// `loom_context` keeps to its budget and says when it cut, its stable prefix hashes the same
+/// whatever the budget or the query, and a budget that is not a positive number is refused;
+/// `loom_find_tools` names the servers when asked for one that does not exist, and answers a
+/// vague query with the overview; `loom_call` takes null arguments as a direct call does.
+#[tokio::test]
+async fn context_and_find_tools_keep_their_word_at_the_edges() {
+    let cfg = TempConfig::new(&format!("listing = \"search\"\n{SAMPLE}"));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    let structured = |r: &Value| r["result"]["structuredContent"].clone();
+    let big = c
+        .call(
+            "loom_context",
+            json!({ "query": "weather", "token_budget": 4000 }),
+        )
+        .await;
+    let small = c
+        .call(
+            "loom_context",
+            json!({ "query": "orders", "token_budget": 40 }),
+        )
+        .await;
+    assert_eq!(
+        structured(&big)["prefix_hash"],
+        structured(&small)["prefix_hash"],
+        "{big}\n{small}"
+    );
+    assert_eq!(structured(&big)["truncated"], false, "{big}");
+    assert_eq!(structured(&small)["truncated"], true, "{small}");
+    let text = small["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.len() < 40 * 6, "cut to about 40 tokens: {text}");
+    for bad in [json!(-1), json!(0)] {
+        let r = c.call("loom_context", json!({ "token_budget": bad })).await;
+        assert!(is_error_result(&r), "{bad}: {r}");
+    }
+    let r = c
+        .call(
+            "loom_find_tools",
+            json!({ "query": "weather", "server": "nope" }),
+        )
+        .await;
+    assert!(is_error_result(&r), "{r}");
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("the servers are: sample"),
+        "{r}"
+    );
+    let r = c
+        .call("loom_find_tools", json!({ "query": "please help" }))
+        .await;
+    assert!(structured(&r)["servers"].is_array(), "the overview: {r}");
+    let r = c
+        .call(
+            "loom_call",
+            json!({ "tool": "sample_list_customers", "arguments": null }),
+        )
+        .await;
+    assert!(!is_error_result(&r), "{r}");
 }

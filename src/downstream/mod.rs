@@ -125,14 +125,14 @@ impl ServerHandle {
         lock(&self.lists).clone()
     }
 
-    /// The annotations of one of this server's tools (by its original name), without copying
-    /// the whole list.
-    pub fn tool_annotations(&self, original: &str) -> Option<Value> {
+    /// One member (`annotations`, `inputSchema`…) of one of this server's tools (by its
+    /// original name), without copying the whole list.
+    pub fn tool_field(&self, original: &str, field: &str) -> Option<Value> {
         lock(&self.lists)
             .tools
             .iter()
             .find(|t| t.get("name").and_then(Value::as_str) == Some(original))
-            .and_then(|t| t.get("annotations").cloned())
+            .and_then(|t| t.get(field).cloned())
     }
 
     /// The live connection, or why there is none, in words the model can act on.

@@ -189,7 +189,12 @@ impl Inner {
                             listed: p.listed.is_listed(),
                             why: p.listed.words().to_owned(),
                             tokens: if p.listed.is_listed() { cost(&p.tool) } else { 0 },
-                            tokens_full: cost(&p.full),
+                            // `full` lists no finder tools: they cost nothing there.
+                            tokens_full: if p.listed == crate::upstream::listing::Listed::Finder {
+                                0
+                            } else {
+                                cost(&p.full)
+                            },
                         },
                     );
                     all.push(p.full);

@@ -314,6 +314,14 @@ impl Finder {
         }
     }
 
+    /// Whether `query` has a word the ranking reads (not only stopwords or single letters):
+    /// one without ranks by use alone.
+    pub fn has_terms(query: &str) -> bool {
+        let mut any = false;
+        text::query_terms(query, |_, _| any = true);
+        any
+    }
+
     pub fn docs(&self) -> &[ToolDoc] {
         &self.docs
     }

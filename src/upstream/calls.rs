@@ -83,7 +83,6 @@ impl ClientSession {
             RpcError::new(code::INVALID_PARAMS, format!("unknown tool \"{name}\""))
         })?;
         refuse_foreign_state(&params, &route.server)?;
-        self.note_use(&name, Some((route.server.name(), &route.original)));
         let mut track = self.begin_call(route.server.name(), &name, &params);
         track.summary.via = via.map(str::to_owned);
         // A call waiting for approval can be cancelled like one in flight.
@@ -113,6 +112,9 @@ impl ClientSession {
         if let Err(why) = verdict {
             return Ok(Some(self.refuse(id, track, Outcome::Denied, &why)));
         }
+        // Counted, and promoted, only once it goes to the server: a denied or cancelled call
+        // lists nothing.
+        self.note_use(&name, Some((route.server.name(), &route.original)));
         let mut params = params;
         params.insert("name".into(), Value::String(route.original.clone()));
         self.forward(id, &route.server, "tools/call", params, Some(track))
@@ -129,7 +131,7 @@ impl ClientSession {
         params: &Map<String, Value>,
         track: &mut CallTrack,
     ) -> Result<(), String> {
-        let annotations = route.server.tool_annotations(&route.original);
+        let annotations = route.server.tool_field(&route.original, "annotations");
         let policy = route
             .server
             .spec

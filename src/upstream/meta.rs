@@ -24,7 +24,15 @@ pub(super) fn one_line(text: &str) -> String {
         .char_indices()
         .find(|(i, c)| *c == '.' && *i >= 20)
         .map_or(first, |(i, _)| &first[..=i]);
-    crate::session::calls::cap_text(cut, 160)
+    cut_chars(cut, 160)
+}
+
+/// `text` cut to at most `max` characters, ending in `…` when cut.
+fn cut_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max.saturating_sub(1)) {
+        Some((i, _)) if text[i..].chars().nth(1).is_some() => format!("{}…", &text[..i]),
+        _ => text.to_owned(),
+    }
 }
 
 /// Checks `args` against a JSON Schema's top level: required members, types, enums, and
@@ -44,7 +52,9 @@ pub(super) fn schema_problems(schema: &Value, args: &Value) -> Vec<String> {
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false));
+    // Closed: no member beyond `properties` (and no pattern that could admit one).
+    let closed = schema.get("additionalProperties") == Some(&Value::Bool(false))
+        && schema.get("patternProperties").is_none();
     let mut problems = Vec::new();
     for r in &required {
         if !args.contains_key(*r) {
@@ -59,10 +69,15 @@ pub(super) fn schema_problems(schema: &Value, args: &Value) -> Vec<String> {
                 }
             }
             None => {
+                // A near miss of a member not given: of any one when the schema is closed, of
+                // a required one when it is open (where an extra member is allowed).
                 let near = props
                     .keys()
+                    .filter(|p| {
+                        !args.contains_key(*p) && (closed || required.contains(&p.as_str()))
+                    })
                     .map(|p| (strsim::levenshtein(k, p), p))
-                    .filter(|(d, _)| *d <= 3)
+                    .filter(|(d, p)| *d <= 3 && *d < k.chars().count().min(p.chars().count()))
                     .min();
                 match near {
                     Some((_, p)) => {
@@ -77,10 +92,38 @@ pub(super) fn schema_problems(schema: &Value, args: &Value) -> Vec<String> {
     problems
 }
 
+/// Whether two JSON values are equal, numbers by value (`1` and `1.0` are the same number).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y || x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// Whether `v` is an integer as JSON Schema counts it: a number with no fractional part
+/// (`3`, `3.0`, `3e2`), however many digits it has.
+fn is_integer(v: &Value) -> bool {
+    let Value::Number(n) = v else { return false };
+    if n.as_i64().is_some() || n.as_u64().is_some() {
+        return true;
+    }
+    let text = n.to_string();
+    let digits = text.strip_prefix('-').unwrap_or(&text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return true;
+    }
+    n.as_f64()
+        .is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+}
+
 /// Why `v` does not fit the property schema `p`, as far as its `type` and `enum` say.
 fn type_problem(p: &Value, v: &Value) -> Option<String> {
+    // OpenAPI's way of allowing null (zod-to-json-schema writes it).
+    if v.is_null() && p.get("nullable") == Some(&Value::Bool(true)) {
+        return None;
+    }
     if let Some(options) = p.get("enum").and_then(Value::as_array)
-        && !options.contains(v)
+        && !options.iter().any(|o| same_value(o, v))
     {
         return Some(format!(
             "must be one of {}, got {v}",
@@ -89,7 +132,7 @@ fn type_problem(p: &Value, v: &Value) -> Option<String> {
     }
     let fits = |t: &str| match t {
         "string" => v.is_string(),
-        "integer" => v.as_i64().is_some() || v.as_u64().is_some(),
+        "integer" => is_integer(v),
         "number" => v.is_number(),
         "boolean" => v.is_boolean(),
         "array" => v.is_array(),
@@ -109,11 +152,12 @@ impl ClientSession {
     /// Counts a call to `exposed` (of `server`, with its `original` name; `None` for loom's
     /// own) and, when it was not listed to this client and the config promotes, lists it from
     /// now on and tells every client. Decided for this one tool: a call never rebuilds the
-    /// whole listing.
+    /// whole listing. A person's calls from the workbench promote nothing (trying a tool out
+    /// is not the model finding it).
     pub(super) fn note_use(&self, exposed: &str, downstream: Option<(&str, &str)>) {
         let state = &self.session.listing;
         state.record_use(exposed);
-        if !self.session.config.promote {
+        if !self.session.config.promote || self.caller == Caller::Human {
             return;
         }
         let inputs = super::listing::Inputs {
@@ -140,13 +184,28 @@ impl ClientSession {
         params: &Map<String, Value>,
     ) -> Result<Map<String, Value>, String> {
         let tool = args.get("tool").and_then(Value::as_str).unwrap_or_default();
-        let arguments = args.get("arguments").cloned().unwrap_or(json!({}));
+        // Missing or null, as a direct call without arguments.
+        let arguments = match args.get("arguments") {
+            None | Some(Value::Null) => json!({}),
+            Some(a) => a.clone(),
+        };
         if tool == LoomTool::Call.name() {
             return Err("loom_call calls other tools; call the tool itself".into());
         }
         let fleet = self.ready_fleet().await;
         let placed = self.placed_tools(&fleet);
-        let Some(target) = placed.iter().find(|p| p.exposed == tool) else {
+        // Whatever a direct call reaches: a placed tool, or any name the fleet routes (an
+        // alias, a tool of a server this connection's listing leaves out).
+        let schema = match placed.iter().find(|p| p.exposed == tool) {
+            Some(target) => Some(target.full["inputSchema"].clone()),
+            None => fleet.route_tool(tool).map(|route| {
+                route
+                    .server
+                    .tool_field(&route.original, "inputSchema")
+                    .unwrap_or(Value::Null)
+            }),
+        };
+        let Some(schema) = schema else {
             let mut near: Vec<(usize, &str)> = placed
                 .iter()
                 .map(|p| (strsim::levenshtein(tool, &p.exposed), p.exposed.as_str()))
@@ -161,20 +220,18 @@ impl ClientSession {
                 "unknown tool `{tool}`{hint} loom_find_tools finds tools by what they do."
             ));
         };
-        let problems = schema_problems(&target.full["inputSchema"], &arguments);
+        let problems = schema_problems(&schema, &arguments);
         if !problems.is_empty() {
             return Err(format!(
-                "{tool} would be called with wrong arguments:\n- {}\nits input schema: {}",
+                "{tool} would be called with wrong arguments:\n- {}\nits input schema: {schema}",
                 problems.join("\n- "),
-                target.full["inputSchema"]
             ));
         }
-        let mut inner = Map::new();
+        // The call's own params with the tool's name and arguments: everything else (`_meta`,
+        // a retry's `requestState` and `inputResponses`) goes as a direct call would send it.
+        let mut inner = params.clone();
         inner.insert("name".into(), Value::String(tool.to_owned()));
         inner.insert("arguments".into(), arguments);
-        if let Some(meta) = params.get("_meta") {
-            inner.insert("_meta".into(), meta.clone());
-        }
         Ok(inner)
     }
 
@@ -215,7 +272,18 @@ impl ClientSession {
             .get("limit")
             .and_then(Value::as_u64)
             .map_or(FIND_LIMIT, |l| l.clamp(1, 50) as usize);
-        if query.trim().is_empty() {
+        if let Some(s) = server
+            && !placed.iter().any(|p| p.server == s)
+        {
+            let mut known: Vec<&str> = placed.iter().map(|p| p.server.as_str()).collect();
+            known.dedup();
+            return tool_error_value(&format!(
+                "unknown server `{s}`; the servers are: {}",
+                known.join(", ")
+            ));
+        }
+        // An empty or vague query (only words too common to rank by) gets the overview.
+        if !Finder::has_terms(query) {
             return self.overview(fleet, placed, server);
         }
         let finder = self.finder(placed);
@@ -300,7 +368,12 @@ impl ClientSession {
                 .connection()
                 .ok()
                 .and_then(|c| c.instructions())
-                .map(|i| one_line(&i))
+                .map(|i| {
+                    one_line(&i)
+                        .chars()
+                        .filter(|c| !c.is_control())
+                        .collect::<String>()
+                })
                 .filter(|l| !l.is_empty())
                 .unwrap_or_else(|| {
                     let first: Vec<&str> = names.iter().take(4).copied().collect();
@@ -319,11 +392,20 @@ impl ClientSession {
             .get("query")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let budget = args
-            .get("token_budget")
-            .and_then(Value::as_u64)
-            .map_or(CONTEXT_BUDGET, |b| b.clamp(200, 32_000) as usize);
-        let prefix = self.stable_prefix(&[], budget / 2);
+        let budget = match args.get("token_budget") {
+            None | Some(Value::Null) => CONTEXT_BUDGET,
+            Some(b) => match b.as_i64() {
+                Some(b) if b > 0 => (b as usize).min(32_000),
+                _ => {
+                    return tool_error_value(&format!(
+                        "token_budget must be a positive whole number of tokens, got {b}"
+                    ));
+                }
+            },
+        };
+        // The stable part is the same whatever the budget (so its hash is too); a budget too
+        // small for it gets it cut, and says so.
+        let prefix = self.stable_prefix(&[], CONTEXT_BUDGET / 2);
         let mut sections: Vec<(String, Vec<String>)> = Vec::new();
         if !query.trim().is_empty() {
             let memories: Vec<String> = self
@@ -388,8 +470,12 @@ impl ClientSession {
                 .collect();
             sections.push(("Tools".into(), tools));
         }
-        let mut text = prefix.clone();
-        let mut truncated = false;
+        let mut truncated = estimate(&prefix) > budget;
+        let mut text = if truncated {
+            cut_to_tokens(&prefix, budget)
+        } else {
+            prefix.clone()
+        };
         let mut shown = Vec::new();
         for (title, lines) in sections {
             if lines.is_empty() {
@@ -550,6 +636,11 @@ pub(super) fn prefix_hash(text: &str) -> String {
         .collect()
 }
 
+/// A tool result that is an error the model can act on.
+fn tool_error_value(message: &str) -> Value {
+    json!({ "content": [{ "type": "text", "text": message }], "isError": true })
+}
+
 fn text_and_structured(v: Value) -> Value {
     json!({ "content": [{ "type": "text", "text": v.to_string() }], "structuredContent": v })
 }
@@ -588,6 +679,41 @@ mod tests {
             vec!["unknown argument `zzzzzz`".to_owned()]
         );
         assert_eq!(schema_problems(&schema, &json!([1])).len(), 1);
+    }
+
+    #[test]
+    fn valid_arguments_a_server_accepts_are_not_refused() {
+        let schema = json!({ "type": "object", "properties": {
+            "channel": { "type": "string" }, "text": { "type": "string" },
+            "depth": { "type": "integer" }, "level": { "enum": [1, 2] },
+            "note": { "type": "string", "nullable": true } },
+            "required": ["channel", "text"] });
+        // An extra member of an open schema, close to a property already given.
+        let ok = json!({ "channel": "c", "text": "hi", "ts": "123" });
+        assert!(schema_problems(&schema, &ok).is_empty());
+        // Integers as JSON Schema counts them, wider than 64 bits too; enums by value.
+        for depth in ["1.0", "1e3", "123456789012345678901234567890"] {
+            let args: Value = serde_json::from_str(&format!(
+                r#"{{"channel":"c","text":"t","depth":{depth},"level":1.0}}"#
+            ))
+            .unwrap();
+            assert!(schema_problems(&schema, &args).is_empty(), "{depth}");
+        }
+        let p = schema_problems(
+            &schema,
+            &json!({ "channel": "c", "text": "t", "depth": 1.5 }),
+        );
+        assert!(
+            p.iter().any(|m| m.starts_with("`depth` must be integer")),
+            "{p:?}"
+        );
+        // OpenAPI's nullable.
+        let args = json!({ "channel": "c", "text": "t", "note": null });
+        assert!(schema_problems(&schema, &args).is_empty());
+        // A member a pattern may admit is not unknown, even with additionalProperties false.
+        let patterned = json!({ "type": "object", "properties": { "a": {} },
+            "patternProperties": { "^x-": {} }, "additionalProperties": false });
+        assert!(schema_problems(&patterned, &json!({ "x-b": 1 })).is_empty());
     }
 
     #[test]
