@@ -370,3 +370,46 @@ async fn context_and_find_tools_keep_their_word_at_the_edges() {
         .await;
     assert!(!is_error_result(&r), "{r}");
 }
+
+/// A promotion is announced only to the clients whose listing it changes: a client listing
+/// everything is not told to list again.
+#[tokio::test]
+async fn a_promotion_is_announced_only_where_the_listing_changes() {
+    let cfg = TempConfig::new(SAMPLE);
+    let mut full = RawClient::spawn(&cfg.path);
+    full.initialize().await;
+    full.tool_names().await;
+    let dir = cfg.dir.path().display().to_string();
+    let mut search = RawClient::spawn_args(
+        &["connect", "--listing", "search"],
+        &[("XDG_RUNTIME_DIR", &dir)],
+    );
+    search.initialize().await;
+    let before = search.tool_names().await;
+    assert!(
+        !before.contains(&"sample_get_weather".to_owned()),
+        "{before:?}"
+    );
+    while full
+        .next_line(std::time::Duration::from_millis(300))
+        .await
+        .is_some()
+    {}
+    let r = search
+        .call("sample_get_weather", json!({ "city": "Lima" }))
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+    search
+        .wait_for(std::time::Duration::from_secs(10), |v| {
+            v["method"] == "notifications/tools/list_changed"
+        })
+        .await;
+    let mut heard = Vec::new();
+    while let Some(l) = full.next_line(std::time::Duration::from_millis(500)).await {
+        heard.push(l);
+    }
+    assert!(
+        !heard.iter().any(|l| l.contains("list_changed")),
+        "the full listing did not change: {heard:?}"
+    );
+}

@@ -176,6 +176,11 @@ pub struct StoreUnavailable(pub String);
 /// can answer it.
 pub trait FleetListener: Send + Sync {
     fn list_changed(&self, kind: ListKind);
+    /// One tool's place in the listing changed (promoted, pinned or unpinned): a client hears
+    /// of it when its own listing changes.
+    fn listing_changed(&self, _tool: &str) {
+        self.list_changed(ListKind::Tools);
+    }
     fn notification(&self, server: &str, method: &str, params: Option<&RawValue>);
     /// Takes the request if this client can answer `method`; otherwise hands it back.
     fn server_request(&self, request: ServerRequest) -> Result<(), ServerRequest>;
@@ -302,7 +307,7 @@ impl Session {
     /// Tells every client and workbench that `tool` joined or left the listing, and why.
     pub fn announce_listing(&self, tool: &str, why: &str) {
         for l in self.listeners() {
-            l.list_changed(ListKind::Tools);
+            l.listing_changed(tool);
         }
         self.bus.publish(Event::ListingChanged {
             tool: tool.to_owned(),

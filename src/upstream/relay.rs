@@ -168,6 +168,29 @@ impl ClientSession {
 }
 
 impl FleetListener for ClientSession {
+    fn listing_changed(&self, tool: &str) {
+        // A client whose mode lists the tool anyway (full, or pinned in the config) keeps the
+        // same listing: it is not made to list again (and lose its prompt cache).
+        let route = self.fleet().and_then(|f| f.route_tool(tool));
+        let downstream = route
+            .as_ref()
+            .map(|r| (r.server.name(), r.original.as_str()));
+        let inputs = super::listing::Inputs {
+            config: &self.session.config,
+            connection: *lock(&self.listing_mode),
+            state: &self.session.listing,
+        };
+        let place = super::listing::decide(&inputs, tool, downstream);
+        if !matches!(
+            place,
+            super::listing::Listed::ByMode
+                | super::listing::Listed::Pinned
+                | super::listing::Listed::Core
+        ) {
+            self.list_changed(ListKind::Tools);
+        }
+    }
+
     fn is_connected_client(&self) -> bool {
         self.caller == Caller::Model && !self.is_closed()
     }
