@@ -65,6 +65,7 @@ pub async fn run(config: Arc<Config>, out: &mut impl Write) -> anyhow::Result<bo
         "server", "state", "era", "tools"
     )?;
     let mut all_up = true;
+    let mut notes = Vec::new();
     for s in fleet.servers() {
         let st = s.status();
         let up = st.state == ServerState::Up;
@@ -92,7 +93,55 @@ pub async fn run(config: Arc<Config>, out: &mut impl Write) -> anyhow::Result<bo
             st.tools,
             detail = terminal_text::line(&detail),
         )?;
+        if up {
+            notes.extend(unmatched_pins(s.name(), &s.spec.pin, &s.lists().tools));
+        }
+    }
+    for note in notes {
+        writeln!(out, "note: {}", terminal_text::line(&note))?;
     }
     fleet.shutdown().await;
     Ok(all_up)
+}
+
+/// The `pin` globs of `server` that match none of its tools' original names: most likely a
+/// typo, or an exposed name (`fs_read_file`) where the original (`read_file`) is meant.
+fn unmatched_pins(
+    server: &str,
+    pins: &crate::config::Globs,
+    tools: &[serde_json::Map<String, serde_json::Value>],
+) -> Vec<String> {
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|t| t.get("name").and_then(serde_json::Value::as_str))
+        .collect();
+    pins.patterns()
+        .iter()
+        .filter(|p| !names.iter().any(|n| crate::config::glob_match(p, n)))
+        .map(|p| {
+            format!("server `{server}`: pin `{p}` matches none of its tools (pins name tools as the server does, without `{server}_`)")
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pin_that_matches_no_tool_is_named() {
+        let tools: Vec<serde_json::Map<String, serde_json::Value>> = ["read_file", "write_file"]
+            .iter()
+            .map(|n| {
+                serde_json::json!({ "name": n })
+                    .as_object()
+                    .cloned()
+                    .unwrap()
+            })
+            .collect();
+        let pins = crate::config::Globs::new(["read_*", "fs_read_file"]).unwrap();
+        let notes = unmatched_pins("fs", &pins, &tools);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("`fs_read_file`"), "{notes:?}");
+    }
 }
