@@ -3,6 +3,9 @@
 //! ranks search results and names the most used tools).
 
 use super::finder::{Finder, ToolDoc};
+
+/// Finders kept at once: one per distinct set of tools that clients search.
+const FINDERS_KEPT: usize = 4;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -11,8 +14,9 @@ pub struct ListingState {
     promoted: Mutex<BTreeSet<String>>,
     pinned: Mutex<BTreeSet<String>>,
     uses: Mutex<HashMap<String, u32>>,
-    /// The finder over the tools it was last built for, with their fingerprint.
-    finder: Mutex<Option<(u64, Arc<Finder>)>>,
+    /// The finders over the tool sets they were last built for (clients whose listings differ
+    /// search different sets), with their fingerprints, most recently used last.
+    finder: Mutex<Vec<(u64, Arc<Finder>)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -57,17 +61,30 @@ impl ListingState {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         for d in &docs {
-            (&d.server, &d.exposed, &d.description, &d.params).hash(&mut h);
+            let ToolDoc {
+                server,
+                exposed,
+                original,
+                title,
+                description,
+                params,
+            } = d;
+            (server, exposed, original, title, description, params).hash(&mut h);
         }
         let print = h.finish();
         let mut cached = lock(&self.finder);
-        if let Some((p, f)) = cached.as_ref()
-            && *p == print
-        {
-            return f.clone();
+        if let Some(at) = cached.iter().position(|(p, _)| *p == print) {
+            // Most recently used last.
+            let hit = cached.remove(at);
+            let f = hit.1.clone();
+            cached.push(hit);
+            return f;
         }
         let f = Arc::new(Finder::new(docs));
-        *cached = Some((print, f.clone()));
+        if cached.len() >= FINDERS_KEPT {
+            cached.remove(0);
+        }
+        cached.push((print, f.clone()));
         f
     }
 
@@ -86,6 +103,31 @@ impl ListingState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finders_are_kept_per_tool_set_and_rebuilt_when_a_tool_changes() {
+        let s = ListingState::default();
+        let docs = |title: &str| {
+            vec![ToolDoc::from_tool(
+                "s",
+                "s_t",
+                &serde_json::json!({ "name": "t", "title": title, "description": "d" }),
+            )]
+        };
+        let a = s.finder_for(docs("A"));
+        let b = s.finder_for(docs("B"));
+        assert!(!Arc::ptr_eq(&a, &b), "a changed title is a new index");
+        // Two clients searching different sets, in turn, each keep theirs.
+        assert!(Arc::ptr_eq(&a, &s.finder_for(docs("A"))));
+        assert!(Arc::ptr_eq(&b, &s.finder_for(docs("B"))));
+        for i in 0..FINDERS_KEPT {
+            s.finder_for(docs(&format!("other {i}")));
+        }
+        assert!(
+            !Arc::ptr_eq(&a, &s.finder_for(docs("A"))),
+            "at most FINDERS_KEPT kept"
+        );
+    }
 
     #[test]
     fn promotion_pins_and_uses() {
