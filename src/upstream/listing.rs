@@ -112,20 +112,38 @@ const PROSE: [&str; 7] = [
 ];
 
 /// Removes prose from a JSON Schema (every nested schema too), keeping names, types,
-/// `required`, `enum`, defaults and bounds. `additionalProperties: false` goes too: a caller
-/// that sends only the listed members meets it without being told.
+/// `required`, `enum`, defaults and bounds. `additionalProperties: false` goes at the top and
+/// in properties (a caller that sends only the listed members meets it without being told),
+/// but stays in the branches of `anyOf`/`oneOf`/`allOf`, where it decides which branch a value
+/// matches. `$schema` stays when it names draft 4 or older (whose `exclusiveMinimum` means
+/// something else), `$id` when a `$ref` may resolve against it.
 pub fn without_prose(schema: &mut Value) {
+    let has_ref = schema.to_string().contains("\"$ref\"");
+    strip(schema, false, has_ref);
+}
+
+fn strip(schema: &mut Value, in_branch: bool, has_ref: bool) {
     let Value::Object(m) = schema else { return };
     for k in PROSE {
-        m.remove(k);
+        let keep = match k {
+            "$schema" => m
+                .get(k)
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.contains("draft-04") || d.contains("draft-03")),
+            "$id" => has_ref,
+            _ => false,
+        };
+        if !keep {
+            m.remove(k);
+        }
     }
-    if m.get("additionalProperties") == Some(&Value::Bool(false)) {
+    if !in_branch && m.get("additionalProperties") == Some(&Value::Bool(false)) {
         m.remove("additionalProperties");
     }
     for key in ["properties", "$defs", "definitions", "patternProperties"] {
         if let Some(Value::Object(children)) = m.get_mut(key) {
             for child in children.values_mut() {
-                without_prose(child);
+                strip(child, false, has_ref);
             }
         }
     }
@@ -139,13 +157,13 @@ pub fn without_prose(schema: &mut Value) {
         "else",
     ] {
         if let Some(child) = m.get_mut(key) {
-            without_prose(child);
+            strip(child, false, has_ref);
         }
     }
     for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
         if let Some(Value::Array(children)) = m.get_mut(key) {
             for child in children {
-                without_prose(child);
+                strip(child, key != "prefixItems", has_ref);
             }
         }
     }
@@ -300,3 +318,43 @@ pub fn listing(placed: &[Placed]) -> Vec<Value> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod prose_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn prose_goes_and_what_decides_a_match_stays() {
+        let mut schema = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object", "description": "prose", "additionalProperties": false,
+            "properties": {
+                "target": { "description": "which", "oneOf": [
+                    { "type": "object", "properties": { "a": { "type": "string", "title": "A" } },
+                      "required": ["a"], "additionalProperties": false },
+                    { "type": "object", "properties": { "b": { "type": "integer" } },
+                      "additionalProperties": false } ] },
+                "n": { "type": "number", "minimum": 0, "examples": [1] } },
+            "required": ["target"] });
+        without_prose(&mut schema);
+        assert_eq!(
+            schema,
+            json!({ "type": "object", "properties": {
+                "target": { "oneOf": [
+                    { "type": "object", "properties": { "a": { "type": "string" } },
+                      "required": ["a"], "additionalProperties": false },
+                    { "type": "object", "properties": { "b": { "type": "integer" } },
+                      "additionalProperties": false } ] },
+                "n": { "type": "number", "minimum": 0 } },
+                "required": ["target"] })
+        );
+        // Draft 4's dialect and an `$id` a `$ref` resolves against are kept.
+        let mut old = json!({ "$schema": "http://json-schema.org/draft-04/schema#",
+            "$id": "https://x/s", "properties": { "p": { "$ref": "#/definitions/p" } },
+            "definitions": { "p": { "type": "integer", "minimum": 0, "exclusiveMinimum": true } } });
+        let before = old.clone();
+        without_prose(&mut old);
+        assert_eq!(old, before);
+    }
+}
