@@ -493,6 +493,21 @@ async fn listings_narrow_by_url_and_sessions_and_streams_are_bounded() {
     );
     // An unknown name neither narrows nor widens: the default (every server).
     assert_eq!(tools_at(&format!("{url}?servers=other,nope")).await, all);
+    // ... and the client is told, at the end of its primer, as for an unknown listing mode.
+    let r = post(
+        &format!("{url}?listing=serch&servers=nope"),
+        Some(TOKEN),
+        None,
+        INIT,
+    )
+    .await;
+    let init = json_of(r).await;
+    let primer = init["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(
+        primer.contains("listing=serch, which is not a listing mode")
+            && primer.contains("servers=nope, which names no configured server"),
+        "{init}"
+    );
     // One stream per session here: a second GET is refused while the first is open.
     let r = post(&url, Some(TOKEN), None, INIT).await;
     let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();

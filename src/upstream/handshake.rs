@@ -88,7 +88,12 @@ impl ClientSession {
                     .collect()
             })
             .unwrap_or_default();
-        self.stable_prefix(&datasets, PRIMER_BUDGET)
+        let mut primer = self.stable_prefix(&datasets, PRIMER_BUDGET);
+        for notice in lock(&self.notices).iter() {
+            primer.push_str("\n\nNote: ");
+            primer.push_str(notice);
+        }
+        primer
     }
 
     pub(super) async fn dispatch(

@@ -96,6 +96,9 @@ pub struct ClientSession {
     client_info: Mutex<Option<String>>,
     /// This connection's listing mode, over the config's (`loom connect --listing`, `?listing=`).
     listing_mode: Mutex<Option<crate::config::ListingMode>>,
+    /// What this connection asked for that loom could not do (an unknown listing mode or
+    /// server), said at the end of its primer so that the client learns of it.
+    notices: Mutex<Vec<String>>,
     /// Open `subscriptions/listen` streams (2026-07-28 clients).
     listens: Mutex<Vec<listen::Listen>>,
     /// Questions loom asked this client for a modern server (by our request id), waiting.
@@ -185,6 +188,7 @@ impl ClientSession {
             transport: Mutex::new(None),
             client_info: Mutex::new(None),
             listing_mode: Mutex::new(None),
+            notices: Mutex::new(Vec::new()),
             listens: Mutex::new(Vec::new()),
             asked: Mutex::new(HashMap::new()),
             number: NEXT_CLIENT.fetch_add(1, Ordering::Relaxed),
@@ -262,6 +266,11 @@ impl ClientSession {
         .flatten()
         .collect();
         (!parts.is_empty()).then(|| parts.join(" · "))
+    }
+
+    /// Says `text` at the end of this connection's primer (what it asked for and did not get).
+    pub fn add_notice(&self, text: String) {
+        lock(&self.notices).push(text);
     }
 
     /// Lists this connection's tools in `mode`, whatever the config says.

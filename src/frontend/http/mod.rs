@@ -94,6 +94,8 @@ struct Asked {
     listing: Option<Vec<String>>,
     /// `?listing=search`: this connection's listing mode.
     mode: Option<crate::config::ListingMode>,
+    /// What the URL asked for that does not exist, told to the client in its primer.
+    notices: Vec<String>,
     headers: HeaderMap,
 }
 
@@ -267,6 +269,7 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>, remote: SocketAddr) 
     if let Err(refusal) = guard(state, &req) {
         return *refusal;
     }
+    let mut notices = Vec::new();
     let asked = Asked {
         remote,
         takes_stream: req
@@ -274,8 +277,9 @@ async fn handle(state: &Arc<State>, req: Request<Incoming>, remote: SocketAddr) 
             .get(ACCEPT)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|a| a.contains("text/event-stream")),
-        listing: listing_of(state, req.uri().query()),
-        mode: mode_of(req.uri().query()),
+        listing: listing_of(state, req.uri().query(), &mut notices),
+        mode: mode_of(req.uri().query(), &mut notices),
+        notices,
         headers: req.headers().clone(),
     };
     let session_id = asked.header(SESSION_HEADER).map(str::to_owned);
@@ -315,7 +319,11 @@ fn not_allowed() -> Response<Body> {
 
 /// `?servers=a,b`, when every name is a configured server; otherwise all servers, never a
 /// silently different set (an unknown name is reported in the log).
-fn listing_of(state: &State, query: Option<&str>) -> Option<Vec<String>> {
+fn listing_of(
+    state: &State,
+    query: Option<&str>,
+    notices: &mut Vec<String>,
+) -> Option<Vec<String>> {
     let value = query?
         .split('&')
         .find_map(|pair| pair.strip_prefix("servers="))?;
@@ -330,19 +338,28 @@ fn listing_of(state: &State, query: Option<&str>) -> Option<Vec<String>> {
         tracing::warn!(
             "HTTP client asked for servers={value:?}; unknown: {unknown:?}; listing every server"
         );
+        notices.push(format!(
+            "this connection asked for servers={}, which names no configured server ({}); every server is listed",
+            crate::terminal_text::line(&value.chars().take(80).collect::<String>()),
+            known.join(", ")
+        ));
         return None;
     }
     Some(names)
 }
 
 /// `?listing=full|compact|search`; an unknown mode is reported and the config's applies.
-fn mode_of(query: Option<&str>) -> Option<crate::config::ListingMode> {
+fn mode_of(query: Option<&str>, notices: &mut Vec<String>) -> Option<crate::config::ListingMode> {
     let value = query?
         .split('&')
         .find_map(|pair| pair.strip_prefix("listing="))?;
     let mode = crate::config::ListingMode::parse(value);
     if mode.is_none() {
         tracing::warn!("HTTP client asked for listing={value:?}; unknown, the config's applies");
+        notices.push(format!(
+            "this connection asked for listing={}, which is not a listing mode (full, compact, search); the configured listing applies",
+            crate::terminal_text::line(&value.chars().take(80).collect::<String>())
+        ));
     }
     mode
 }
@@ -355,6 +372,9 @@ fn configure(client: &crate::upstream::ClientSession, asked: &Asked) {
     }
     if let Some(mode) = asked.mode {
         client.set_listing_mode(mode);
+    }
+    for notice in &asked.notices {
+        client.add_notice(notice.clone());
     }
 }
 

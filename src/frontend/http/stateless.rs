@@ -292,6 +292,7 @@ mod tests {
             takes_stream: true,
             listing: None,
             mode: None,
+            notices: Vec::new(),
             headers: h,
         }
     }
