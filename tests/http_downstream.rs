@@ -997,3 +997,19 @@ async fn a_renewed_session_is_told_the_subscriptions_and_log_level_again() {
     .await;
     assert_eq!(told("resources/subscribe"), ["s-1", "s-2"]);
 }
+
+/// A server that pretty-prints its JSON answers (line breaks between tokens): the client on
+/// loom's stdio still gets each message as one line, the text inside unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pretty_printed_answer_reaches_a_stdio_client_as_one_line() {
+    let peer = SessionPeer::start("405");
+    let cfg = common::TempConfig::new(&format!(
+        "[[servers]]\nname = \"d\"\nurl = \"{}\"\n",
+        peer.url()
+    ));
+    let mut c = common::RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    let r = c.call("d_pretty", json!({})).await;
+    assert_eq!(common::text_of(&r), "line one\nline two", "{r}");
+}

@@ -121,6 +121,20 @@ impl Connection {
 
     /// Handles one message from the server.
     pub fn handle_incoming(self: &Arc<Self>, bytes: &[u8]) {
+        // A pretty-printed body (an HTTP server's, or an event of several `data:` lines) holds
+        // line breaks; in valid JSON they can only be whitespace between tokens, never inside a
+        // string, so they become spaces: what loom passes on is one line, as every framing
+        // upward (stdio lines, SSE `data:`) needs.
+        let flat;
+        let bytes = if bytes.iter().any(|b| matches!(b, b'\n' | b'\r')) {
+            flat = bytes
+                .iter()
+                .map(|&b| if matches!(b, b'\n' | b'\r') { b' ' } else { b })
+                .collect::<Vec<u8>>();
+            &flat[..]
+        } else {
+            bytes
+        };
         let msg = match RawMessage::parse(bytes) {
             Ok(m) => m,
             Err(e) => {

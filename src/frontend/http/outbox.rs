@@ -32,7 +32,19 @@ struct Stream {
 
 /// One SSE event as it goes on the wire.
 pub fn event(seq: u64, line: &str) -> Bytes {
-    Bytes::from(format!("id: {seq}\nevent: message\ndata: {line}\n\n"))
+    Bytes::from(format!("id: {seq}\nevent: message\n{}\n", data_lines(line)))
+}
+
+/// `line` as SSE `data:` fields, one per line it holds (a line break inside would otherwise
+/// end the field, or the event), each ending in a newline.
+pub fn data_lines(line: &str) -> String {
+    let mut out = String::with_capacity(line.len() + 8);
+    for part in line.split(['\n', '\r']) {
+        out.push_str("data: ");
+        out.push_str(part);
+        out.push('\n');
+    }
+    out
 }
 
 /// The first event of a stream (2025-11-25, SEP-1699): an id to resume from, and how long to
@@ -268,6 +280,22 @@ impl Outbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_break_in_a_message_never_ends_its_event() {
+        let e = event(7, "{\"a\":\n1,\r\n\"b\":2}");
+        let text = std::str::from_utf8(&e).unwrap();
+        assert!(
+            text.ends_with("\n\n") && !text[..text.len() - 2].contains("\n\n"),
+            "{text:?}"
+        );
+        let data: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .collect();
+        let v: serde_json::Value = serde_json::from_str(&data.join("\n")).unwrap();
+        assert_eq!(v["b"], 2);
+    }
 
     fn drain(rx: &mut mpsc::UnboundedReceiver<Bytes>) -> Vec<String> {
         let mut out = Vec::new();

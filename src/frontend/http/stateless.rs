@@ -271,7 +271,10 @@ pub(super) async fn post(
 
 /// One event of a request's stream (2026-07-28 streams are not resumable: no ids).
 fn sse(line: &str) -> Bytes {
-    Bytes::from(format!("event: message\ndata: {line}\n\n"))
+    Bytes::from(format!(
+        "event: message\n{}\n",
+        super::outbox::data_lines(line)
+    ))
 }
 
 #[cfg(test)]
