@@ -639,3 +639,50 @@ async fn a_modern_listen_stream_is_acknowledged_tagged_and_filtered() {
     }
     assert!(!heard.contains("tools/list_changed"), "{heard}");
 }
+
+/// A message the session could not read strictly (a `jsonrpc` that is not a string, a member
+/// twice) is refused at once with its id, never left waiting; an id still in flight is refused
+/// for a second request, and the first still gets its own answer.
+#[tokio::test]
+async fn odd_messages_and_reused_ids_are_answered_at_once() {
+    let cfg = TempConfig::new(SAMPLE);
+    let (_child, url) = served(&cfg).await;
+    let r = post(&url, Some(TOKEN), None, INIT).await;
+    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    for odd in [
+        r#"{"jsonrpc":2,"id":7,"method":"ping"}"#,
+        r#"{"jsonrpc":"2.0","id":7,"id":7,"method":"ping"}"#,
+    ] {
+        let r = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            post(&url, Some(TOKEN), Some(&sid), odd),
+        )
+        .await
+        .expect("answered at once");
+        assert_eq!(r.status(), 400, "{odd}");
+        let v = json_of(r).await;
+        assert_eq!(v["id"], 7, "{v}");
+    }
+    // A slow call with id 5, then another request with id 5 while it runs.
+    let slow = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sample_slow_count","arguments":{"steps":3,"delay_ms":400}}}"#;
+    let (first, second) = tokio::join!(post(&url, Some(TOKEN), Some(&sid), slow), async {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        post(
+            &url,
+            Some(TOKEN),
+            Some(&sid),
+            r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#,
+        )
+        .await
+    });
+    let second = json_of(second).await;
+    assert!(
+        second["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("already in use")),
+        "{second}"
+    );
+    let first = json_of(first).await;
+    assert_eq!(first["id"], 5, "{first}");
+    assert!(first["result"]["content"].is_array(), "{first}");
+}

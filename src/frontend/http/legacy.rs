@@ -79,8 +79,25 @@ pub(super) async fn start(
     let Ok(line) = reply.await else {
         return ended(msg);
     };
+    // A session id nobody can guess, or no session: never a predictable one.
+    let name = match new_session_id() {
+        Ok(n) if !lock(&state.sessions).contains_key(&n) => n,
+        other => {
+            session.close();
+            let why = other
+                .err()
+                .map_or_else(|| "a clash".to_owned(), |e| e.to_string());
+            tracing::error!("no HTTP session id could be drawn: {why}");
+            return rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                msg.get("id").unwrap_or(&Value::Null),
+                crate::jsonrpc::code::INTERNAL_ERROR,
+                "loom could not draw a random session id; try again",
+                None,
+            );
+        }
+    };
     let mut r = full(StatusCode::OK, "application/json", line);
-    let name = new_session_id();
     if let Ok(v) = HeaderValue::from_str(&name) {
         r.headers_mut().insert(SESSION_HEADER, v);
     }
@@ -158,6 +175,17 @@ pub(super) async fn post(
         session.client.handle_line(&body).await;
         return full(StatusCode::ACCEPTED, "text/plain", "");
     };
+    // An id still in flight is refused here: registering it again would take the first
+    // request's response away from it.
+    if lock(&session.outbox).is_waiting(&key) {
+        return rpc_error(
+            StatusCode::OK,
+            msg.get("id").unwrap_or(&Value::Null),
+            crate::jsonrpc::code::INVALID_REQUEST,
+            &format!("request id {key} is already in use by a request in flight"),
+            None,
+        );
+    }
     let progress = msg
         .pointer("/params/_meta/progressToken")
         .map(Value::to_string);
@@ -247,12 +275,9 @@ pub(super) async fn expire_idle(state: Weak<State>) {
     }
 }
 
-fn new_session_id() -> String {
-    use sha2::Digest;
-    let mut seed = [0u8; 32];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        let _ = std::io::Read::read_exact(&mut f, &mut seed);
-    }
-    let digest = sha2::Sha256::digest(seed);
-    digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+/// 128 random bits from the kernel, as hex; an error when the kernel gives none.
+fn new_session_id() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut bytes)?;
+    Ok(crate::protocol::seal::hex(&bytes))
 }

@@ -85,6 +85,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Connections the HTTP surface holds open at once; more are closed as they arrive.
+const MAX_CONNECTIONS: usize = 1024;
+/// How long a connection may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// What every handler needs to know about the request besides its body.
 struct Asked {
     remote: SocketAddr,
@@ -121,6 +126,7 @@ pub async fn listen(
         sessions: Mutex::new(HashMap::new()),
     });
     let reaper = tokio::spawn(legacy::expire_idle(Arc::downgrade(&state)));
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let task = tokio::spawn(async move {
         let _reaper = AbortOnDrop(reaper);
         loop {
@@ -132,15 +138,26 @@ pub async fn listen(
                     continue;
                 }
             };
+            // Connections are bounded, so that clients holding them open (authenticated or
+            // not) cannot take every file descriptor loom has.
+            let Ok(permit) = connections.clone().try_acquire_owned() else {
+                tracing::warn!("HTTP connection from {remote} refused: {MAX_CONNECTIONS} are open");
+                continue;
+            };
             let _ = stream.set_nodelay(true);
             let state = state.clone();
             tokio::spawn(async move {
+                let _permit = permit;
                 let service = hyper::service::service_fn(move |req| {
                     let state = state.clone();
                     async move { Ok::<_, Infallible>(handle(&state, req, remote).await) }
                 });
                 let io = hyper_util::rt::TokioIo::new(stream);
+                // A client gets HEADER_TIMEOUT to send a request's headers (a slow drip of
+                // bytes does not hold a connection forever).
                 if let Err(e) = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(HEADER_TIMEOUT)
                     .serve_connection(io, service)
                     .await
                 {
@@ -402,6 +419,18 @@ async fn post(
             &Value::Null,
             crate::jsonrpc::code::INVALID_REQUEST,
             "batches are not supported; send one message per request",
+            None,
+        );
+    }
+    // What the session reads next is parsed strictly (`jsonrpc` a string, no member twice):
+    // a message that fails there is refused here, where its id can still be answered, rather
+    // than left for a response that could never find its request.
+    if let Err(e) = crate::jsonrpc::RawMessage::parse(&body) {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            msg.get("id").unwrap_or(&Value::Null),
+            crate::jsonrpc::code::INVALID_REQUEST,
+            &format!("not a JSON-RPC message: {e}"),
             None,
         );
     }

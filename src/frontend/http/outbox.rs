@@ -107,6 +107,11 @@ impl Outbox {
         !self.waiting.is_empty() || self.live_streams() > 0
     }
 
+    /// Whether a request with this id (its JSON text) is still waiting for its response.
+    pub fn is_waiting(&self, id: &str) -> bool {
+        self.waiting.contains_key(id)
+    }
+
     /// A POST that answers with JSON: the receiver gets the response line.
     pub fn wait_json(&mut self, id: String) -> oneshot::Receiver<String> {
         let (tx, rx) = oneshot::channel();
