@@ -491,6 +491,8 @@ async fn listings_narrow_by_url_and_sessions_and_streams_are_bounded() {
         !narrowed.is_empty() && narrowed.iter().all(|n| n.starts_with("other_")),
         "{narrowed:?}"
     );
+    // Values are percent-decoded, as URL libraries write them.
+    assert_eq!(tools_at(&format!("{url}?servers=%6Fther")).await, narrowed);
     // An unknown name neither narrows nor widens: the default (every server).
     assert_eq!(tools_at(&format!("{url}?servers=other,nope")).await, all);
     // ... and the client is told, at the end of its primer, as for an unknown listing mode.
@@ -647,6 +649,17 @@ async fn a_modern_listen_stream_is_acknowledged_tagged_and_filtered() {
 async fn odd_messages_and_reused_ids_are_answered_at_once() {
     let cfg = TempConfig::new(SAMPLE);
     let (_child, url) = served(&cfg).await;
+    // The scheme of the token is case-insensitive.
+    let r = http()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", format!("bearer {TOKEN}"))
+        .body(INIT)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     let r = post(&url, Some(TOKEN), None, INIT).await;
     let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
     for odd in [

@@ -261,7 +261,12 @@ fn guard(state: &State, req: &Request<Incoming>) -> Result<(), Box<Response<Body
         )));
     }
     if let Some(token) = &state.opts.token {
-        let sent = header(AUTHORIZATION).and_then(|a| a.strip_prefix("Bearer "));
+        // The scheme's name is case-insensitive (RFC 7235).
+        let sent = header(AUTHORIZATION).and_then(|a| {
+            a.get(..7)
+                .filter(|s| s.eq_ignore_ascii_case("bearer "))
+                .and_then(|_| a.get(7..))
+        });
         let challenge = match sent {
             Some(t) if same(t.trim().as_bytes(), token.as_bytes()) => None,
             Some(_) => Some("Bearer realm=\"loom\", error=\"invalid_token\""),
@@ -334,6 +339,13 @@ fn not_allowed() -> Response<Body> {
     r
 }
 
+/// The first value of `key` in a URL's query, percent-decoded (`a%2Cb` is `a,b`, `+` a space).
+fn query_param(query: &str, key: &str) -> Option<String> {
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.into_owned())
+}
+
 /// `?servers=a,b`, when every name is a configured server; otherwise all servers, never a
 /// silently different set (an unknown name is reported in the log).
 fn listing_of(
@@ -341,9 +353,8 @@ fn listing_of(
     query: Option<&str>,
     notices: &mut Vec<String>,
 ) -> Option<Vec<String>> {
-    let value = query?
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("servers="))?;
+    let value = query_param(query?, "servers")?;
+    let value = value.as_str();
     let names: Vec<String> = value
         .split(',')
         .map(|n| n.trim().to_owned())
@@ -367,9 +378,8 @@ fn listing_of(
 
 /// `?listing=full|compact|search`; an unknown mode is reported and the config's applies.
 fn mode_of(query: Option<&str>, notices: &mut Vec<String>) -> Option<crate::config::ListingMode> {
-    let value = query?
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("listing="))?;
+    let value = query_param(query?, "listing")?;
+    let value = value.as_str();
     let mode = crate::config::ListingMode::parse(value);
     if mode.is_none() {
         tracing::warn!("HTTP client asked for listing={value:?}; unknown, the config's applies");
