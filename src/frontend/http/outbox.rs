@@ -219,7 +219,8 @@ impl Outbox {
             return;
         }
         // Progress goes with the request it reports on; anything else during a streamed
-        // request most likely belongs to it (the newest); otherwise the GET stream takes it.
+        // request most likely belongs to it (the newest); otherwise the GET stream takes it,
+        // whether its reader is there or gone for a moment (the event stays replayable).
         let token = v
             .as_ref()
             .filter(|v| v.get("method").and_then(Value::as_str) == Some("notifications/progress"))
@@ -228,10 +229,7 @@ impl Outbox {
         let target = token
             .and_then(|t| self.progress.get(&t).copied())
             .or_else(|| self.post_streams.last().copied())
-            .or_else(|| {
-                self.get_stream
-                    .filter(|g| self.streams.get(g).is_some_and(|s| s.live.is_some()))
-            });
+            .or_else(|| self.get_stream.filter(|g| self.streams.contains_key(g)));
         match target {
             Some(s) => self.emit(s, line),
             None => self.keep(line),
@@ -256,22 +254,31 @@ impl Outbox {
         else {
             return Resumed::Unknown;
         };
-        let replay = self
+        let mut replay: Vec<Bytes> = self
             .sent
             .iter()
             .filter(|(seq, s, line)| *seq > last && *s == stream && !line.is_empty())
             .map(|(seq, _, line)| event(*seq, line))
             .collect();
-        let open = match self.streams.get_mut(&stream) {
+        let (open, is_get) = match self.streams.get_mut(&stream) {
             Some(s) if !s.done => {
                 s.live = Some(tx);
-                if s.is_get {
-                    self.get_stream = Some(stream);
-                }
-                true
+                (true, s.is_get)
             }
-            _ => false,
+            _ => (false, false),
         };
+        if open && is_get {
+            // The resumed GET stream is the session's again (one it supersedes ends),
+            // and what waited for a GET stream follows the replay, in order.
+            if let Some(old) = self.get_stream.replace(stream).filter(|o| *o != stream) {
+                self.streams.remove(&old);
+            }
+            for line in std::mem::take(&mut self.kept) {
+                let seq = self.seq();
+                replay.push(event(seq, &line));
+                self.remember(seq, stream, line);
+            }
+        }
         Resumed::Stream { replay, open }
     }
 
@@ -355,6 +362,37 @@ mod tests {
         );
         let (tx, _rx) = mpsc::unbounded_channel();
         assert!(matches!(o.resume(99, tx), Resumed::Unknown));
+    }
+
+    #[test]
+    fn a_get_stream_resumed_after_a_drop_misses_nothing() {
+        let mut o = Outbox::new(true);
+        let get = o.open_get_stream();
+        drop(get);
+        for n in ["a", "b", "c"] {
+            o.route(format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"n":"{n}"}}}}"#
+            ));
+        }
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let Resumed::Stream { replay, open } = o.resume(1, tx) else {
+            panic!("the priming event is known")
+        };
+        assert!(open);
+        let replayed: Vec<String> = replay
+            .iter()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .collect();
+        for n in ["a", "b", "c"] {
+            assert!(
+                replayed
+                    .iter()
+                    .any(|e| e.contains(&format!("\"n\":\"{n}\""))),
+                "{n}: {replayed:?}"
+            );
+        }
+        o.route(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.into());
+        assert_eq!(drain(&mut rx).len(), 1, "and the resumed one goes on");
     }
 
     #[test]
