@@ -220,10 +220,10 @@ pub(super) fn open_stream(state: &Arc<State>, name: Option<&str>, asked: &Asked)
         .header("last-event-id")
         .and_then(|v| v.trim().parse::<u64>().ok())
     {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = mpsc::channel(super::STREAM_QUEUE);
         if let Resumed::Stream { replay, open } = outbox.resume(last, tx.clone()) {
             for event in replay {
-                let _ = tx.send(event);
+                let _ = tx.try_send(event);
             }
             drop(tx);
             if !open {

@@ -208,8 +208,12 @@ fn rpc_error(
     full(status, "application/json", body.to_string())
 }
 
+/// Events queued for one stream's reader at most: a reader that falls this far behind (a
+/// client that stopped reading) is let go rather than held in memory without bound.
+const STREAM_QUEUE: usize = 4096;
+
 /// A stream of server-sent events as a response body.
-fn event_stream(events: tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
+fn event_stream(events: tokio::sync::mpsc::Receiver<Bytes>) -> Response<Body> {
     let frames = futures_util::stream::unfold(events, |mut rx| async move {
         let bytes = rx.recv().await?;
         Some((Ok::<_, Infallible>(hyper::body::Frame::data(bytes)), rx))

@@ -24,7 +24,7 @@ enum Waiter {
 
 struct Stream {
     /// The connection reading the stream now; `None` while it is dropped (resumable).
-    live: Option<mpsc::UnboundedSender<Bytes>>,
+    live: Option<mpsc::Sender<Bytes>>,
     /// A POST's stream ends with its response; a GET stream never ends by itself.
     done: bool,
     is_get: bool,
@@ -124,8 +124,8 @@ impl Outbox {
         &mut self,
         id: String,
         progress: Option<String>,
-    ) -> mpsc::UnboundedReceiver<Bytes> {
-        let (tx, rx) = mpsc::unbounded_channel();
+    ) -> mpsc::Receiver<Bytes> {
+        let (tx, rx) = mpsc::channel(super::STREAM_QUEUE);
         let stream = self.new_stream(tx, false);
         self.waiting.insert(id, Waiter::Stream(stream));
         if let Some(token) = progress {
@@ -136,8 +136,8 @@ impl Outbox {
     }
 
     /// A new GET stream: it replaces the previous one and first takes what was kept.
-    pub fn open_get_stream(&mut self) -> mpsc::UnboundedReceiver<Bytes> {
-        let (tx, rx) = mpsc::unbounded_channel();
+    pub fn open_get_stream(&mut self) -> mpsc::Receiver<Bytes> {
+        let (tx, rx) = mpsc::channel(super::STREAM_QUEUE);
         if let Some(old) = self.get_stream.take() {
             self.streams.remove(&old);
         }
@@ -149,12 +149,12 @@ impl Outbox {
         rx
     }
 
-    fn new_stream(&mut self, tx: mpsc::UnboundedSender<Bytes>, is_get: bool) -> u64 {
+    fn new_stream(&mut self, tx: mpsc::Sender<Bytes>, is_get: bool) -> u64 {
         self.next_stream += 1;
         let id = self.next_stream;
         if self.priming {
             let seq = self.seq();
-            let _ = tx.send(priming(seq));
+            let _ = tx.try_send(priming(seq));
             self.remember(seq, id, String::new());
         }
         self.streams.insert(
@@ -180,8 +180,10 @@ impl Outbox {
         let seq = self.seq();
         if let Some(s) = self.streams.get_mut(&stream)
             && let Some(tx) = &s.live
-            && tx.send(event(seq, &line)).is_err()
+            && tx.try_send(event(seq, &line)).is_err()
         {
+            // Gone, or so far behind that it stopped reading: let go (the event stays
+            // replayable for a reader that resumes).
             s.live = None;
         }
         self.remember(seq, stream, line);
@@ -245,7 +247,7 @@ impl Outbox {
 
     /// A GET with `Last-Event-ID`: the rest of the stream that event was on, and that stream
     /// continues on this connection when it has not ended.
-    pub fn resume(&mut self, last: u64, tx: mpsc::UnboundedSender<Bytes>) -> Resumed {
+    pub fn resume(&mut self, last: u64, tx: mpsc::Sender<Bytes>) -> Resumed {
         let Some(stream) = self
             .sent
             .iter()
@@ -309,7 +311,7 @@ mod tests {
         assert_eq!(v["b"], 2);
     }
 
-    fn drain(rx: &mut mpsc::UnboundedReceiver<Bytes>) -> Vec<String> {
+    fn drain(rx: &mut mpsc::Receiver<Bytes>) -> Vec<String> {
         let mut out = Vec::new();
         while let Ok(b) = rx.try_recv() {
             out.push(String::from_utf8(b.to_vec()).unwrap());
@@ -347,7 +349,7 @@ mod tests {
         o.route(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}"#.into());
         drop(post);
         o.route(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2}}"#.into());
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = mpsc::channel(64);
         let Resumed::Stream { replay, open } = o.resume(1, tx) else {
             panic!("event 1 is known")
         };
@@ -360,7 +362,7 @@ mod tests {
             1,
             "the response arrives on the resumed stream"
         );
-        let (tx, _rx) = mpsc::unbounded_channel();
+        let (tx, _rx) = mpsc::channel(64);
         assert!(matches!(o.resume(99, tx), Resumed::Unknown));
     }
 
@@ -374,7 +376,7 @@ mod tests {
                 r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"n":"{n}"}}}}"#
             ));
         }
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = mpsc::channel(64);
         let Resumed::Stream { replay, open } = o.resume(1, tx) else {
             panic!("the priming event is known")
         };
@@ -396,6 +398,17 @@ mod tests {
     }
 
     #[test]
+    fn a_reader_that_stopped_reading_is_let_go() {
+        let mut o = Outbox::default();
+        let _unread = o.open_get_stream();
+        for _ in 0..=super::super::STREAM_QUEUE {
+            o.route(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#.into());
+        }
+        assert_eq!(o.live_streams(), 0, "no longer counted as read");
+        assert!(!o.busy(), "so the session can expire");
+    }
+
+    #[test]
     fn json_waiters_and_kept_messages() {
         let mut o = Outbox::default();
         let mut rx = o.wait_json("\"a\"".into());
@@ -413,7 +426,7 @@ mod tests {
         let first = drain(&mut post);
         assert_eq!(first, vec!["id: 1\nretry: 1000\ndata: \n\n".to_owned()]);
         o.route(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.into());
-        let (tx, _rx) = mpsc::unbounded_channel();
+        let (tx, _rx) = mpsc::channel(64);
         let Resumed::Stream { replay, open } = o.resume(1, tx) else {
             panic!()
         };

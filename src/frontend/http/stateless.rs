@@ -245,8 +245,8 @@ pub(super) async fn post(
         }
         // A client that takes only JSON gets the answer alone.
     };
-    let (events, body_rx) = mpsc::unbounded_channel::<Bytes>();
-    let _ = events.send(sse(&first));
+    let (events, body_rx) = mpsc::channel::<Bytes>(super::STREAM_QUEUE);
+    let _ = events.try_send(sse(&first));
     tokio::spawn(async move {
         loop {
             let line = tokio::select! {
@@ -257,8 +257,11 @@ pub(super) async fn post(
             };
             let Some(line) = line else { break };
             let last = answers(&line, &id);
-            if events.send(sse(&line)).is_err() {
-                return;
+            // A client that stops reading for STUCK with events waiting is let go (the guard
+            // cancels its request), rather than held in memory without bound.
+            match tokio::time::timeout(STUCK, events.send(sse(&line))).await {
+                Ok(Ok(())) => {}
+                _ => return,
             }
             if last {
                 break;
@@ -268,6 +271,9 @@ pub(super) async fn post(
     });
     event_stream(body_rx)
 }
+
+/// How long a request's stream may wait for its reader to take an event.
+const STUCK: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// One event of a request's stream (2026-07-28 streams are not resumable: no ids).
 fn sse(line: &str) -> Bytes {
