@@ -699,3 +699,20 @@ async fn odd_messages_and_reused_ids_are_answered_at_once() {
     assert_eq!(first["id"], 5, "{first}");
     assert!(first["result"]["content"].is_array(), "{first}");
 }
+
+/// Many `initialize` requests at once cannot pass `http_max_sessions` together.
+#[tokio::test]
+async fn concurrent_initializes_keep_to_the_session_bound() {
+    let cfg = TempConfig::new(&format!("http_max_sessions = 2\n{SAMPLE}"));
+    let (_child, url) = served(&cfg).await;
+    let all =
+        futures_util::future::join_all((0..8).map(|_| post(&url, Some(TOKEN), None, INIT))).await;
+    let ok = all.iter().filter(|r| r.status() == 200).count();
+    let busy = all.iter().filter(|r| r.status() == 503).count();
+    assert_eq!(
+        (ok, busy),
+        (2, 6),
+        "{:?}",
+        all.iter().map(|r| r.status()).collect::<Vec<_>>()
+    );
+}

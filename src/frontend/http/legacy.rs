@@ -10,6 +10,7 @@ use bytes::Bytes;
 use hyper::header::HeaderValue;
 use hyper::{Response, StatusCode};
 use serde_json::Value;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -33,6 +34,15 @@ impl HttpSession {
 }
 
 /// The key a request id is matched under: its JSON text.
+/// A session being set up; its slot is given back when this drops.
+struct Starting<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 fn id_key(msg: &Value) -> Option<String> {
     msg.get("id").map(Value::to_string)
 }
@@ -44,12 +54,20 @@ pub(super) async fn start(
     msg: &Value,
     body: Bytes,
 ) -> Response<Body> {
-    if lock(&state.sessions).len() >= state.opts.max_sessions {
-        return refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many sessions; end one (DELETE) or try later",
-        );
-    }
+    // A slot is taken before the session exists (checked and counted under one lock) and
+    // given back once it is in the map or has failed.
+    let _slot = {
+        let sessions = lock(&state.sessions);
+        let starting = state.starting.fetch_add(1, Ordering::SeqCst);
+        let slot = Starting(&state.starting);
+        if sessions.len() + starting >= state.opts.max_sessions {
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many sessions; end one (DELETE) or try later",
+            );
+        }
+        slot
+    };
     let Some(key) = id_key(msg) else {
         return refuse(StatusCode::BAD_REQUEST, "initialize must be a request");
     };

@@ -79,6 +79,9 @@ struct State {
     session: Arc<Session>,
     opts: HttpOptions,
     sessions: Mutex<HashMap<String, Arc<legacy::HttpSession>>>,
+    /// Sessions being set up (their `initialize` in flight): counted with `sessions` against
+    /// `max_sessions`, so that many at once cannot pass the bound together.
+    starting: std::sync::atomic::AtomicUsize,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -124,6 +127,7 @@ pub async fn listen(
             ..opts
         },
         sessions: Mutex::new(HashMap::new()),
+        starting: std::sync::atomic::AtomicUsize::new(0),
     });
     let reaper = tokio::spawn(legacy::expire_idle(Arc::downgrade(&state)));
     let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
