@@ -138,7 +138,10 @@ async fn a_person_calls_a_tool_follows_it_to_its_dataset_queries_copies_and_expo
 
     // The palette: pick list_orders, keep the prefilled arguments, call it.
     d.press(vec![Msg::char(':')]);
-    d.until("the tool list", |a| !a.tools.is_empty()).await;
+    d.until("list_orders in the tool list", |a| {
+        a.tools.iter().any(|t| t["name"] == "sample_list_orders")
+    })
+    .await;
     d.type_text("list_orders");
     d.press(vec![Msg::code(KeyCode::Enter)]);
     assert!(

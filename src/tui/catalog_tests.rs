@@ -734,3 +734,65 @@ fn skipped_memory_lines_are_counted_beside_the_memories() {
     let s = screen(&a);
     assert!(s.contains("! 2 damaged lines in"), "{s}");
 }
+
+/// Two tool lists asked for in a row (a server went starting, then up) may be answered out of
+/// order: the older answer never replaces or stands in for the newer, so the palette does not
+/// offer a list without the tools that came up.
+#[test]
+fn a_tool_list_answered_after_a_newer_one_was_asked_for_is_dropped() {
+    use crate::types::events::ServerState;
+    let state = |seq, state: ServerState| {
+        Msg::Event(crate::types::events::Sequenced {
+            seq,
+            event: crate::types::events::Event::ServerState {
+                server: "sample".into(),
+                state,
+                detail: None,
+            },
+        })
+    };
+    let tools_asked = |reqs: Vec<(u64, Request)>| {
+        reqs.into_iter()
+            .find(|(_, r)| matches!(r, Request::Tools))
+            .map(|(t, _)| t)
+            .expect("a tool list asked for")
+    };
+    let stale = || Reply::Tools {
+        tools: vec![serde_json::json!({ "name": "loom_query", "description": "Run SQL" })],
+        owners: Default::default(),
+        placement: Default::default(),
+        mode: "full".into(),
+    };
+    for newer_first in [false, true] {
+        let mut a = started();
+        let old = tools_asked(a.update(state(20, ServerState::Starting)));
+        let new = tools_asked(a.update(state(21, ServerState::Up)));
+        assert!(new > old);
+        a.update(Msg::char(':'));
+        let fresh = fixture(&Request::Tools).expect("tools");
+        let order = if newer_first {
+            vec![(new, fresh), (old, stale())]
+        } else {
+            vec![(old, stale()), (new, fresh)]
+        };
+        for (i, (t, reply)) in order.into_iter().enumerate() {
+            a.update(Msg::Reply(t, Ok(reply)));
+            if i == 0 && !newer_first {
+                assert!(a.tools.is_empty(), "the stale list was taken");
+            }
+        }
+        assert!(
+            a.tools.iter().any(|t| t["name"] == "sample_list_orders"),
+            "{:?}",
+            a.tools
+        );
+        for c in "list_orders".chars() {
+            a.update(Msg::char(c));
+        }
+        a.update(Msg::code(KeyCode::Enter));
+        assert!(
+            matches!(&a.overlay, Overlay::Palette(p) if matches!(p.stage, PaletteStage::Edit { .. })),
+            "newer first: {newer_first}"
+        );
+    }
+}

@@ -349,6 +349,9 @@ impl App {
         if matches!(purpose, Purpose::CallDetail(_) | Purpose::DatasetDetail(_)) {
             self.detail.ticket = t;
         }
+        if matches!(purpose, Purpose::Tools) {
+            self.catalog.asked_for_tools(t);
+        }
         self.pending.insert(t, purpose);
         self.out.push((t, req));
         t

@@ -152,9 +152,7 @@ impl Palette {
 
 impl App {
     pub(super) fn open_palette(&mut self) {
-        if self.tools.is_empty() {
-            self.send(Purpose::Tools, Request::Tools);
-        }
+        self.want_tools();
         self.overlay = Overlay::Palette(Palette::new());
     }
 
@@ -171,10 +169,16 @@ impl App {
             p.selected = i;
             p.pick(&self.tools);
         }
-        if self.tools.is_empty() {
+        self.want_tools();
+        self.overlay = Overlay::Palette(p);
+    }
+
+    /// The palette needs the tool list: asks for it unless it is here or already asked for
+    /// (a second request would make the first one's answer stale).
+    fn want_tools(&mut self) {
+        if self.tools.is_empty() && !self.pending.values().any(|p| *p == Purpose::Tools) {
             self.send(Purpose::Tools, Request::Tools);
         }
-        self.overlay = Overlay::Palette(p);
     }
 
     /// `enter` in the palette: picks the tool, or calls it with the arguments typed.
