@@ -149,6 +149,7 @@ pub async fn listen(
                 continue;
             };
             let _ = stream.set_nodelay(true);
+            keep_alive(&stream);
             let state = state.clone();
             tokio::spawn(async move {
                 let _permit = permit;
@@ -171,6 +172,19 @@ pub async fn listen(
         }
     });
     Ok((bound, task))
+}
+
+/// TCP keepalive on a client's connection: a peer that vanished without closing (a laptop
+/// that slept, a dropped network) is found by the kernel within about two minutes of silence,
+/// and its streams and session let go, rather than held until the next write.
+fn keep_alive(stream: &tokio::net::TcpStream) {
+    let probes = socket2::TcpKeepalive::new()
+        .with_time(Duration::from_secs(60))
+        .with_interval(Duration::from_secs(10))
+        .with_retries(6);
+    if let Err(e) = socket2::SockRef::from(stream).set_tcp_keepalive(&probes) {
+        tracing::debug!("TCP keepalive not set: {e}");
+    }
 }
 
 /// Aborts a task when the owner goes (the listener's task owns the idle reaper).
@@ -216,10 +230,28 @@ fn rpc_error(
 /// client that stopped reading) is let go rather than held in memory without bound.
 const STREAM_QUEUE: usize = 4096;
 
-/// A stream of server-sent events as a response body.
+/// How long a stream stays silent before it carries a heartbeat.
+const HEARTBEAT: Duration = Duration::from_secs(15);
+
+/// The SSE comment a quiet stream carries every [`HEARTBEAT`]: every client ignores it, and
+/// writing it finds a reader that vanished (its stream is let go, its request cancelled)
+/// without waiting for the next real event; proxies that cut idle connections keep it open.
+const HEARTBEAT_EVENT: &[u8] = b": keepalive\n\n";
+
+/// A stream of server-sent events as a response body, with a heartbeat while it is quiet.
 fn event_stream(events: tokio::sync::mpsc::Receiver<Bytes>) -> Response<Body> {
-    let frames = futures_util::stream::unfold(events, |mut rx| async move {
-        let bytes = rx.recv().await?;
+    event_stream_beating(events, HEARTBEAT)
+}
+
+fn event_stream_beating(
+    events: tokio::sync::mpsc::Receiver<Bytes>,
+    every: Duration,
+) -> Response<Body> {
+    let frames = futures_util::stream::unfold(events, move |mut rx| async move {
+        let bytes = match tokio::time::timeout(every, rx.recv()).await {
+            Ok(next) => next?,
+            Err(_) => Bytes::from_static(HEARTBEAT_EVENT),
+        };
         Some((Ok::<_, Infallible>(hyper::body::Frame::data(bytes)), rx))
     });
     let mut r = Response::new(http_body_util::StreamBody::new(frames).boxed());
@@ -487,6 +519,32 @@ mod tests {
         ] {
             assert!(!is_loopback_name(h), "{h}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_quiet_stream_carries_a_heartbeat_and_events_pass_unchanged() {
+        use http_body_util::BodyExt;
+        let (tx, rx) = tokio::sync::mpsc::channel(8);
+        let mut body = event_stream_beating(rx, Duration::from_millis(30)).into_body();
+        async fn next(b: &mut Body) -> Option<Bytes> {
+            b.frame()
+                .await
+                .map(|f| f.expect("frame").into_data().expect("data"))
+        }
+        let event = Bytes::from_static(b"id: 1\ndata: {}\n\n");
+        tx.send(event.clone()).await.unwrap();
+        assert_eq!(next(&mut body).await.unwrap(), event);
+        // Quiet: heartbeats, each a comment that ends its own block.
+        for _ in 0..2 {
+            assert_eq!(next(&mut body).await.unwrap(), HEARTBEAT_EVENT);
+        }
+        tx.send(event.clone()).await.unwrap();
+        assert_eq!(next(&mut body).await.unwrap(), event, "events come as sent");
+        drop(tx);
+        assert!(
+            next(&mut body).await.is_none(),
+            "the stream ends with its sender"
+        );
     }
 
     #[test]
