@@ -335,6 +335,21 @@ fn a_selected_tool_shows_its_place_in_the_listing_and_its_schema_in_detail() {
     run(&mut a, &mut mem, vec![Msg::char('2'), Msg::char('y')]);
     let copied = a.clipboard.register().unwrap_or_default().to_owned();
     assert!(copied.contains("\"inputSchema\""), "{copied}");
+    // The hint's keys work from Detail too: `p` pins the tool shown, `enter` calls it.
+    assert_eq!(a.focus, Pane::Detail);
+    assert!(a.offers(super::keymap::Action::Open) && a.offers(super::keymap::Action::TogglePin));
+    let sent = run(&mut a, &mut mem, vec![Msg::char('p')]);
+    assert!(
+        sent.iter()
+            .any(|r| matches!(r, Request::PinTool { name } if name == "sample_list_orders")),
+        "{sent:?}"
+    );
+    run(&mut a, &mut mem, vec![Msg::code(KeyCode::Enter)]);
+    assert!(
+        matches!(&a.overlay, Overlay::Palette(p) if matches!(&p.stage, PaletteStage::Edit { .. })),
+        "{}",
+        screen(&a)
+    );
 }
 
 #[test]

@@ -745,3 +745,60 @@ fn a_prompt_decided_elsewhere_says_where() {
         "sample_cancel_order #41: approved once at loom attach, pid 9 on /dev/pts/3"
     );
 }
+
+/// Every place a person types a line (the Traffic filter, the grid's search, the key menu's
+/// search, the history browser, the export dialog's name) takes letters as text while a call
+/// waits, and `ctrl-g` there opens the prompt (never typing a `g`).
+#[test]
+fn ctrl_g_opens_the_prompt_from_every_line_a_person_types() {
+    let surfaces: Vec<(&str, Vec<Msg>)> = vec![
+        ("traffic filter", vec![Msg::char('/')]),
+        (
+            "grid search",
+            vec![
+                Msg::char('5'),
+                Msg::ctrl('e'),
+                Msg::code(KeyCode::Esc),
+                Msg::char('/'),
+            ],
+        ),
+        ("key menu search", vec![Msg::char('?'), Msg::char('/')]),
+        ("history browser", vec![Msg::code(KeyCode::F(8))]),
+        (
+            "export name",
+            vec![
+                Msg::char('5'),
+                Msg::ctrl('e'),
+                Msg::code(KeyCode::Esc),
+                Msg::char('x'),
+                Msg::code(KeyCode::Tab),
+                Msg::code(KeyCode::Tab),
+                Msg::code(KeyCode::Tab),
+            ],
+        ),
+    ];
+    for (name, open) in surfaces {
+        let mut a = started();
+        a.approvals.grace = Duration::ZERO;
+        a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+        press(&mut a, open);
+        assert!(a.typing(), "{name}: {}", screen(&a));
+        let before = screen(&a);
+        press(&mut a, vec![approval(1)]);
+        assert_eq!(a.approval_view(), ApprovalView::Banner, "{name}");
+        let reqs = sent(&mut a, typed("ad"));
+        assert!(decisions(&reqs).is_empty(), "{name}: {reqs:?}");
+        assert!(screen(&a).contains("ad"), "{name}: the letters are text");
+        // A chord is never text: ctrl-x types nothing.
+        let s = screen(&a);
+        press(&mut a, vec![Msg::ctrl('x')]);
+        assert_eq!(screen(&a), s, "{name}: ctrl-x typed something");
+        press(&mut a, vec![Msg::ctrl('g')]);
+        let s = screen(&a);
+        assert!(s.contains("approve a call?"), "{name}: {s}");
+        let reqs = sent(&mut a, vec![Msg::char('a')]);
+        assert_eq!(decisions(&reqs), vec![Decision::Once], "{name}");
+        assert!(a.typing(), "{name}: still typing where it was");
+        assert_ne!(screen(&a), before, "{name}");
+    }
+}

@@ -183,6 +183,13 @@ impl KeySpec {
         Some(KeySpec(s))
     }
 
+    /// A key no text input takes as text: a `ctrl-`/`alt-` chord or a function key.
+    pub fn is_chord(&self) -> bool {
+        self.0.starts_with("ctrl-")
+            || self.0.starts_with("alt-")
+            || (self.0.len() > 1 && self.0.starts_with('f') && self.0[1..].parse::<u8>().is_ok())
+    }
+
     pub fn parse(text: &str) -> Result<KeySpec, String> {
         let t = text.trim();
         if t.is_empty() {

@@ -129,6 +129,11 @@ impl App {
             }
             Action::Open => match self.focus {
                 Pane::Traffic => self.focus_pane(Pane::Detail),
+                Pane::Detail => {
+                    if let Some(name) = self.detail.shown_tool() {
+                        self.open_palette_on(&name);
+                    }
+                }
                 Pane::Catalog => self.activate_catalog_node(),
                 Pane::Results => self.open_cell(),
                 _ => {}
@@ -159,13 +164,19 @@ impl App {
             }
             Action::InsertName => self.insert_catalog_name(),
             Action::EditMemory => self.edit_memory(),
-            Action::TogglePin => match self.catalog.selected_tool() {
-                Some(t) => {
-                    let name = t.name.clone();
-                    self.send(Purpose::PinTool(name.clone()), Request::PinTool { name });
+            Action::TogglePin => {
+                let tool = match self.focus {
+                    Pane::Detail => self.detail.shown_tool(),
+                    _ => self.catalog.selected_tool().map(|t| t.name.clone()),
+                };
+                match tool {
+                    Some(name) => {
+                        self.send(Purpose::PinTool(name.clone()), Request::PinTool { name });
+                    }
+                    None if self.focus == Pane::Catalog => self.toggle_memory_pin(),
+                    None => {}
                 }
-                None => self.toggle_memory_pin(),
-            },
+            }
             Action::DeleteMemory => self.ask_to_delete_memory(),
             Action::MemoryHistory => self.show_memory_history(),
             Action::NewMemory => self.new_memory(),

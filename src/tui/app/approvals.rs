@@ -184,8 +184,13 @@ impl App {
     /// Whether keys are text right now: then a key is never a decision.
     pub fn typing(&self) -> bool {
         match &self.overlay {
-            Overlay::Filter | Overlay::Palette(_) | Overlay::Memory(_) => true,
+            Overlay::Filter
+            | Overlay::Palette(_)
+            | Overlay::Memory(_)
+            | Overlay::History(_)
+            | Overlay::Export(_) => true,
             Overlay::Pager(p) => p.typing.is_some(),
+            Overlay::Help(m) => m.typing,
             Overlay::None => self.focus == Pane::Editor || self.results.prompt.is_some(),
             _ => false,
         }

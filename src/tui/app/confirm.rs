@@ -131,6 +131,7 @@ impl App {
             Action::Describe | Action::QueryDataset if self.focus == Pane::Catalog => {
                 on_dataset || on_blob
             }
+            Action::Open if self.focus == Pane::Detail => self.detail.shown_tool().is_some(),
             Action::Open if self.focus == Pane::Catalog => match c.selected_node() {
                 Node::Column { .. } | Node::Empty(_) => false,
                 Node::Tool(_) | Node::Blob(_) | Node::Memory(_) => true,
@@ -139,6 +140,7 @@ impl App {
             Action::InsertName => {
                 in_catalog && matches!(c.selected_node(), Node::Dataset(_) | Node::Column { .. })
             }
+            Action::TogglePin if self.focus == Pane::Detail => self.detail.shown_tool().is_some(),
             Action::TogglePin => {
                 in_catalog && (on_memory || matches!(c.selected_node(), Node::Tool(_)))
             }

@@ -77,6 +77,14 @@ impl DetailPane {
         }
     }
 
+    /// The tool it shows, if it shows one.
+    pub(super) fn shown_tool(&self) -> Option<String> {
+        match &self.shown {
+            Detail::Tool { entry, .. } => Some(entry.name.clone()),
+            _ => None,
+        }
+    }
+
     pub(super) fn move_by(&mut self, delta: i64) {
         self.scroll = step(self.scroll, self.lines.len().max(1), delta);
     }
@@ -385,7 +393,8 @@ fn tool_lines(
         None => Line::styled("listing place not known yet".to_owned(), th.muted),
     });
     lines.push(Line::styled(
-        "p pins or unpins it for this session · enter calls it".to_owned(),
+        "p pins or unpins it for this session · enter calls it · y (in Detail) copies it"
+            .to_owned(),
         th.muted,
     ));
     lines.push(Line::raw(""));

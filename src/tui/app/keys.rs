@@ -27,14 +27,22 @@ impl App {
                     return;
                 }
             }
+            // The approval key works while anything is typed (the banner offers it there): a
+            // chord, never text, so it is never taken from what is being typed.
+            if spec.is_chord()
+                && self.keymap.lookup(Context::Global, &spec) == Some(Action::ReviewApproval)
+            {
+                self.review_approval();
+                return;
+            }
         }
         // Not bound: text input where there is some.
         if let Some(reason) = &mut self.approvals.deny_reason {
-            edit_line(reason, k.code);
+            edit_line(reason, k);
             return;
         }
         if let Some(prompt) = &mut self.results.prompt {
-            edit_line(prompt.text_mut(), k.code);
+            edit_line(prompt.text_mut(), k);
             return;
         }
         if self.history_input(k) {
@@ -42,7 +50,7 @@ impl App {
         }
         match &mut self.overlay {
             Overlay::Filter => {
-                edit_line(&mut self.traffic.filter, k.code);
+                edit_line(&mut self.traffic.filter, k);
                 self.follow_newest();
                 return;
             }
@@ -52,18 +60,21 @@ impl App {
             }
             Overlay::Pager(p) => {
                 if let Some(t) = &mut p.typing {
-                    edit_line(t, k.code);
+                    edit_line(t, k);
                 }
                 return;
             }
             Overlay::Help(m) => {
                 if m.typing {
-                    m.type_key(k.code);
+                    m.type_key(k);
                 }
                 return;
             }
             Overlay::Export(d) => {
                 match k.code {
+                    KeyCode::Char(_)
+                        if k.modifiers
+                            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {}
                     KeyCode::Char(c) => d.type_char(c),
                     KeyCode::Backspace => d.backspace(),
                     _ => {}
@@ -106,9 +117,13 @@ impl App {
     }
 }
 
-/// Typing into a one-line input.
-pub(super) fn edit_line(line: &mut String, code: KeyCode) {
-    match code {
+/// Typing into a one-line input: a chord (`ctrl-x`, `alt-x`) is never text.
+pub(super) fn edit_line(line: &mut String, k: KeyEvent) {
+    let chord = k
+        .modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+    match k.code {
+        KeyCode::Char(_) if chord => {}
         KeyCode::Char(c) => line.push(c),
         KeyCode::Backspace => {
             line.pop();

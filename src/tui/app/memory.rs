@@ -75,7 +75,7 @@ impl MemoryEditor {
     pub(super) fn input(&mut self, k: KeyEvent) {
         self.error = None;
         match self.stage {
-            MemoryStage::Key => edit_line(&mut self.key, k.code),
+            MemoryStage::Key => edit_line(&mut self.key, k),
             MemoryStage::Content => {
                 self.content.input(k);
             }

@@ -65,8 +65,8 @@ impl Menu {
         self.selected = step(self.selected, len, delta);
     }
 
-    pub(super) fn type_key(&mut self, code: KeyCode) {
-        super::keys::edit_line(&mut self.filter, code);
+    pub(super) fn type_key(&mut self, k: KeyEvent) {
+        super::keys::edit_line(&mut self.filter, k);
         self.selected = 0;
     }
 }

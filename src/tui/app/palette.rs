@@ -88,7 +88,7 @@ impl Palette {
     pub(super) fn input(&mut self, k: KeyEvent) {
         match &mut self.stage {
             PaletteStage::Pick => {
-                edit_line(&mut self.filter, k.code);
+                edit_line(&mut self.filter, k);
                 self.selected = 0;
             }
             PaletteStage::Edit { args, .. } => {
