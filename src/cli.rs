@@ -309,3 +309,90 @@ pub async fn export(
     );
     Ok(())
 }
+
+/// Source files larger than this are refused: a client's server list is a few kilobytes.
+const IMPORT_MAX_BYTES: u64 = 16 << 20;
+
+/// `loom import FILE [-o OUT]`: a client's server list as `loom.toml`, on `out` or in a new
+/// file `output` (never overwritten); the notes, each escaped, on `err`. False when no server
+/// could be imported as written (everything is kept commented out).
+pub fn import(
+    file: &std::path::Path,
+    output: Option<&std::path::Path>,
+    out: &mut impl Write,
+    err: &mut impl Write,
+) -> anyhow::Result<bool> {
+    use std::io::Read;
+    let label = if file.as_os_str() == "-" {
+        "standard input".to_owned()
+    } else {
+        file.display().to_string()
+    };
+    let mut bytes = Vec::new();
+    let read = if file.as_os_str() == "-" {
+        std::io::stdin()
+            .take(IMPORT_MAX_BYTES + 1)
+            .read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(file).and_then(|f| f.take(IMPORT_MAX_BYTES + 1).read_to_end(&mut bytes))
+    };
+    read.map_err(|e| anyhow::anyhow!("cannot read {}: {e}", terminal_text::line(&label)))?;
+    if bytes.len() as u64 > IMPORT_MAX_BYTES {
+        anyhow::bail!(
+            "{} is larger than {} MiB; a client's server list is not",
+            terminal_text::line(&label),
+            IMPORT_MAX_BYTES >> 20
+        );
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", terminal_text::line(&label)))?;
+    let imported = crate::config::import(&text, &label)
+        .map_err(|e| anyhow::anyhow!("{}", terminal_text::line(&e.to_string())))?;
+    let file = match output {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| match e.kind() {
+                    std::io::ErrorKind::AlreadyExists => anyhow::anyhow!(
+                        "{} exists; loom import never overwrites a file (choose another name, or remove it)",
+                        terminal_text::line(&path.display().to_string())
+                    ),
+                    _ => anyhow::anyhow!(
+                        "cannot create {}: {e}",
+                        terminal_text::line(&path.display().to_string())
+                    ),
+                })?,
+        ),
+        None => None,
+    };
+    for n in &imported.notes {
+        writeln!(err, "note: {}", terminal_text::line(n))?;
+    }
+    match (output, file) {
+        (Some(path), Some(mut f)) => {
+            f.write_all(imported.toml.as_bytes())?;
+            f.sync_all()?;
+            writeln!(
+                err,
+                "wrote {}: {} server(s){}; check it with `loom check -c {}`",
+                terminal_text::line(&path.display().to_string()),
+                imported.servers,
+                match imported.commented {
+                    0 => String::new(),
+                    n => format!(", {n} kept commented out"),
+                },
+                terminal_text::line(&path.display().to_string()),
+            )?;
+        }
+        _ => out.write_all(imported.toml.as_bytes())?,
+    }
+    if imported.servers == 0 {
+        writeln!(
+            err,
+            "no server could be imported as written: each is kept commented out under its reason"
+        )?;
+    }
+    Ok(imported.servers > 0)
+}

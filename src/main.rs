@@ -80,6 +80,15 @@ enum Command {
     },
     /// List running sessions (and remove stale sockets).
     Sessions,
+    /// Convert a client's MCP server list (Claude Desktop, Claude Code, Cursor, Windsurf, Cline:
+    /// `mcpServers`; VS Code: `servers`) to loom.toml, on stdout or in a new file.
+    Import {
+        /// The client's JSON config (comments allowed); `-` reads standard input.
+        file: PathBuf,
+        /// Write a new file here (never overwriting) instead of printing.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Run one read-only SQL statement on a running session's store.
     Query {
         /// The session's pid, then the SQL; with one argument, it is the SQL.
@@ -291,6 +300,19 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             ))?;
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
+        }
+        Command::Import { file, output } => {
+            let ok = loom::cli::import(
+                &file,
+                output.as_deref(),
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            )?;
+            Ok(if ok {
+                std::process::ExitCode::SUCCESS
+            } else {
+                std::process::ExitCode::FAILURE
+            })
         }
         Command::Export {
             args,

@@ -322,3 +322,102 @@ async fn a_reused_request_id_is_refused_and_the_first_request_keeps_running() {
         .expect("JSON");
     assert_eq!(pong["result"], json!({}), "{pong}");
 }
+
+/// `loom import` as a person uses it: a Claude Desktop config becomes a loom.toml that `loom
+/// check` starts, secrets stay out of it, a name with escape codes reaches the terminal
+/// escaped, an existing file is never overwritten, and standard input works too.
+#[test]
+fn import_makes_a_config_that_check_starts() {
+    let dir = tempfile::tempdir().expect("dir");
+    let src = dir.path().join("claude_desktop_config.json");
+    let source = json!({
+        "mcpServers": {
+            "Sample Orders": { "command": LOOM, "args": ["sample-server"],
+                "env": { "ORDERS_API_KEY": "sk-live-123", "REGION": "eu" } },
+            "evil\u{1b}]2;owned\u{7}": { "type": "sse", "url": "https://old.example/sse" }
+        }
+    });
+    std::fs::write(&src, source.to_string()).expect("write");
+    let toml = dir.path().join("loom.toml");
+    let out = loom(
+        dir.path(),
+        &[
+            "import",
+            src.to_str().unwrap(),
+            "-o",
+            toml.to_str().unwrap(),
+        ],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!has_raw_controls(&out.stderr), "{err:?}");
+    assert!(
+        err.contains("wrote") && err.contains("1 kept commented out"),
+        "{err}"
+    );
+    assert!(err.contains("export ORDERS_API_KEY"), "{err}");
+    let written = std::fs::read_to_string(&toml).expect("written");
+    assert!(!written.contains("sk-live-123"), "{written}");
+    assert!(!has_raw_controls(written.as_bytes()), "{written:?}");
+
+    let check = loom(dir.path(), &["check", "-c", toml.to_str().unwrap()]);
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success(),
+        "{report}{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("sample_orders") && l.contains("up")),
+        "{report}"
+    );
+
+    // Never over an existing file: it stays as it was.
+    let again = loom(
+        dir.path(),
+        &[
+            "import",
+            src.to_str().unwrap(),
+            "-o",
+            toml.to_str().unwrap(),
+        ],
+    );
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("never overwrites"));
+    assert_eq!(std::fs::read_to_string(&toml).unwrap(), written);
+
+    // From standard input, to standard output.
+    let mut child = Command::new(LOOM)
+        .args(["import", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"// VS Code\n{\"servers\": {\"t\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"],},},}")
+        .unwrap();
+    let piped = child.wait_with_output().expect("import");
+    assert!(piped.status.success());
+    let text = String::from_utf8_lossy(&piped.stdout);
+    assert!(
+        text.contains("name = \"t\"") && text.contains("mcp-server-time"),
+        "{text}"
+    );
+
+    // Nothing importable: status 1, and a reason.
+    let none = dir.path().join("none.json");
+    std::fs::write(
+        &none,
+        r#"{"mcpServers": {"old": {"type": "sse", "url": "https://x/sse"}}}"#,
+    )
+    .unwrap();
+    let out = loom(dir.path(), &["import", none.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no server could be imported"));
+}

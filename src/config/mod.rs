@@ -5,11 +5,13 @@
 mod fields;
 mod globs;
 mod http;
+mod import;
 mod listing;
 
 pub use fields::Problem;
 pub use globs::{GlobError, Globs, glob_match};
 pub use http::{DEFAULT_HTTP_ADDR, DEFAULT_TOKEN_ENV, HttpAuth, HttpRefusal, HttpSettings};
+pub use import::{ImportError, Imported, import};
 pub use listing::ListingMode;
 
 use fields::{Fields, Problems};

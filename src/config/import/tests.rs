@@ -1,0 +1,315 @@
+use super::*;
+use crate::config::TransportSpec;
+use proptest::prelude::*;
+
+fn parsed(out: &Imported) -> Config {
+    Config::parse(&out.toml, Path::new("/proj"), "imported").unwrap_or_else(|e| {
+        panic!("the import does not load: {e}\n{}", out.toml);
+    })
+}
+
+/// A stdio server's command, args, env and passthrough names.
+type Stdio = (String, Vec<String>, Vec<(String, String)>, Vec<String>);
+
+fn stdio(cfg: &Config, name: &str) -> Stdio {
+    match &cfg.server(name).expect(name).transport {
+        TransportSpec::Stdio {
+            command,
+            args,
+            env,
+            env_passthrough,
+            ..
+        } => (
+            command.clone(),
+            args.clone(),
+            env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            env_passthrough.clone(),
+        ),
+        other => panic!("{name} is not stdio: {other:?}"),
+    }
+}
+
+#[test]
+fn claude_desktop_servers_become_loom_servers_and_credentials_stay_out() {
+    let src = r#"{
+      "mcpServers": {
+        "filesystem": {
+          "command": "npx",
+          "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"]
+        },
+        "GitHub Server": {
+          "command": "docker",
+          "args": ["run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "ghcr.io/github/github-mcp-server"],
+          "env": { "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_supersecret", "LOG_LEVEL": "debug" }
+        },
+        "remote": {
+          "type": "http",
+          "url": "https://mcp.example.com/mcp",
+          "headers": { "Authorization": "Bearer ${env:EXAMPLE_TOKEN}", "X-Team": "blue" }
+        }
+      }
+    }"#;
+    let out = import(src, "claude_desktop_config.json").expect("imports");
+    assert_eq!((out.servers, out.commented), (3, 0), "{}", out.toml);
+    assert!(!out.toml.contains("ghp_supersecret"), "{}", out.toml);
+    let cfg = parsed(&out);
+    let names: Vec<&str> = cfg.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["filesystem", "github_server", "remote"]);
+    let (command, args, _, _) = stdio(&cfg, "filesystem");
+    assert_eq!(command, "npx");
+    assert_eq!(args[2], "/Users/me/Desktop");
+    let (_, _, env, passthrough) = stdio(&cfg, "github_server");
+    assert_eq!(env, [("LOG_LEVEL".to_owned(), "debug".to_owned())]);
+    assert_eq!(passthrough, ["GITHUB_PERSONAL_ACCESS_TOKEN"]);
+    assert!(
+        out.notes.iter().any(|n| n.starts_with("github_server:")
+            && n.contains("export GITHUB_PERSONAL_ACCESS_TOKEN")),
+        "{:?}",
+        out.notes
+    );
+    match &cfg.server("remote").unwrap().transport {
+        TransportSpec::Http {
+            url,
+            headers,
+            bearer_token_env,
+            ..
+        } => {
+            assert_eq!(url, "https://mcp.example.com/mcp");
+            assert_eq!(bearer_token_env.as_deref(), Some("EXAMPLE_TOKEN"));
+            assert_eq!(headers.get("X-Team").map(String::as_str), Some("blue"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn vs_code_jsonc_with_comments_trailing_commas_and_workspace_folder() {
+    let src = r#"// VS Code's .vscode/mcp.json
+    {
+      "inputs": [{ "type": "promptString", "id": "tok", "password": true }],
+      "servers": {
+        /* the repo's files */
+        "fs": {
+          "type": "stdio",
+          "command": "npx",
+          "args": ["-y", "server-filesystem", "${workspaceFolder}/docs", "a // not a comment", "b /* nor this */",],
+        },
+        "api": {
+          "type": "http",
+          "url": "https://api.example.com/mcp",
+          "headers": { "Authorization": "Bearer ${input:tok}", },
+        },
+      },
+    }"#;
+    let out = import(src, ".vscode/mcp.json").expect("imports");
+    let cfg = parsed(&out);
+    let (_, args, _, _) = stdio(&cfg, "fs");
+    assert_eq!(
+        args,
+        [
+            "-y",
+            "server-filesystem",
+            "./docs",
+            "a // not a comment",
+            "b /* nor this */"
+        ]
+    );
+    match &cfg.server("api").unwrap().transport {
+        TransportSpec::Http {
+            bearer_token_env, ..
+        } => assert_eq!(bearer_token_env.as_deref(), Some("API_TOKEN")),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        out.notes.iter().any(|n| n.contains("export API_TOKEN")),
+        "{:?}",
+        out.notes
+    );
+}
+
+#[test]
+fn what_loom_cannot_serve_is_kept_commented_out_with_its_reason() {
+    let src = r#"{ "mcpServers": {
+        "old": { "type": "sse", "url": "https://old.example.com/sse" },
+        "off": { "command": "uvx", "args": ["mcp-server-time"], "disabled": true },
+        "loom": { "command": "/usr/local/bin/loom", "args": ["serve", "-c", "x.toml"] },
+        "plain": { "url": "http://far.example.com/mcp", "headers": { "Authorization": "Bearer abc" } },
+        "nothing": { "description": "no transport" },
+        "time": { "command": "uvx", "args": ["mcp-server-time"], "alwaysAllow": ["now"] }
+    } }"#;
+    let out = import(src, "cline_mcp_settings.json").expect("imports");
+    let cfg = parsed(&out);
+    let live: Vec<&str> = cfg.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(live, ["time"], "{}", out.toml);
+    assert_eq!(out.commented, 5);
+    for (name, why) in [
+        ("old", "HTTP+SSE"),
+        ("off", "disabled"),
+        ("srv_loom", "loom itself"),
+        ("plain", "clear text"),
+        ("nothing", "neither"),
+    ] {
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.starts_with(&format!("{name}:")) && n.contains(why)),
+            "{name}: {:?}",
+            out.notes
+        );
+        assert!(
+            out.toml.contains(&format!("# name = \"{name}\"")),
+            "{name} is kept: {}",
+            out.toml
+        );
+    }
+    assert!(
+        !out.toml.contains("abc"),
+        "the token stays out: {}",
+        out.toml
+    );
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.starts_with("time:") && n.contains("alwaysAllow")),
+        "{:?}",
+        out.notes
+    );
+}
+
+#[test]
+fn names_become_loom_names_without_clashes() {
+    let mut taken = Vec::new();
+    for (src, want) in [
+        ("My Server", "my_server"),
+        ("my-server", "my_server_2"),
+        ("9lives", "s_9lives"),
+        ("loom", "srv_loom"),
+        ("loom_x", "srv_loom_x"),
+        ("", "s"),
+        ("日本語", "s_2"),
+        ("日本語", "s_3"),
+        (
+            "a_very_long_server_name_that_goes_on_and_on",
+            "a_very_long_server_name_that_goe",
+        ),
+    ] {
+        let got = loom_name(src, &taken);
+        assert_eq!(got, want, "{src}");
+        taken.push(got);
+    }
+}
+
+#[test]
+fn no_server_list_and_not_json_are_clear_errors() {
+    let e = import("{\"other\": 1}", "x.json").unwrap_err().to_string();
+    assert!(e.contains("mcpServers") && e.contains("x.json"), "{e}");
+    let e = import("{\"mcpServers\": ", "y.json")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not JSON") && e.contains("y.json"), "{e}");
+}
+
+#[test]
+fn strip_jsonc_keeps_strings_whole() {
+    let src = "{\"a\": \"x // y /* z */ ,}\", // c\n \"b\": [1, 2, /* d */ ], \"e\": \"\\\"//\",}";
+    let v: Value = serde_json::from_str(&strip_jsonc(src)).expect("json");
+    assert_eq!(v["a"], "x // y /* z */ ,}");
+    assert_eq!(v["b"], serde_json::json!([1, 2]));
+    assert_eq!(v["e"], "\"//");
+}
+
+#[test]
+fn quoted_strings_read_back_as_written() {
+    for s in [
+        "\"",
+        "a\\b",
+        "line\nbreak\ttab",
+        "\u{7f}\u{1b}[31m",
+        "日本語 ✓",
+        "'single'",
+        "\"\"\"",
+    ] {
+        let t: toml::Table = format!("k = {}", quoted(s)).parse().expect(s);
+        assert_eq!(t["k"].as_str(), Some(s));
+    }
+}
+
+fn any_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "\\PC{0,12}",
+        "[a-zA-Z_$\\{\\}:/\\\\\"' \\n\\t-]{0,16}",
+        Just("${workspaceFolder}".to_owned()),
+        Just("${env:HOME}".to_owned()),
+        Just("Bearer ${X}".to_owned()),
+    ]
+}
+
+fn any_entry() -> impl Strategy<Value = Value> {
+    (
+        prop::option::of(prop_oneof![
+            Just("stdio"),
+            Just("http"),
+            Just("sse"),
+            Just("streamable-http")
+        ]),
+        prop::option::of(any_text()),
+        prop::collection::vec(any_text(), 0..4),
+        prop::collection::btree_map(any_text(), any_text(), 0..4),
+        prop::option::of(prop_oneof![
+            any_text(),
+            Just("https://h.example/mcp".to_owned()),
+            Just("http://localhost:9/mcp".to_owned())
+        ]),
+        prop::collection::btree_map(any_text(), any_text(), 0..3),
+        any::<bool>(),
+    )
+        .prop_map(|(kind, command, args, env, url, headers, disabled)| {
+            let mut e = serde_json::Map::new();
+            if let Some(k) = kind {
+                e.insert("type".into(), k.into());
+            }
+            if let Some(c) = command {
+                e.insert("command".into(), c.into());
+            }
+            e.insert("args".into(), args.into());
+            e.insert("env".into(), serde_json::to_value(env).unwrap());
+            if let Some(u) = url {
+                e.insert("url".into(), u.into());
+            }
+            e.insert("headers".into(), serde_json::to_value(headers).unwrap());
+            e.insert("disabled".into(), disabled.into());
+            Value::Object(e)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Whatever the source holds, the import loads as a config, with exactly the live blocks.
+    #[test]
+    fn every_import_loads(servers in prop::collection::btree_map(any_text(), any_entry(), 0..6)) {
+        let src = serde_json::json!({ "mcpServers": servers }).to_string();
+        let out = import(&src, "p.json").expect("a server list imports");
+        let cfg = Config::parse(&out.toml, Path::new("/proj"), "p").map_err(|e| {
+            TestCaseError::fail(format!("{e}\n{}", out.toml))
+        })?;
+        prop_assert_eq!(cfg.servers.len(), out.servers);
+        prop_assert_eq!(out.servers + out.commented, servers.len());
+    }
+
+    /// Any text: an import or a clear error, never a panic.
+    #[test]
+    fn any_text_never_panics(text in "\\PC{0,200}") {
+        let _ = import(&text, "t");
+        let _ = strip_jsonc(&text);
+    }
+
+    /// Comments never change what valid JSON means.
+    #[test]
+    fn plain_json_passes_unchanged(v in prop::collection::btree_map(any_text(), any_text(), 0..6)) {
+        let text = serde_json::to_string_pretty(&v).unwrap();
+        let back: std::collections::BTreeMap<String, String> =
+            serde_json::from_str(&strip_jsonc(&text)).unwrap();
+        prop_assert_eq!(back, v);
+    }
+}
