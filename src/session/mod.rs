@@ -69,6 +69,8 @@ impl EventBus {
 pub struct StoreSlot {
     config: StoreConfig,
     bus: EventBus,
+    /// Finished calls for the store's `loom_calls`, fed from the first call on.
+    pub calls: Arc<crate::store::calls_table::CallFeed>,
     cell: tokio::sync::OnceCell<Result<Arc<Store>, StoreUnavailable>>,
 }
 
@@ -101,6 +103,7 @@ impl StoreSlot {
                 ),
             },
             bus,
+            calls: Default::default(),
             cell: tokio::sync::OnceCell::new(),
         })
     }
@@ -117,6 +120,7 @@ impl StoreSlot {
                 let config = self.config.clone();
                 match tokio::task::spawn_blocking(move || Store::open(config)).await {
                     Ok(Ok(store)) => {
+                        store.feed_calls_from(self.calls.clone());
                         let bus = self.bus.clone();
                         store.report_changes(Arc::new(move |change| {
                             bus.publish(catalog_event(change))

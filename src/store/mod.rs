@@ -4,6 +4,7 @@
 //! for long. Rows are never pulled into loom's memory to be shipped inline beyond small results.
 
 pub mod blobs;
+pub mod calls_table;
 pub mod describe;
 pub mod envelope;
 mod export;
@@ -138,6 +139,8 @@ pub struct Store {
     clock: std::sync::atomic::AtomicU64,
     counter: std::sync::atomic::AtomicU64,
     changes: std::sync::OnceLock<ChangeSink>,
+    /// Finished calls waiting to be written into `loom_calls` before the next query.
+    calls: std::sync::OnceLock<std::sync::Arc<calls_table::CallFeed>>,
     /// Loom's private temporary folder (0700, removed on exit); the engine spills inside it.
     private: tempfile::TempDir,
 }
@@ -252,6 +255,7 @@ impl Store {
         let writer = db.connect()?;
         let reader = db.connect()?;
         sealed::self_test(&reader, &config.probe_file)?;
+        writer.execute_batch(calls_table::CREATE)?;
         let interrupt = reader.interrupt_handle();
         let parked = match &config.blob_dir {
             Some(d) => blobs::Blobs::persistent(d.clone()),
@@ -271,8 +275,26 @@ impl Store {
             clock: std::sync::atomic::AtomicU64::new(1),
             counter: std::sync::atomic::AtomicU64::new(1),
             changes: std::sync::OnceLock::new(),
+            calls: std::sync::OnceLock::new(),
             private,
         })
+    }
+
+    /// A store for unit tests, exporting under `dir`.
+    #[cfg(test)]
+    pub(crate) fn for_tests(dir: &Path) -> Store {
+        Store::open(StoreConfig {
+            memory_limit: "1GB".into(),
+            threads: 2,
+            memory_budget: 512 << 20,
+            query_timeout: Duration::from_secs(120),
+            export_dir: dir.join("exports"),
+            envelope_budget: 1500,
+            inline_rows: 100,
+            probe_file: std::env::current_exe().expect("test binary path"),
+            blob_dir: None,
+        })
+        .expect("store opens")
     }
 
     pub fn config(&self) -> &StoreConfig {
@@ -569,10 +591,33 @@ impl Store {
     }
 
     pub fn query(&self, sql: &str) -> Result<QueryOutcome> {
+        self.record_calls();
         query::run(self, sql)
     }
 
+    /// Where finished calls come from for `loom_calls` (set once, by the session).
+    pub fn feed_calls_from(&self, feed: std::sync::Arc<calls_table::CallFeed>) {
+        let _ = self.calls.set(feed);
+    }
+
+    /// Writes the calls that finished since the last query into `loom_calls`, so a query sees
+    /// the traffic up to now. A failed write is logged and retried before the next query.
+    fn record_calls(&self) {
+        let Some(feed) = self.calls.get() else {
+            return;
+        };
+        let writer = Self::lock(&self.writer);
+        match calls_table::record(&writer, feed) {
+            Ok(0) => {}
+            Ok(lost) => tracing::warn!(
+                "{lost} finished calls were not written to loom_calls: more finished before a query than it keeps waiting"
+            ),
+            Err(e) => tracing::warn!("finished calls not yet written to loom_calls: {e}"),
+        }
+    }
+
     pub fn materialize(&self, sql: &str, name: &str) -> Result<DatasetMeta> {
+        self.record_calls();
         query::materialize(self, sql, name)
     }
 

@@ -247,22 +247,11 @@ pub fn materialize(store: &Store, sql: &str, name: &str) -> Result<DatasetMeta> 
 
 #[cfg(test)]
 mod tests {
-    use crate::store::{Store, StoreConfig, StoreError};
+    use crate::store::{Store, StoreError};
     use std::time::Duration;
 
     fn open(dir: &std::path::Path) -> Store {
-        Store::open(StoreConfig {
-            memory_limit: "1GB".into(),
-            threads: 2,
-            memory_budget: 512 << 20,
-            query_timeout: Duration::from_secs(120),
-            export_dir: dir.join("exports"),
-            envelope_budget: 1500,
-            inline_rows: 100,
-            probe_file: std::env::current_exe().expect("test binary path"),
-            blob_dir: None,
-        })
-        .expect("store opens")
+        Store::for_tests(dir)
     }
 
     /// Waits until the reader's watchdog is armed for a generation after `after`.

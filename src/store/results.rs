@@ -16,6 +16,7 @@ const KEEP: usize = 8;
 impl Store {
     /// Runs one guarded read-only statement into a new result table.
     pub fn run_result(&self, sql: &str) -> Result<ResultTable> {
+        self.record_calls();
         let started = std::time::Instant::now();
         let mut name = String::new();
         let (rows, columns) = run_guarded(self, sql, |conn, guarded| {

@@ -323,6 +323,7 @@ pub(super) fn end_call(
         ..track.summary
     };
     session.calls.finished(summary.clone(), sent);
+    session.store.calls.finished(summary.clone());
     session.bus.publish(Event::CallFinished(summary));
 }
 

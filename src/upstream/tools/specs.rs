@@ -25,7 +25,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::Query,
         title: "Query datasets with SQL",
-        description: "Answer questions about datasets (large tool results loom keeps as tables) with one read-only DuckDB SQL statement; joins work. Use it instead of calling a tool again for data you have.",
+        description: "Answer questions about datasets (large tool results loom keeps as tables) with one read-only DuckDB SQL statement; joins work. Use it instead of calling a tool again for data you have. Table loom_calls is this session's call log.",
         fields: &[req(
             "sql",
             Kind::Str,
