@@ -9,32 +9,19 @@ use super::Result;
 use crate::types::events::CallSummary;
 use std::sync::Mutex;
 
-/// The table's name, as queries write it.
-pub const TABLE: &str = "loom_calls";
+pub use crate::types::data::{CALLS_TABLE as TABLE, CALLS_TABLE_COLUMNS};
 
 /// Calls kept waiting for the table; beyond this the oldest are let go, and counted.
 const PENDING_CAP: usize = 200_000;
 
-pub(super) const CREATE: &str = "CREATE TABLE loom_calls (
-    call_id UBIGINT,
-    started_at TIMESTAMP,
-    client VARCHAR,
-    caller VARCHAR,
-    server VARCHAR,
-    tool VARCHAR,
-    via VARCHAR,
-    outcome VARCHAR,
-    millis UBIGINT,
-    waited_millis UBIGINT,
-    bytes_in UBIGINT,
-    bytes_out UBIGINT,
-    tokens_in UBIGINT,
-    tokens_out UBIGINT,
-    reference VARCHAR,
-    decision VARCHAR,
-    passed_because VARCHAR,
-    arguments VARCHAR
-)";
+/// `CREATE TABLE loom_calls (…)`, from the shared column list.
+pub(super) fn create_sql() -> String {
+    let columns: Vec<String> = CALLS_TABLE_COLUMNS
+        .iter()
+        .map(|(name, ty)| format!("{name} {ty}"))
+        .collect();
+    format!("CREATE TABLE {TABLE} ({})", columns.join(", "))
+}
 
 /// Finished calls on their way into `loom_calls`: the session feeds it from its first call on,
 /// before the store exists; the store drains it when a query is about to run.

@@ -255,7 +255,7 @@ impl Store {
         let writer = db.connect()?;
         let reader = db.connect()?;
         sealed::self_test(&reader, &config.probe_file)?;
-        writer.execute_batch(calls_table::CREATE)?;
+        writer.execute_batch(&calls_table::create_sql())?;
         let interrupt = reader.interrupt_handle();
         let parked = match &config.blob_dir {
             Some(d) => blobs::Blobs::persistent(d.clone()),

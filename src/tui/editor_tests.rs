@@ -29,6 +29,20 @@ fn completion_offers_datasets_columns_and_keywords() {
         "{}",
         a.editor.area.lines()[0]
     );
+    // The call log's table and its columns are always offered.
+    a.editor.area = tui_textarea::TextArea::default();
+    for c in "SELECT tokens_o".chars() {
+        press(&mut a, vec![Msg::char(c)]);
+    }
+    press(&mut a, vec![Msg::ctrl(' ')]);
+    for c in " FROM loom_ca".chars() {
+        press(&mut a, vec![Msg::char(c)]);
+    }
+    press(&mut a, vec![Msg::ctrl(' ')]);
+    assert_eq!(
+        a.editor.area.lines()[0],
+        "SELECT tokens_out FROM loom_calls"
+    );
 }
 
 #[test]

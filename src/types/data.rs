@@ -175,6 +175,30 @@ pub fn is_numeric_type(ty: &str) -> bool {
     )
 }
 
+/// The session's call log as a table in the store: its name and columns (name, DuckDB type),
+/// one row per finished call. The store creates it; the workbench completes its names.
+pub const CALLS_TABLE: &str = "loom_calls";
+pub const CALLS_TABLE_COLUMNS: &[(&str, &str)] = &[
+    ("call_id", "UBIGINT"),
+    ("started_at", "TIMESTAMP"),
+    ("client", "VARCHAR"),
+    ("caller", "VARCHAR"),
+    ("server", "VARCHAR"),
+    ("tool", "VARCHAR"),
+    ("via", "VARCHAR"),
+    ("outcome", "VARCHAR"),
+    ("millis", "UBIGINT"),
+    ("waited_millis", "UBIGINT"),
+    ("bytes_in", "UBIGINT"),
+    ("bytes_out", "UBIGINT"),
+    ("tokens_in", "UBIGINT"),
+    ("tokens_out", "UBIGINT"),
+    ("reference", "VARCHAR"),
+    ("decision", "VARCHAR"),
+    ("passed_because", "VARCHAR"),
+    ("arguments", "VARCHAR"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::is_numeric_type;

@@ -349,6 +349,13 @@ fn completion_candidates(datasets: &[DatasetView]) -> Vec<String> {
             }
         }
     }
+    // The call log's table is always there.
+    all.push(crate::types::data::CALLS_TABLE.to_owned());
+    for (c, _) in crate::types::data::CALLS_TABLE_COLUMNS {
+        if !all.iter().any(|a| a == c) {
+            all.push((*c).to_owned());
+        }
+    }
     all.extend(crate::tui::sql::COMPLETIONS.iter().map(|k| (*k).to_owned()));
     all
 }
