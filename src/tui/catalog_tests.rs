@@ -811,3 +811,36 @@ fn a_tool_list_answered_after_a_newer_one_was_asked_for_is_dropped() {
         );
     }
 }
+
+/// A dataset a person opens stays theirs: a call that ends while its description is on the
+/// way (Traffic following the newest call) does not take Detail from it.
+#[test]
+fn a_call_ending_while_a_dataset_opens_does_not_take_detail_from_it() {
+    let mut a = started();
+    assert!(a.traffic.follow);
+    run(&mut a, &mut Memories::default(), vec![Msg::char('4')]);
+    a.catalog.select_dataset("sample_list_orders_1");
+    let reqs = a.update(Msg::code(KeyCode::Enter));
+    let (t, req) = reqs
+        .into_iter()
+        .find(|(_, r)| matches!(r, Request::Describe { .. }))
+        .expect("the description is asked for");
+    let ended = crate::types::events::CallSummary {
+        call: 77,
+        tool: "sample_list_orders".into(),
+        outcome: crate::types::events::Outcome::Passed,
+        ..Default::default()
+    };
+    let more = a.update(Msg::Event(crate::types::events::Sequenced {
+        seq: 500,
+        event: crate::types::events::Event::CallFinished(ended),
+    }));
+    assert!(
+        !more
+            .iter()
+            .any(|(_, r)| matches!(r, Request::CallDetail { .. })),
+        "{more:?}"
+    );
+    a.update(Msg::Reply(t, fixture(&req).map_err(EngineError::from)));
+    assert_eq!(a.detail.dataset(), Some("sample_list_orders_1"));
+}

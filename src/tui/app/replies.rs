@@ -35,8 +35,15 @@ impl App {
                 let call = c.call;
                 let finished = c.outcome != crate::types::events::Outcome::Running;
                 self.traffic.record(c);
-                // Following moves Detail to the newest call only while Detail shows calls.
-                let detail_on_calls = matches!(self.detail.shown, Detail::Empty | Detail::Call(_));
+                // Following moves Detail to the newest call only while Detail shows calls and
+                // the person has not just asked it for something else (a dataset whose
+                // description is on its way is theirs, not the next call's).
+                let asked_other = matches!(
+                    self.pending.get(&self.detail.ticket),
+                    Some(Purpose::DatasetDetail(_))
+                );
+                let detail_on_calls =
+                    matches!(self.detail.shown, Detail::Empty | Detail::Call(_)) && !asked_other;
                 if self.traffic.follow {
                     self.traffic.sel = 0;
                     if detail_on_calls {
