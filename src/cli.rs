@@ -346,7 +346,7 @@ pub fn import(
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", terminal_text::line(&label)))?;
-    let imported = crate::config::import(&text, &label)
+    let imported = crate::import::import(&text, &label)
         .map_err(|e| anyhow::anyhow!("{}", terminal_text::line(&e.to_string())))?;
     let file = match output {
         Some(path) => Some(

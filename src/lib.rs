@@ -12,7 +12,7 @@
 //! 4. `session`: the shared core state (event bus, call log, approvals, store handle, fleet)
 //! 5. `upstream`: the merged MCP surface, loom's own tools, the interception pipeline
 //! 6. `frontend` (the Engine API in process and over the session socket, `loom serve` over
-//!    stdio), `check`, `sample_server`
+//!    stdio), `check`, `import` (a client's server list as loom.toml), `sample_server`
 //! 7. `tui`: the workbench, which reaches the core only through `frontend`'s Engine API and
 //!    the shared types
 //! 8. `cli`: the command line, which composes the rest
@@ -23,6 +23,7 @@ pub mod config;
 pub mod downstream;
 pub mod folders;
 pub mod frontend;
+pub mod import;
 pub mod intercept;
 pub mod jsonrpc;
 pub mod protocol;

@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["downstream", "store"],
     &["session"],
     &["upstream"],
-    &["frontend", "check", "sample_server"],
+    &["frontend", "check", "import", "sample_server"],
     &["tui"],
     &["cli"],
 ];

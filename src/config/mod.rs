@@ -5,13 +5,11 @@
 mod fields;
 mod globs;
 mod http;
-mod import;
 mod listing;
 
 pub use fields::Problem;
 pub use globs::{GlobError, Globs, glob_match};
 pub use http::{DEFAULT_HTTP_ADDR, DEFAULT_TOKEN_ENV, HttpAuth, HttpRefusal, HttpSettings};
-pub use import::{ImportError, Imported, import};
 pub use listing::ListingMode;
 
 use fields::{Fields, Problems};
@@ -257,7 +255,8 @@ fn render(problems: &[Problem]) -> String {
 }
 
 pub const DEFAULT_TOKEN_THRESHOLD: u64 = 2000;
-const RESERVED_NAME: &str = "loom";
+/// Server names loom keeps for itself (`loom`, and `loom_…`).
+pub const RESERVED_NAME: &str = "loom";
 
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
@@ -462,7 +461,7 @@ fn token_may_travel_to(url: &str) -> bool {
     }
 }
 
-pub(crate) fn valid_env_name(name: &str) -> bool {
+pub fn valid_env_name(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some('A'..='Z' | 'a'..='z' | '_'))
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')

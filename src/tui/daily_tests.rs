@@ -793,6 +793,9 @@ fn ctrl_g_opens_the_prompt_from_every_line_a_person_types() {
         let s = screen(&a);
         press(&mut a, vec![Msg::ctrl('x')]);
         assert_eq!(screen(&a), s, "{name}: ctrl-x typed something");
+        // A character that needs AltGr arrives as itself, and is text.
+        press(&mut a, vec![Msg::char('@')]);
+        assert!(screen(&a).contains("ad@"), "{name}: @ is text");
         press(&mut a, vec![Msg::ctrl('g')]);
         let s = screen(&a);
         assert!(s.contains("approve a call?"), "{name}: {s}");

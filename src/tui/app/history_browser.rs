@@ -51,9 +51,7 @@ impl HistoryBrowser {
     /// A key the keymap did not take: text for the filter. A `/` on an empty filter is the
     /// search key of the other views, not text.
     fn input(&mut self, k: KeyEvent) {
-        let plain = !k
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let plain = !super::keys::is_chord(&k);
         match k.code {
             KeyCode::Char('/') if self.filter.is_empty() => return,
             KeyCode::Char(c) if plain => self.filter.push(c),

@@ -72,9 +72,7 @@ impl App {
             }
             Overlay::Export(d) => {
                 match k.code {
-                    KeyCode::Char(_)
-                        if k.modifiers
-                            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) => {}
+                    KeyCode::Char(_) if is_chord(&k) => {}
                     KeyCode::Char(c) => d.type_char(c),
                     KeyCode::Backspace => d.backspace(),
                     _ => {}
@@ -117,13 +115,17 @@ impl App {
     }
 }
 
+/// A character typed with `ctrl` or `alt`: a command, not text. (On the Unix terminals loom
+/// runs on, AltGr characters such as `@` arrive with neither.)
+pub(super) fn is_chord(k: &KeyEvent) -> bool {
+    k.modifiers
+        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+}
+
 /// Typing into a one-line input: a chord (`ctrl-x`, `alt-x`) is never text.
 pub(super) fn edit_line(line: &mut String, k: KeyEvent) {
-    let chord = k
-        .modifiers
-        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
     match k.code {
-        KeyCode::Char(_) if chord => {}
+        KeyCode::Char(_) if is_chord(&k) => {}
         KeyCode::Char(c) => line.push(c),
         KeyCode::Backspace => {
             line.pop();

@@ -3,14 +3,20 @@
 //! comments and trailing commas allowed) as `loom.toml` text. Pure: text in, text and notes
 //! out; it reads no file and no environment.
 //!
-//! It fails closed. A credential is never written into the config: a secret-looking
-//! environment value becomes an `env_passthrough` name, a bearer token a `bearer_token_env`,
-//! each with a note saying what to export. What loom cannot serve as written (the old HTTP+SSE
-//! transport, a disabled entry, loom itself, a block loom's own validation refuses) is kept
-//! commented out under the reason, never dropped, so nothing in the source is lost silently.
+//! It fails closed. A credential is never written into the config, whether a name says so
+//! (`…_TOKEN`) or the value does (`ghp_…`, a URL with a password, a bearer string): a secret
+//! environment value becomes an `env_passthrough` name and a bearer token a
+//! `bearer_token_env`, each with a note saying what to export; a secret in a command line or a
+//! URL keeps its block commented out, the secret replaced. `${VAR}` in a command line, which
+//! clients expand, is expanded by `sh` the same way. What loom cannot serve as written (the old
+//! HTTP+SSE transport, a disabled entry, loom itself, a block loom's own validation refuses)
+//! is kept commented out under the reason, never dropped, so nothing is lost silently.
 
-use super::{Config, RESERVED_NAME, valid_env_name};
+use crate::config::{Config, RESERVED_NAME, valid_env_name};
+use crate::intercept::redact::redact_str;
+use crate::terminal_text;
 use serde_json::{Map, Value};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -52,9 +58,12 @@ const KNOWN_KEYS: &[&str] = &[
     "disabled",
 ];
 
+/// What replaces a credential in a block kept commented out.
+const REMOVED: &str = "<credential removed>";
+
 /// Converts the client config `text` (named `label` in messages) to `loom.toml` text.
 pub fn import(text: &str, label: &str) -> Result<Imported, ImportError> {
-    let json = strip_jsonc(text);
+    let json = strip_jsonc(text.strip_prefix('\u{feff}').unwrap_or(text));
     let root: Value = serde_json::from_str(&json).map_err(|e| ImportError::NotJson {
         label: label.to_owned(),
         message: e.to_string(),
@@ -73,10 +82,9 @@ pub fn import(text: &str, label: &str) -> Result<Imported, ImportError> {
         "# Imported by `loom import` from {}.\n# Check it with `loom check -c <this file>`; every key is in loom's README.",
         one_line(label)
     );
-    let mut taken: Vec<String> = Vec::new();
+    let mut names = Names::default();
     for (source_name, entry) in servers {
-        let name = loom_name(source_name, &taken);
-        taken.push(name.clone());
+        let name = names.take(source_name);
         let block = convert(source_name, &name, entry);
         for n in &block.notes {
             out.notes.push(format!("{name}: {n}"));
@@ -132,6 +140,21 @@ struct Block {
     notes: Vec<String>,
 }
 
+impl Block {
+    /// Keeps the block commented out for `why` (the first reason stays).
+    fn refuse(&mut self, why: impl Into<String>) {
+        if self.skip.is_none() {
+            self.skip = Some(why.into());
+        }
+    }
+
+    fn note(&mut self, note: String) {
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+}
+
 fn convert(source_name: &str, name: &str, entry: &Value) -> Block {
     let mut b = Block {
         lines: vec!["[[servers]]".into(), format!("name = {}", quoted(name))],
@@ -139,7 +162,7 @@ fn convert(source_name: &str, name: &str, entry: &Value) -> Block {
         notes: Vec::new(),
     };
     let Some(e) = entry.as_object() else {
-        b.skip = Some("the entry is not an object".into());
+        b.refuse("the entry is not an object");
         return b;
     };
     let ignored: Vec<&str> = e
@@ -148,13 +171,13 @@ fn convert(source_name: &str, name: &str, entry: &Value) -> Block {
         .filter(|k| !KNOWN_KEYS.contains(k))
         .collect();
     if !ignored.is_empty() {
-        b.notes.push(format!(
+        b.note(format!(
             "not carried over (loom has no such key): {}",
             ignored.join(", ")
         ));
     }
     if e.get("disabled").and_then(Value::as_bool) == Some(true) {
-        b.skip = Some("disabled in the source".into());
+        b.refuse("disabled in the source");
     }
     let kind = e
         .get("type")
@@ -165,28 +188,45 @@ fn convert(source_name: &str, name: &str, entry: &Value) -> Block {
         .get("url")
         .or_else(|| e.get("serverUrl"))
         .and_then(Value::as_str);
-    match (kind.as_deref(), e.get("command"), url) {
+    let used: &[&str] = match (kind.as_deref(), e.get("command"), url) {
         (Some("sse"), _, _) => {
             if let Some(u) = url {
-                b.lines.push(format!("url = {}", quoted(u)));
+                url_line(&mut b, u);
             }
-            b.skip.get_or_insert_with(|| {
-                "the old HTTP+SSE transport (2024-11-05); loom speaks streamable HTTP: if the server also serves it, point url at that endpoint (often /mcp) and uncomment".into()
-            });
+            b.refuse("the old HTTP+SSE transport (2024-11-05); loom speaks streamable HTTP: if the server also serves it, point url at that endpoint (often /mcp) and uncomment");
+            &["url", "serverUrl"]
         }
-        (_, Some(command), _) => stdio(&mut b, source_name, command, e),
-        (_, None, Some(u)) => http(&mut b, name, u, e),
+        (_, Some(command), _) => {
+            stdio(&mut b, source_name, command, e);
+            &["command", "args", "env", "cwd"]
+        }
+        (_, None, Some(u)) => {
+            http(&mut b, name, u, e);
+            &["url", "serverUrl", "headers"]
+        }
         _ => {
-            b.skip
-                .get_or_insert_with(|| "neither a `command` nor a `url`".into());
+            b.refuse("neither a `command` nor a `url`");
+            &[]
         }
+    };
+    let unused: Vec<&str> = KNOWN_KEYS
+        .iter()
+        .filter(|k| !matches!(**k, "type" | "transportType" | "disabled"))
+        .filter(|k| e.contains_key(**k) && !used.contains(k))
+        .copied()
+        .collect();
+    if !unused.is_empty() {
+        b.note(format!(
+            "not carried over (not used by this kind of server): {}",
+            unused.join(", ")
+        ));
     }
     b
 }
 
 fn stdio(b: &mut Block, source_name: &str, command: &Value, e: &Map<String, Value>) {
     let Some(command) = command.as_str() else {
-        b.skip = Some("`command` is not a string".into());
+        b.refuse("`command` is not a string");
         return;
     };
     let args: Vec<String> = match e.get("args") {
@@ -199,33 +239,53 @@ fn stdio(b: &mut Block, source_name: &str, command: &Value, e: &Map<String, Valu
             })
             .collect(),
         Some(_) => {
-            b.skip = Some("`args` is not a list".into());
+            b.refuse("`args` is not a list");
             Vec::new()
         }
     };
     let is_loom = Path::new(command).file_name().and_then(|f| f.to_str()) == Some("loom")
-        && args.first().is_some_and(|a| a == "serve" || a == "connect");
+        && args.iter().any(|a| a == "serve" || a == "connect");
     if is_loom {
-        b.skip = Some(format!(
+        b.refuse(format!(
             "\"{}\" is loom itself; loom in front of loom would call itself",
             one_line(source_name)
         ));
     }
     let command = workspace(command, b);
-    let args: Vec<String> = args.iter().map(|a| workspace(a, b)).collect();
+    let mut args: Vec<String> = args.iter().map(|a| workspace(a, b)).collect();
+    for (i, why) in secret_args(&args) {
+        b.refuse(format!(
+            "args[{i}] holds a credential ({why}), and loom writes none in its config: pass it through the environment (env_passthrough, and `sh -c` with \"$VAR\" in the command line), then uncomment"
+        ));
+        args[i] = REMOVED.into();
+    }
     if command.contains('/') && !Path::new(&command).is_absolute() {
-        b.notes.push(format!(
+        b.note(format!(
             "the command {} is relative: loom resolves it against this file's folder",
             one_line(&command)
         ));
     }
-    for s in std::iter::once(&command).chain(&args) {
-        if let Some(v) = unexpanded(s) {
-            b.notes.push(format!(
-                "{v} is not expanded by loom: write the value in its place"
+    let mut passthrough: Vec<String> = Vec::new();
+    let (command, args) = match expand_with_shell(&command, &args) {
+        Expansion::None => (command, args),
+        Expansion::Shell { line, vars } => {
+            b.note(format!(
+                "its command line uses {}, which the client expanded: `sh -c` expands it now, from variables passed through (export them before starting loom)",
+                vars.iter()
+                    .map(|v| format!("${{{v}}}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
+            passthrough.extend(vars);
+            ("sh".to_owned(), vec!["-c".to_owned(), line])
         }
-    }
+        Expansion::Unknown(v) => {
+            b.refuse(format!(
+                "its command line uses {v}, which only the client can fill in: write the value in its place, then uncomment"
+            ));
+            (command, args)
+        }
+    };
     b.lines.push(format!("command = {}", quoted(&command)));
     if !args.is_empty() {
         b.lines.push(format!("args = {}", list(&args)));
@@ -235,7 +295,6 @@ fn stdio(b: &mut Block, source_name: &str, command: &Value, e: &Map<String, Valu
         b.lines.push(format!("cwd = {}", quoted(&cwd)));
     }
     let mut env: Vec<(String, String)> = Vec::new();
-    let mut passthrough: Vec<String> = Vec::new();
     if let Some(vars) = e.get("env").and_then(Value::as_object) {
         for (k, v) in vars {
             let value = match v {
@@ -246,21 +305,21 @@ fn stdio(b: &mut Block, source_name: &str, command: &Value, e: &Map<String, Valu
             if let Some(from) = reference(&value) {
                 passthrough.push(k.clone());
                 if from != *k {
-                    b.notes.push(format!(
+                    b.note(format!(
                         "{k} came from ${{{from}}}: loom passes {k} through from its own environment, so export {k} before starting loom"
                     ));
                 }
-            } else if looks_secret(k) && !value.is_empty() {
+            } else if !value.is_empty() && (looks_secret(k) || secret_value(&value)) {
                 passthrough.push(k.clone());
-                b.notes.push(format!(
-                    "{k} looks like a credential, so its value is not written here: export {k} before starting loom (it is passed through)"
+                b.note(format!(
+                    "{k} holds a credential, so its value is not written here: export {k} before starting loom (it is passed through)"
+                ));
+            } else if let Some(v) = unexpanded(&value) {
+                passthrough.push(k.clone());
+                b.note(format!(
+                    "{k} was built from {v}, which loom does not expand: export {k} with its whole value before starting loom (it is passed through)"
                 ));
             } else {
-                if let Some(v) = unexpanded(&value) {
-                    b.notes.push(format!(
-                        "{k} holds {v}, which loom does not expand: write the value in its place"
-                    ));
-                }
                 env.push((k.clone(), value));
             }
         }
@@ -272,27 +331,166 @@ fn stdio(b: &mut Block, source_name: &str, command: &Value, e: &Map<String, Valu
             .collect();
         b.lines.push(format!("env = {{ {} }}", fields.join(", ")));
     }
+    let mut seen = HashSet::new();
+    passthrough.retain(|v| seen.insert(v.clone()));
     if !passthrough.is_empty() {
         b.lines
             .push(format!("env_passthrough = {}", list(&passthrough)));
     }
 }
 
-fn http(b: &mut Block, name: &str, url: &str, e: &Map<String, Value>) {
-    b.lines.push(format!("url = {}", quoted(url)));
+/// The args that hold a credential, with why: a value that says so (`ghp_…`, a URL with a
+/// password), `--token=…`, `API_KEY=…` (docker's `-e`), or the value after `--token`.
+fn secret_args(args: &[String]) -> Vec<(usize, &'static str)> {
+    let mut found = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let flag_value = a
+            .split_once('=')
+            .filter(|(k, v)| looks_secret(k.trim_start_matches('-')) && !v.is_empty());
+        let after_secret_flag = i > 0
+            && args[i - 1].starts_with('-')
+            && !args[i - 1].contains('=')
+            && looks_secret(args[i - 1].trim_start_matches('-'))
+            && !a.starts_with('-');
+        let why = if secret_value(a) {
+            Some("a secret-looking value")
+        } else if flag_value.is_some_and(|(_, v)| reference(v).is_none()) {
+            Some("a secret-named setting")
+        } else if after_secret_flag && reference(a).is_none() {
+            Some("the value of a secret-named flag")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            found.push((i, why));
+        }
+    }
+    found
+}
+
+/// How a command line with `${…}` in it is served.
+enum Expansion {
+    /// Nothing to expand.
+    None,
+    /// `sh -c LINE`, which expands `vars` from the environment as the client did.
+    Shell { line: String, vars: Vec<String> },
+    /// A `${…}` that names no environment variable (VS Code's `${input:…}`).
+    Unknown(String),
+}
+
+fn expand_with_shell(command: &str, args: &[String]) -> Expansion {
+    if unexpanded(command).is_none() && args.iter().all(|a| unexpanded(a).is_none()) {
+        return Expansion::None;
+    }
+    let mut vars = Vec::new();
+    let mut words = Vec::new();
+    for w in std::iter::once(command).chain(args.iter().map(String::as_str)) {
+        match shell_word(w, &mut vars) {
+            Ok(word) => words.push(word),
+            Err(unknown) => return Expansion::Unknown(unknown),
+        }
+    }
+    Expansion::Shell {
+        line: format!("exec {}", words.join(" ")),
+        vars,
+    }
+}
+
+/// `text` as one `sh` word: literal parts single-quoted, each `${VAR}` (also `${env:VAR}`,
+/// `${VAR:-plain default}`, VS Code's `${userHome}`) double-quoted so the shell expands it and
+/// nothing else. Err: a `${…}` that is none of those.
+fn shell_word(text: &str, vars: &mut Vec<String>) -> Result<String, String> {
+    let mut word = String::new();
+    let mut rest = text;
+    let literal = |s: &str, word: &mut String| {
+        if !s.is_empty() {
+            word.push('\'');
+            word.push_str(&s.replace('\'', r"'\''"));
+            word.push('\'');
+        }
+    };
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        literal(&rest[..start], &mut word);
+        let whole = &rest[start..start + len + 1];
+        let inner = &whole[2..whole.len() - 1];
+        let inner = inner.strip_prefix("env:").unwrap_or(inner);
+        let inner = if inner == "userHome" { "HOME" } else { inner };
+        let (var, default) = match inner.split_once(":-") {
+            Some((v, d)) => (v, Some(d)),
+            None => (inner, None),
+        };
+        let plain_default = default.is_none_or(|d| {
+            d.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._/:@+,=-".contains(c))
+        });
+        if !valid_env_name(var) || !plain_default {
+            return Err(whole.to_owned());
+        }
+        match default {
+            Some(d) => {
+                let _ = write!(word, "\"${{{var}:-{d}}}\"");
+            }
+            None => {
+                let _ = write!(word, "\"${{{var}}}\"");
+            }
+        }
+        if !vars.iter().any(|v| v == var) {
+            vars.push(var.to_owned());
+        }
+        rest = &rest[start + len + 1..];
+    }
+    literal(rest, &mut word);
+    if word.is_empty() {
+        word.push_str("''");
+    }
+    Ok(word)
+}
+
+/// A `url = …` line; a URL that carries a credential is written with it removed, and the
+/// block is kept commented out.
+fn url_line(b: &mut Block, url: &str) {
+    if secret_value(url) {
+        b.refuse("its URL carries a credential (a password, a token in the query or the path), and loom writes none in its config: use the URL without it and bearer_token_env, then uncomment");
+        b.lines.push(format!("url = {}", quoted(&redact_url(url))));
+        return;
+    }
     if let Some(v) = unexpanded(url) {
-        b.notes.push(format!(
-            "the url holds {v}, which loom does not expand: write the value in its place"
+        b.refuse(format!(
+            "its URL uses {v}, which only the client filled in: write the value in its place, then uncomment"
         ));
     }
+    b.lines.push(format!("url = {}", quoted(url)));
+}
+
+/// A URL with its user information and secrets replaced.
+fn redact_url(url: &str) -> String {
+    let masked = redact_str(url);
+    match reqwest::Url::parse(&masked) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.to_string()
+        }
+        _ => masked,
+    }
+}
+
+fn http(b: &mut Block, name: &str, url: &str, e: &Map<String, Value>) {
+    url_line(b, url);
     let mut headers: Vec<(String, String)> = Vec::new();
     if let Some(hs) = e.get("headers").and_then(Value::as_object) {
         for (k, v) in hs {
-            let Some(v) = v.as_str() else { continue };
+            let Some(v) = v.as_str() else {
+                b.note(format!("the header {k} is not text: left out"));
+                continue;
+            };
             if k.eq_ignore_ascii_case("authorization") {
                 bearer(b, name, v);
-            } else if looks_secret(k) || unexpanded(v).is_some() {
-                b.notes.push(format!(
+            } else if looks_secret(k) || secret_value(v) || unexpanded(v).is_some() {
+                b.note(format!(
                     "the header {k} is left out: it holds a credential or a variable, and loom writes neither in its config (add it by hand if you accept that)"
                 ));
             } else {
@@ -317,7 +515,7 @@ fn bearer(b: &mut Block, name: &str, value: &str) {
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, t)| t.trim())
     else {
-        b.notes.push(
+        b.note(
             "its Authorization header is not a bearer token, which is all loom sends: left out"
                 .into(),
         );
@@ -327,7 +525,7 @@ fn bearer(b: &mut Block, name: &str, value: &str) {
         Some(var) => var,
         None => {
             let var = format!("{}_TOKEN", name.to_ascii_uppercase());
-            b.notes.push(format!(
+            b.note(format!(
                 "its bearer token is not written here: export {var} with it before starting loom"
             ));
             var
@@ -362,39 +560,69 @@ fn workspace(value: &str, b: &mut Block) -> String {
     if !value.contains("${workspaceFolder}") {
         return value.to_owned();
     }
-    let replaced = value
+    b.note("${workspaceFolder} became \".\": this file's folder, where the server starts".into());
+    value
         .replace("${workspaceFolder}/", "./")
-        .replace("${workspaceFolder}", ".");
-    let note =
-        "${workspaceFolder} became \".\": this file's folder, where the server starts".to_owned();
-    if !b.notes.contains(&note) {
-        b.notes.push(note);
-    }
-    replaced
+        .replace("${workspaceFolder}", ".")
 }
 
-/// Whether an environment variable or header name says it holds a credential.
+/// Whether a value says it is a credential: loom's redaction masks something in it (a known
+/// token shape, a bearer string, a URL's password or secret query parameter, `password=…`).
+fn secret_value(value: &str) -> bool {
+    redact_str(value) != value || reqwest::Url::parse(value).is_ok_and(|u| u.password().is_some())
+}
+
+/// Whether an environment variable, flag or header name says it holds a credential.
 fn looks_secret(name: &str) -> bool {
     let n = name.to_ascii_uppercase().replace('-', "_");
-    [
+    let words = [
         "KEY",
         "TOKEN",
         "SECRET",
         "PASSWORD",
         "PASSWD",
+        "PASS",
+        "PWD",
         "CREDENTIAL",
         "AUTH",
         "COOKIE",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
-        || n.ends_with("_PAT")
-        || n == "PAT"
+        "SESSION",
+        "DSN",
+        "JWT",
+        "PRIVATE",
+    ];
+    words.iter().any(|w| n.contains(w)) || n.ends_with("_PAT") || n == "PAT"
 }
 
-/// A source name as a loom server name (`^[a-z][a-z0-9_]{0,31}$`, not `loom`, not `loom_*`),
-/// different from every name already taken.
-fn loom_name(source: &str, taken: &[String]) -> String {
+/// Loom server names given so far, so that each source name gets one of its own.
+#[derive(Default)]
+struct Names {
+    taken: HashSet<String>,
+    /// The next suffix to try for each base name (so many clashes stay linear).
+    next: std::collections::HashMap<String, usize>,
+}
+
+impl Names {
+    /// `source` as a loom server name (`^[a-z][a-z0-9_]{0,31}$`, not `loom`, not `loom_*`),
+    /// different from every name given before.
+    fn take(&mut self, source: &str) -> String {
+        let base = loom_name(source);
+        let mut name = base.clone();
+        let mut i = self.next.get(&base).copied().unwrap_or(2);
+        while self.taken.contains(&name) {
+            let suffix = format!("_{i}");
+            let mut b = base.clone();
+            b.truncate(32 - suffix.len());
+            name = format!("{}{suffix}", b.trim_end_matches('_'));
+            i += 1;
+        }
+        self.next.insert(base, i);
+        self.taken.insert(name.clone());
+        name
+    }
+}
+
+fn loom_name(source: &str) -> String {
     let mut n = String::new();
     for c in source.chars().flat_map(char::to_lowercase) {
         let c = if c.is_ascii_lowercase() || c.is_ascii_digit() {
@@ -405,6 +633,9 @@ fn loom_name(source: &str, taken: &[String]) -> String {
         if !(c == '_' && n.ends_with('_')) {
             n.push(c);
         }
+        if n.len() > 40 {
+            break;
+        }
     }
     let mut n = n.trim_matches('_').to_owned();
     if !n.starts_with(|c: char| c.is_ascii_lowercase()) {
@@ -414,22 +645,11 @@ fn loom_name(source: &str, taken: &[String]) -> String {
         n.insert_str(0, "srv_");
     }
     n.truncate(32);
-    let n = n.trim_end_matches('_').to_owned();
-    if !taken.contains(&n) {
-        return n;
-    }
-    (2..)
-        .map(|i| {
-            let suffix = format!("_{i}");
-            let mut base = n.clone();
-            base.truncate(32 - suffix.len());
-            format!("{}{suffix}", base.trim_end_matches('_'))
-        })
-        .find(|c| !taken.contains(c))
-        .unwrap_or_default()
+    n.trim_end_matches('_').to_owned()
 }
 
-/// A TOML basic string: quotes, backslashes and control characters escaped.
+/// A TOML basic string: quotes, backslashes and every character a terminal could act on
+/// (controls, bidirectional overrides) escaped, so the file reads as it means.
 fn quoted(s: &str) -> String {
     let mut o = String::with_capacity(s.len() + 2);
     o.push('"');
@@ -440,7 +660,7 @@ fn quoted(s: &str) -> String {
             '\n' => o.push_str("\\n"),
             '\t' => o.push_str("\\t"),
             '\r' => o.push_str("\\r"),
-            c if c.is_control() => {
+            c if c.is_control() || terminal_text::is_unsafe(c) => {
                 let _ = write!(o, "\\u{:04X}", c as u32);
             }
             c => o.push(c),
@@ -467,11 +687,10 @@ fn list(items: &[String]) -> String {
     format!("[{}]", q.join(", "))
 }
 
-/// Text for a comment line: control characters (line breaks included) become spaces.
+/// Text for a comment line: line breaks become spaces, and what a terminal could act on is
+/// escaped.
 fn one_line(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    terminal_text::line(s).into_owned()
 }
 
 /// JSON with comments (`//`, `/* */`) and trailing commas, as VS Code writes it, made JSON.

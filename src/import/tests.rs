@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::TransportSpec;
+use crate::config::{Config, TransportSpec};
 use proptest::prelude::*;
 
 fn parsed(out: &Imported) -> Config {
@@ -178,7 +178,7 @@ fn what_loom_cannot_serve_is_kept_commented_out_with_its_reason() {
 
 #[test]
 fn names_become_loom_names_without_clashes() {
-    let mut taken = Vec::new();
+    let mut names = Names::default();
     for (src, want) in [
         ("My Server", "my_server"),
         ("my-server", "my_server_2"),
@@ -192,11 +192,134 @@ fn names_become_loom_names_without_clashes() {
             "a_very_long_server_name_that_goes_on_and_on",
             "a_very_long_server_name_that_goe",
         ),
+        (
+            "a very long server name that goes on and on",
+            "a_very_long_server_name_that_g_2",
+        ),
     ] {
-        let got = loom_name(src, &taken);
-        assert_eq!(got, want, "{src}");
-        taken.push(got);
+        assert_eq!(names.take(src), want, "{src}");
     }
+    // Many names that all reduce to one stay quick to tell apart.
+    let started = std::time::Instant::now();
+    let mut names = Names::default();
+    for i in 0..5_000 {
+        names.take(&"!".repeat(i % 50 + 1));
+    }
+    assert_eq!(names.taken.len(), 5_000);
+    eprintln!("5,000 clashing names in {:?}", started.elapsed());
+}
+
+#[test]
+fn credentials_in_command_lines_urls_and_values_never_reach_the_file() {
+    let src = r#"{ "mcpServers": {
+        "pg": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-postgres", "postgresql://app:Hunter2xx@db/prod"] },
+        "brave": { "command": "npx", "args": ["brave-mcp", "--api-key=BSAsecretvalue1"] },
+        "gh": { "command": "docker", "args": ["run", "-e", "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "ghcr.io/github/github-mcp-server"] },
+        "flag": { "command": "tool", "args": ["--token", "plainsecretvalue2"] },
+        "remote": { "command": "npx", "args": ["mcp-remote", "https://x.example/mcp", "--header", "Authorization: Bearer sk-remote-secret-3"] },
+        "smithery": { "url": "https://server.smithery.ai/x/mcp?api_key=smitherysecret4" },
+        "userinfo": { "url": "https://user:pw5secret@h.example/mcp" },
+        "dsn": { "command": "db-mcp", "env": { "DATABASE_URL": "postgres://u:pw6secret@db/x", "MYSQL_PWD": "pw7secret", "MODE": "ro" } },
+        "hdr": { "url": "https://h.example/mcp", "headers": { "X-Custom": "Bearer sk-hdr-secret-8" } }
+    } }"#;
+    let out = import(src, "c.json").expect("imports");
+    for secret in [
+        "Hunter2xx",
+        "BSAsecretvalue1",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "plainsecretvalue2",
+        "sk-remote-secret-3",
+        "smitherysecret4",
+        "pw5secret",
+        "pw6secret",
+        "pw7secret",
+        "sk-hdr-secret-8",
+    ] {
+        assert!(!out.toml.contains(secret), "{secret} in:\n{}", out.toml);
+        assert!(
+            !out.notes.iter().any(|n| n.contains(secret)),
+            "{secret} in {:?}",
+            out.notes
+        );
+    }
+    let cfg = parsed(&out);
+    let live: Vec<&str> = cfg.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(live, ["dsn", "hdr"], "{}", out.toml);
+    let (_, _, env, passthrough) = stdio(&cfg, "dsn");
+    assert_eq!(env, [("MODE".to_owned(), "ro".to_owned())]);
+    assert_eq!(passthrough, ["DATABASE_URL", "MYSQL_PWD"]);
+    for name in [
+        "pg", "brave", "gh", "flag", "remote", "smithery", "userinfo",
+    ] {
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.starts_with(&format!("{name}: kept commented out"))
+                    && n.contains("credential")),
+            "{name}: {:?}",
+            out.notes
+        );
+    }
+}
+
+#[test]
+fn variables_in_a_command_line_are_expanded_by_sh_as_the_client_did() {
+    let src = r#"{ "mcpServers": {
+        "brave": { "command": "npx", "args": ["-y", "brave-search", "--api-key", "${BRAVE_API_KEY}", "--dir=${HOME}/it's here", "${LEVEL:-info}"] },
+        "vs": { "command": "node", "args": ["${input:script}"] }
+    } }"#;
+    let out = import(src, ".mcp.json").expect("imports");
+    let cfg = parsed(&out);
+    let (command, args, _, passthrough) = stdio(&cfg, "brave");
+    assert_eq!(command, "sh");
+    assert_eq!(args[0], "-c");
+    assert_eq!(passthrough, ["BRAVE_API_KEY", "HOME", "LEVEL"]);
+    // The line the shell runs expands exactly those variables and keeps the rest literal.
+    let line = &args[1];
+    let echo = std::process::Command::new("sh")
+        .args(["-c", &line.replacen("exec 'npx'", "printf '%s|'", 1)])
+        .env_clear()
+        .env("BRAVE_API_KEY", "k $(touch /tmp/never) 'q'")
+        .env("HOME", "/home/me")
+        .output()
+        .expect("sh");
+    assert_eq!(
+        String::from_utf8_lossy(&echo.stdout),
+        "-y|brave-search|--api-key|k $(touch /tmp/never) 'q'|--dir=/home/me/it's here|info|",
+        "{line}"
+    );
+    assert!(out.servers == 1 && out.commented == 1, "{}", out.toml);
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.starts_with("vs: kept commented out") && n.contains("${input:script}")),
+        "{:?}",
+        out.notes
+    );
+}
+
+#[test]
+fn a_bom_loom_behind_flags_and_bidi_text_are_handled() {
+    let src = "\u{feff}{\"mcpServers\": {\"me\": {\"command\": \"/usr/bin/loom\", \"args\": [\"-c\", \"x.toml\", \"serve\"]}, \"bidi\": {\"command\": \"tool\", \"args\": [\"a\u{202e}b\"]}, \"h\": {\"url\": \"https://h.example/mcp\", \"env\": {\"A\": \"1\"}}}}";
+    let out = import(src, "bom.json").expect("a BOM is not an error");
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.starts_with("me: kept commented out") && n.contains("loom itself")),
+        "{:?}",
+        out.notes
+    );
+    assert!(!out.toml.contains('\u{202e}'), "{}", out.toml);
+    let cfg = parsed(&out);
+    let (_, args, _, _) = stdio(&cfg, "bidi");
+    assert_eq!(args, ["a\u{202e}b"], "escaped in the file, the same value");
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.starts_with("h:") && n.contains("not used by this kind of server): env")),
+        "{:?}",
+        out.notes
+    );
 }
 
 #[test]
