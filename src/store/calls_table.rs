@@ -7,12 +7,19 @@
 
 use super::Result;
 use crate::types::events::CallSummary;
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 pub use crate::types::data::{CALLS_TABLE as TABLE, CALLS_TABLE_COLUMNS};
 
 /// Calls kept waiting for the table; beyond this the oldest are let go, and counted.
-const PENDING_CAP: usize = 200_000;
+const PENDING_CAP: usize = 100_000;
+/// Calls written under one hold of the writer connection: an envelope waiting for it waits
+/// for one chunk at most, never for a whole backlog.
+const CHUNK: usize = 5_000;
+/// Rows the table keeps: the newest calls. It counts against the store's memory like a
+/// dataset does, so it must not grow without bound.
+pub const ROWS_KEPT: u64 = 100_000;
 
 /// `CREATE TABLE loom_calls (…)`, from the shared column list.
 pub(super) fn create_sql() -> String {
@@ -23,67 +30,101 @@ pub(super) fn create_sql() -> String {
     format!("CREATE TABLE {TABLE} ({})", columns.join(", "))
 }
 
+#[derive(Default)]
+struct Pending {
+    calls: VecDeque<CallSummary>,
+    /// Let go for the cap since the last report.
+    lost: u64,
+}
+
 /// Finished calls on their way into `loom_calls`: the session feeds it from its first call on,
 /// before the store exists; the store drains it when a query is about to run.
 #[derive(Default)]
 pub struct CallFeed {
-    pending: Mutex<(Vec<CallSummary>, u64)>,
+    pending: Mutex<Pending>,
+    /// Rows in the table now.
+    rows: std::sync::atomic::AtomicU64,
 }
 
 impl CallFeed {
-    /// A call that finished (a running one is never fed).
-    pub fn finished(&self, call: CallSummary) {
-        let mut g = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        if g.0.len() >= PENDING_CAP {
-            g.0.remove(0);
-            g.1 += 1;
-        }
-        g.0.push(call);
+    fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn take(&self) -> (Vec<CallSummary>, u64) {
-        let mut g = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        (std::mem::take(&mut g.0), std::mem::take(&mut g.1))
+    /// A call that finished (a running one is never fed). Cheap: it is on the call's path.
+    pub fn finished(&self, call: CallSummary) {
+        let mut g = self.pending();
+        if g.calls.len() >= PENDING_CAP {
+            g.calls.pop_front();
+            g.lost += 1;
+        }
+        g.calls.push_back(call);
+    }
+
+    /// The oldest calls waiting, at most `n`.
+    fn take(&self, n: usize) -> Vec<CallSummary> {
+        let mut g = self.pending();
+        let n = n.min(g.calls.len());
+        g.calls.drain(..n).collect()
     }
 
     /// Puts calls back at the front (a write that failed), keeping the cap.
-    fn put_back(&self, mut calls: Vec<CallSummary>, lost: u64) {
-        let mut g = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        calls.append(&mut g.0);
-        let over = calls.len().saturating_sub(PENDING_CAP);
-        calls.drain(..over);
-        g.0 = calls;
-        g.1 += lost + over as u64;
+    fn put_back(&self, calls: Vec<CallSummary>) {
+        let mut g = self.pending();
+        for c in calls.into_iter().rev() {
+            g.calls.push_front(c);
+        }
+        while g.calls.len() > PENDING_CAP {
+            g.calls.pop_front();
+            g.lost += 1;
+        }
+    }
+
+    fn take_lost(&self) -> u64 {
+        std::mem::take(&mut self.pending().lost)
     }
 }
 
-/// Writes what `feed` holds into the table, all or nothing; on failure nothing is written
-/// and the calls wait for the next query. Returns how many calls were let go for the cap since
-/// the last write (they are missing from the table; the caller logs it).
-pub(super) fn record(conn: &duckdb::Connection, feed: &CallFeed) -> Result<u64> {
-    let (calls, lost) = feed.take();
-    if calls.is_empty() {
-        return Ok(lost);
-    }
-    match write(conn, &calls) {
-        Ok(()) => Ok(lost),
-        Err(e) => {
-            feed.put_back(calls, lost);
-            Err(e)
+/// Writes what `feed` holds into the table, a chunk at a time under the writer connection's
+/// lock, each chunk all or nothing: a chunk that fails goes back, in order, for the next
+/// query. Returns how many calls were let go for the cap since the last report (missing from
+/// the table; the caller logs it). Beyond [`ROWS_KEPT`] rows the oldest calls leave the table.
+pub(super) fn record(writer: &Mutex<duckdb::Connection>, feed: &CallFeed) -> Result<u64> {
+    use std::sync::atomic::Ordering::Relaxed;
+    loop {
+        let chunk = feed.take(CHUNK);
+        if chunk.is_empty() {
+            break;
+        }
+        let conn = writer.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = write(&conn, &chunk) {
+            drop(conn);
+            feed.put_back(chunk);
+            return Err(e);
+        }
+        let rows = feed.rows.fetch_add(chunk.len() as u64, Relaxed) + chunk.len() as u64;
+        if rows > ROWS_KEPT + ROWS_KEPT / 10 {
+            // The newest ROWS_KEPT stay (by call number: the order calls began in).
+            conn.execute_batch(&format!(
+                "DELETE FROM {TABLE} WHERE call_id < (SELECT min(call_id) FROM \
+                 (SELECT call_id FROM {TABLE} ORDER BY call_id DESC LIMIT {ROWS_KEPT}))"
+            ))?;
+            let left: u64 =
+                conn.query_row(&format!("SELECT count(*) FROM {TABLE}"), [], |r| r.get(0))?;
+            feed.rows.store(left, Relaxed);
         }
     }
+    Ok(feed.take_lost())
 }
 
 /// Appends `calls` in one transaction: all of them or none.
 fn write(conn: &duckdb::Connection, calls: &[CallSummary]) -> Result<()> {
     conn.execute_batch("BEGIN TRANSACTION")?;
-    match append(conn, calls) {
-        Ok(()) => conn.execute_batch("COMMIT").map_err(Into::into),
-        Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e)
-        }
+    let done = append(conn, calls).and_then(|()| Ok(conn.execute_batch("COMMIT")?));
+    if done.is_err() {
+        let _ = conn.execute_batch("ROLLBACK");
     }
+    done
 }
 
 fn append(conn: &duckdb::Connection, calls: &[CallSummary]) -> Result<()> {
@@ -201,17 +242,37 @@ mod tests {
     fn calls_put_back_after_a_failed_write_keep_their_order_and_the_cap() {
         let feed = CallFeed::default();
         feed.finished(call(3));
-        let (taken, lost) = feed.take();
+        let taken = feed.take(CHUNK);
         feed.finished(call(4));
-        feed.put_back(taken, lost);
-        let (all, lost) = feed.take();
+        feed.put_back(taken);
+        let all = feed.take(usize::MAX);
         assert_eq!(all.iter().map(|c| c.call).collect::<Vec<_>>(), [3, 4]);
-        assert_eq!(lost, 0);
-        let big: Vec<CallSummary> = (0..PENDING_CAP as u64 + 5).map(call).collect();
-        feed.put_back(big, 2);
-        let (all, lost) = feed.take();
+        assert_eq!(feed.take_lost(), 0);
+        for n in 0..PENDING_CAP as u64 + 5 {
+            feed.finished(call(n));
+        }
+        feed.put_back(vec![call(999_999), call(999_998)]);
+        let all = feed.take(usize::MAX);
         assert_eq!(all.len(), PENDING_CAP);
-        assert_eq!(all[0].call, 5, "the oldest go first");
-        assert_eq!(lost, 7);
+        assert_eq!(all[0].call, 5, "the oldest (those put back) go first");
+        assert_eq!(feed.take_lost(), 7);
+    }
+
+    #[test]
+    fn the_table_keeps_the_newest_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::for_tests(dir.path());
+        let feed = std::sync::Arc::new(CallFeed::default());
+        store.feed_calls_from(feed.clone());
+        let n = ROWS_KEPT + ROWS_KEPT / 10 + 1;
+        for i in 1..=n {
+            feed.finished(call(i));
+        }
+        assert_eq!(scalar(&store, "SELECT count(*) FROM loom_calls"), ROWS_KEPT);
+        assert_eq!(
+            scalar(&store, "SELECT min(call_id) FROM loom_calls"),
+            n - ROWS_KEPT + 1
+        );
+        assert_eq!(scalar(&store, "SELECT max(call_id) FROM loom_calls"), n);
     }
 }

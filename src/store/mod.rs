@@ -606,8 +606,7 @@ impl Store {
         let Some(feed) = self.calls.get() else {
             return;
         };
-        let writer = Self::lock(&self.writer);
-        match calls_table::record(&writer, feed) {
+        match calls_table::record(&self.writer, feed) {
             Ok(0) => {}
             Ok(lost) => tracing::warn!(
                 "{lost} finished calls were not written to loom_calls: more finished before a query than it keeps waiting"
