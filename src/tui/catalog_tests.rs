@@ -750,27 +750,28 @@ fn skipped_memory_lines_are_counted_beside_the_memories() {
     assert!(s.contains("! 2 damaged lines in"), "{s}");
 }
 
-/// Two tool lists asked for in a row (a server went starting, then up) may be answered out of
-/// order: the older answer never replaces or stands in for the newer, so the palette does not
-/// offer a list without the tools that came up.
+/// The tool list is asked for one request at a time: changes while one is on its way (a
+/// server going starting then up, a flood of list changes) ask once more when it is answered,
+/// so the newest list always arrives and is applied, and the palette then offers it.
 #[test]
-fn a_tool_list_answered_after_a_newer_one_was_asked_for_is_dropped() {
+fn tool_list_changes_during_a_request_ask_once_more_after_it() {
     use crate::types::events::ServerState;
+    let event = |seq, event| Msg::Event(crate::types::events::Sequenced { seq, event });
     let state = |seq, state: ServerState| {
-        Msg::Event(crate::types::events::Sequenced {
+        event(
             seq,
-            event: crate::types::events::Event::ServerState {
+            crate::types::events::Event::ServerState {
                 server: "sample".into(),
                 state,
                 detail: None,
             },
-        })
+        )
     };
-    let tools_asked = |reqs: Vec<(u64, Request)>| {
-        reqs.into_iter()
-            .find(|(_, r)| matches!(r, Request::Tools))
-            .map(|(t, _)| t)
-            .expect("a tool list asked for")
+    let tools_asked = |reqs: &[(u64, Request)]| {
+        reqs.iter()
+            .filter(|(_, r)| matches!(r, Request::Tools))
+            .map(|(t, _)| *t)
+            .collect::<Vec<_>>()
     };
     let stale = || Reply::Tools {
         tools: vec![serde_json::json!({ "name": "loom_query", "description": "Run SQL" })],
@@ -778,38 +779,42 @@ fn a_tool_list_answered_after_a_newer_one_was_asked_for_is_dropped() {
         placement: Default::default(),
         mode: "full".into(),
     };
-    for newer_first in [false, true] {
-        let mut a = started();
-        let old = tools_asked(a.update(state(20, ServerState::Starting)));
-        let new = tools_asked(a.update(state(21, ServerState::Up)));
-        assert!(new > old);
-        a.update(Msg::char(':'));
-        let fresh = fixture(&Request::Tools).expect("tools");
-        let order = if newer_first {
-            vec![(new, fresh), (old, stale())]
-        } else {
-            vec![(old, stale()), (new, fresh)]
-        };
-        for (i, (t, reply)) in order.into_iter().enumerate() {
-            a.update(Msg::Reply(t, Ok(reply)));
-            if i == 0 && !newer_first {
-                assert!(a.tools.is_empty(), "the stale list was taken");
-            }
-        }
-        assert!(
-            a.tools.iter().any(|t| t["name"] == "sample_list_orders"),
-            "{:?}",
-            a.tools
-        );
-        for c in "list_orders".chars() {
-            a.update(Msg::char(c));
-        }
-        a.update(Msg::code(KeyCode::Enter));
-        assert!(
-            matches!(&a.overlay, Overlay::Palette(p) if matches!(p.stage, PaletteStage::Edit { .. })),
-            "newer first: {newer_first}"
-        );
+    let mut a = started();
+    let first = tools_asked(&a.update(state(20, ServerState::Starting)));
+    assert_eq!(first.len(), 1);
+    let mut more = tools_asked(&a.update(state(21, ServerState::Up)));
+    for seq in 22..122 {
+        more.extend(tools_asked(&a.update(event(
+            seq,
+            crate::types::events::Event::ListingChanged {
+                tool: "sample_x".into(),
+                why: "promoted".into(),
+            },
+        ))));
     }
+    assert!(more.is_empty(), "one request at a time: {more:?}");
+    a.update(Msg::char(':'));
+    // The answer to the first request is applied, and the list is asked for once more.
+    let again = tools_asked(&a.update(Msg::Reply(first[0], Ok(stale()))));
+    assert_eq!(again.len(), 1);
+    assert!(!a.tools.is_empty());
+    let after = tools_asked(&a.update(Msg::Reply(
+        again[0],
+        Ok(fixture(&Request::Tools).expect("tools")),
+    )));
+    assert!(after.is_empty(), "nothing changed meanwhile: {after:?}");
+    assert!(
+        a.tools.iter().any(|t| t["name"] == "sample_list_orders"),
+        "{:?}",
+        a.tools
+    );
+    for c in "list_orders".chars() {
+        a.update(Msg::char(c));
+    }
+    a.update(Msg::code(KeyCode::Enter));
+    assert!(
+        matches!(&a.overlay, Overlay::Palette(p) if matches!(p.stage, PaletteStage::Edit { .. }))
+    );
 }
 
 /// A dataset a person opens stays theirs: a call that ends while its description is on the

@@ -174,16 +174,22 @@ pub async fn listen(
     Ok((bound, task))
 }
 
-/// TCP keepalive on a client's connection: a peer that vanished without closing (a laptop
-/// that slept, a dropped network) is found by the kernel within about two minutes of silence,
-/// and its streams and session let go, rather than held until the next write.
+/// A client's connection finds a peer that vanished without closing (a laptop that slept, a
+/// dropped network) in about two minutes, and its streams and session are let go: keepalive
+/// probes for a silent connection, and a user timeout for one whose data (a heartbeat, an
+/// event) goes unacknowledged, which the kernel would otherwise retransmit for 15 minutes or
+/// more (and keepalive never probes a connection with data in flight).
 fn keep_alive(stream: &tokio::net::TcpStream) {
     let probes = socket2::TcpKeepalive::new()
         .with_time(Duration::from_secs(60))
         .with_interval(Duration::from_secs(10))
         .with_retries(6);
-    if let Err(e) = socket2::SockRef::from(stream).set_tcp_keepalive(&probes) {
+    let sock = socket2::SockRef::from(stream);
+    if let Err(e) = sock.set_tcp_keepalive(&probes) {
         tracing::debug!("TCP keepalive not set: {e}");
+    }
+    if let Err(e) = sock.set_tcp_user_timeout(Some(Duration::from_secs(120))) {
+        tracing::debug!("TCP user timeout not set: {e}");
     }
 }
 

@@ -551,15 +551,8 @@ impl Catalog {
         self.settle();
     }
 
-    /// A tool list was asked for with request `ticket`: replies to older requests are stale
-    /// from now on, even if they arrive first (the session may answer out of order).
-    pub fn asked_for_tools(&mut self, ticket: u64) {
-        self.tools_ticket = self.tools_ticket.max(ticket);
-    }
-
     /// The tool list of request `ticket`, each tool under the server `owners` names (loom's own
-    /// under [`LOOM_SERVER`]); says whether it was applied (a reply to an older request than the
-    /// newest asked is not).
+    /// under [`LOOM_SERVER`]); says whether it was applied (an older one than the last is not).
     pub fn set_tools(
         &mut self,
         ticket: u64,

@@ -225,6 +225,9 @@ pub struct App {
     /// Minutes since the epoch, for the traffic sparkline (set by the runtime's clock).
     pub now_minute: u64,
     pending: HashMap<u64, Purpose>,
+    /// The tool list changed while a request for it was on its way: ask again when it is
+    /// answered (one request at a time, however fast the changes come).
+    tools_again: bool,
     next_ticket: u64,
     out: Vec<(u64, Request)>,
 }
@@ -305,6 +308,7 @@ impl App {
             now_minute: 0,
             now_secs: 0,
             pending: HashMap::new(),
+            tools_again: false,
             next_ticket: 1,
             out: Vec::new(),
         };
@@ -332,7 +336,7 @@ impl App {
         self.send(Purpose::Servers, Request::Servers);
         self.send(Purpose::Calls, Request::Calls { limit: 5000 });
         self.send(Purpose::Approvals, Request::Approvals);
-        self.send(Purpose::Tools, Request::Tools);
+        self.ask_tools();
         self.refresh_catalog();
         std::mem::take(&mut self.out)
     }
@@ -343,14 +347,20 @@ impl App {
         self.send(Purpose::Memories, Request::Memories);
     }
 
+    /// Asks for the tool list, or, while a request for it is on its way, for once more after.
+    fn ask_tools(&mut self) {
+        if self.pending.values().any(|p| *p == Purpose::Tools) {
+            self.tools_again = true;
+        } else {
+            self.send(Purpose::Tools, Request::Tools);
+        }
+    }
+
     fn send(&mut self, purpose: Purpose, req: Request) -> u64 {
         let t = self.next_ticket;
         self.next_ticket += 1;
         if matches!(purpose, Purpose::CallDetail(_) | Purpose::DatasetDetail(_)) {
             self.detail.ticket = t;
-        }
-        if matches!(purpose, Purpose::Tools) {
-            self.catalog.asked_for_tools(t);
         }
         self.pending.insert(t, purpose);
         self.out.push((t, req));

@@ -173,8 +173,7 @@ impl App {
         self.overlay = Overlay::Palette(p);
     }
 
-    /// The palette needs the tool list: asks for it unless it is here or already asked for
-    /// (a second request would make the first one's answer stale).
+    /// The palette needs the tool list: asks for it unless it is here or already asked for.
     fn want_tools(&mut self) {
         if self.tools.is_empty() && !self.pending.values().any(|p| *p == Purpose::Tools) {
             self.send(Purpose::Tools, Request::Tools);

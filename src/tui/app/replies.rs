@@ -17,11 +17,9 @@ impl App {
                 self.send(Purpose::Servers, Request::Servers);
                 // The palette waits for the new list; the catalog keeps the old one until then.
                 self.tools.clear();
-                self.send(Purpose::Tools, Request::Tools);
+                self.ask_tools();
             }
-            Event::ListingChanged { .. } => {
-                self.send(Purpose::Tools, Request::Tools);
-            }
+            Event::ListingChanged { .. } => self.ask_tools(),
             Event::ServerStderr { server, line, at } => {
                 let logged = crate::types::events::LogLine {
                     at,
@@ -97,6 +95,9 @@ impl App {
         let Some(purpose) = self.pending.remove(&ticket) else {
             return;
         };
+        if purpose == Purpose::Tools && std::mem::take(&mut self.tools_again) {
+            self.send(Purpose::Tools, Request::Tools);
+        }
         if matches!(purpose, Purpose::CallDetail(_) | Purpose::DatasetDetail(_))
             && ticket != self.detail.ticket
         {
@@ -222,7 +223,7 @@ impl App {
                     format!("{name} is unpinned")
                 };
                 self.set_status(what, StatusKind::Success);
-                self.send(Purpose::Tools, Request::Tools);
+                self.ask_tools();
             }
             (Purpose::Approvals, Reply::Approvals { approvals }) => {
                 // Calls that waited before this workbench came (the backlog may not reach back).
