@@ -805,3 +805,22 @@ fn ctrl_g_opens_the_prompt_from_every_line_a_person_types() {
         assert_ne!(screen(&a), before, "{name}");
     }
 }
+
+/// A prefilled string argument takes what is typed inside its quotes: typing right after
+/// picking the tool, then `enter`, calls it with that text.
+#[test]
+fn typing_after_picking_a_tool_fills_its_first_string_argument() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char(':')]);
+    press(&mut a, typed("loom_query"));
+    press(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    press(&mut a, typed("SELECT 1"));
+    let reqs = sent(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    assert!(
+        reqs.iter()
+            .any(|r| matches!(r, Request::CallTool { name, arguments }
+            if name == "loom_query" && arguments["sql"] == "SELECT 1")),
+        "{reqs:?} {}",
+        screen(&a)
+    );
+}

@@ -378,8 +378,14 @@ fn tool_lines(
     lines.push(match &entry.placement {
         Some(p) if p.listed => Line::styled(
             format!(
-                "listed ({}) · {} tok per turn, {} in the full listing",
-                p.why, p.tokens, p.tokens_full
+                "{} · {} tok per turn, {} in the full listing",
+                // In full mode every tool is listed, and the reason is just that.
+                match p.why.as_str() {
+                    "" | "listed" => format!("listed in {mode} mode"),
+                    why => format!("listed ({why})"),
+                },
+                p.tokens,
+                p.tokens_full
             ),
             th.success,
         ),

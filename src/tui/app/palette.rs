@@ -105,7 +105,8 @@ impl Palette {
     }
 
     /// `enter` on the list: the selected tool, its arguments prefilled, the cursor at the end
-    /// of the first value, ready to edit it.
+    /// of the first value, ready to edit it (inside its quotes when it is a string, so what
+    /// is typed stays JSON).
     fn pick(&mut self, tools: &[Value]) {
         let Some(tool) = self.matches(tools).get(self.selected).cloned() else {
             return;
@@ -114,8 +115,9 @@ impl Palette {
         let lines: Vec<String> = prefill.lines().map(str::to_owned).collect();
         let cursor = match lines.get(1) {
             Some(l) if lines.len() > 2 => {
-                let n = l.chars().count();
-                (1, if l.ends_with(',') { n - 1 } else { n })
+                let value = l.strip_suffix(',').unwrap_or(l);
+                let n = value.chars().count();
+                (1, if value.ends_with('"') { n - 1 } else { n })
             }
             _ => (0, lines.first().map_or(0, |l| l.chars().count())),
         };
