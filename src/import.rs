@@ -39,9 +39,44 @@ pub enum ImportError {
     #[error("{label} is not JSON (comments and trailing commas are allowed): {message}")]
     NotJson { label: String, message: String },
     #[error(
-        "{label} has no server list: expected an `mcpServers` object (Claude Desktop, Claude Code, Cursor, Windsurf, Cline) or a `servers` object (VS Code)"
+        "{label} has no server list: expected an `mcpServers` object (Claude Desktop, Claude Code, Cursor, Windsurf, Cline), a `servers` object (VS Code) or `context_servers` (Zed)"
     )]
     NoServers { label: String },
+    #[error(
+        "{label} keeps its servers per project (Claude Code's ~/.claude.json); import one project's: {}",
+        projects.iter().map(|p| project_command(label, p)).collect::<Vec<_>>().join("  or  ")
+    )]
+    OnlyProjects {
+        label: String,
+        projects: Vec<String>,
+    },
+}
+
+/// The command that imports one project's servers from Claude Code's `~/.claude.json`.
+fn project_command(label: &str, project: &str) -> String {
+    let key = serde_json::to_string(project).unwrap_or_default();
+    format!(
+        "jq '.projects[{}]' {} | loom import -",
+        key.replace('\'', r"'\''"),
+        label
+    )
+}
+
+/// Claude Code's per-project server lists (`projects.<path>.mcpServers`) that hold servers.
+fn projects_with_servers(root: &Value) -> Vec<String> {
+    root.get("projects")
+        .and_then(Value::as_object)
+        .map(|ps| {
+            ps.iter()
+                .filter(|(_, p)| {
+                    p.get("mcpServers")
+                        .and_then(Value::as_object)
+                        .is_some_and(|m| !m.is_empty())
+                })
+                .map(|(path, _)| one_line(path))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Keys of a source entry that loom reads; others are named in a note.
@@ -68,9 +103,19 @@ pub fn import(text: &str, label: &str) -> Result<Imported, ImportError> {
         label: label.to_owned(),
         message: e.to_string(),
     })?;
-    let servers = server_list(&root).ok_or_else(|| ImportError::NoServers {
-        label: label.to_owned(),
-    })?;
+    let projects = projects_with_servers(&root);
+    let Some(servers) = server_list(&root) else {
+        return Err(if projects.is_empty() {
+            ImportError::NoServers {
+                label: label.to_owned(),
+            }
+        } else {
+            ImportError::OnlyProjects {
+                label: label.to_owned(),
+                projects,
+            }
+        });
+    };
     let mut out = Imported {
         toml: String::new(),
         servers: 0,
@@ -82,8 +127,15 @@ pub fn import(text: &str, label: &str) -> Result<Imported, ImportError> {
         "# Imported by `loom import` from {}.\n# Check it with `loom check -c <this file>`; every key is in loom's README.",
         one_line(label)
     );
+    for p in &projects {
+        out.notes.push(format!(
+            "the servers of project {p} are not imported with these: {}",
+            project_command(label, p)
+        ));
+    }
     let mut names = Names::default();
     for (source_name, entry) in servers {
+        let entry = &zed_entry(entry);
         let name = names.take(source_name);
         let block = convert(source_name, &name, entry);
         for n in &block.notes {
@@ -130,7 +182,23 @@ fn server_list(root: &Value) -> Option<&Map<String, Value>> {
     o.get("mcpServers")
         .or_else(|| o.get("servers"))
         .or_else(|| o.get("mcp").and_then(|m| m.get("servers")))
+        .or_else(|| o.get("context_servers"))
         .and_then(Value::as_object)
+}
+
+/// Zed's older entry shape (`"command": {"path", "args", "env"}`) in the common one.
+fn zed_entry(entry: &Value) -> Value {
+    let Some(cmd) = entry.get("command").and_then(Value::as_object) else {
+        return entry.clone();
+    };
+    let mut flat = entry.as_object().cloned().unwrap_or_default();
+    flat.remove("command");
+    for (from, to) in [("path", "command"), ("args", "args"), ("env", "env")] {
+        if let Some(v) = cmd.get(from) {
+            flat.insert(to.into(), v.clone());
+        }
+    }
+    Value::Object(flat)
 }
 
 /// One entry, converted: its lines, why it cannot be served as written, and notes.

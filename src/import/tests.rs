@@ -436,3 +436,44 @@ proptest! {
         prop_assert_eq!(back, v);
     }
 }
+
+#[test]
+fn claude_code_projects_and_zed_context_servers() {
+    let claude = r#"{
+        "mcpServers": { "user": { "command": "uvx", "args": ["mcp-server-time"] } },
+        "projects": {
+            "/home/me/app": { "mcpServers": { "db": { "command": "db-mcp" } } },
+            "/home/me/empty": { "mcpServers": {} }
+        }
+    }"#;
+    let out = import(claude, "/home/me/.claude.json").expect("imports");
+    assert_eq!(out.servers, 1);
+    assert!(
+        out.notes.iter().any(|n| n.contains("/home/me/app")
+            && n.contains(
+                "jq '.projects[\"/home/me/app\"]' /home/me/.claude.json | loom import -"
+            )),
+        "{:?}",
+        out.notes
+    );
+    let only = r#"{ "projects": { "/p": { "mcpServers": { "db": { "command": "db-mcp" } } } } }"#;
+    let e = import(only, "c.json").unwrap_err().to_string();
+    assert!(
+        e.contains("per project") && e.contains("jq '.projects[\"/p\"]' c.json"),
+        "{e}"
+    );
+    // The project's own object imports as it is.
+    let project = r#"{ "mcpServers": { "db": { "command": "db-mcp" } }, "allowedTools": [] }"#;
+    assert_eq!(import(project, "-").expect("imports").servers, 1);
+
+    let zed = r#"{ "context_servers": {
+        "old-style": { "command": { "path": "npx", "args": ["-y", "some-mcp"], "env": { "MODE": "x" } }, "settings": {} },
+        "new-style": { "source": "custom", "command": "uvx", "args": ["mcp-server-time"] }
+    } }"#;
+    let out = import(zed, "settings.json").expect("imports");
+    let cfg = parsed(&out);
+    let (command, args, env, _) = stdio(&cfg, "old_style");
+    assert_eq!((command.as_str(), args.len()), ("npx", 2));
+    assert_eq!(env, [("MODE".to_owned(), "x".to_owned())]);
+    assert_eq!(stdio(&cfg, "new_style").0, "uvx");
+}
