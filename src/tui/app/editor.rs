@@ -10,7 +10,8 @@ use super::tabs::Tabs;
 use super::*;
 
 /// What an empty editor says.
-pub(super) const PLACEHOLDER: &str = "SELECT … — ctrl-e runs the statement under the cursor";
+pub(super) const PLACEHOLDER: &str =
+    "SELECT … — ctrl-e runs the statement under the cursor · the traffic is table loom_calls";
 
 /// An empty text area as a new tab has it.
 pub(super) fn blank_area() -> TextArea<'static> {
