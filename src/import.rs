@@ -54,11 +54,12 @@ pub enum ImportError {
 
 /// The command that imports one project's servers from Claude Code's `~/.claude.json`.
 fn project_command(label: &str, project: &str) -> String {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
     let key = serde_json::to_string(project).unwrap_or_default();
     format!(
-        "jq '.projects[{}]' {} | loom import -",
-        key.replace('\'', r"'\''"),
-        label
+        "jq {} {} | loom import -",
+        quote(&format!(".projects[{key}]")),
+        quote(label)
     )
 }
 
@@ -73,7 +74,7 @@ fn projects_with_servers(root: &Value) -> Vec<String> {
                         .and_then(Value::as_object)
                         .is_some_and(|m| !m.is_empty())
                 })
-                .map(|(path, _)| one_line(path))
+                .map(|(path, _)| path.clone())
                 .collect()
         })
         .unwrap_or_default()
@@ -91,6 +92,7 @@ const KNOWN_KEYS: &[&str] = &[
     "serverUrl",
     "headers",
     "disabled",
+    "enabled",
 ];
 
 /// What replaces a credential in a block kept commented out.
@@ -244,7 +246,9 @@ fn convert(source_name: &str, name: &str, entry: &Value) -> Block {
             ignored.join(", ")
         ));
     }
-    if e.get("disabled").and_then(Value::as_bool) == Some(true) {
+    if e.get("disabled").and_then(Value::as_bool) == Some(true)
+        || e.get("enabled").and_then(Value::as_bool) == Some(false)
+    {
         b.refuse("disabled in the source");
     }
     let kind = e
@@ -279,7 +283,7 @@ fn convert(source_name: &str, name: &str, entry: &Value) -> Block {
     };
     let unused: Vec<&str> = KNOWN_KEYS
         .iter()
-        .filter(|k| !matches!(**k, "type" | "transportType" | "disabled"))
+        .filter(|k| !matches!(**k, "type" | "transportType" | "disabled" | "enabled"))
         .filter(|k| e.contains_key(**k) && !used.contains(k))
         .copied()
         .collect();
@@ -319,7 +323,11 @@ fn stdio(b: &mut Block, source_name: &str, command: &Value, e: &Map<String, Valu
             one_line(source_name)
         ));
     }
-    let command = workspace(command, b);
+    let mut command = workspace(command, b);
+    if secret_value(&command) {
+        b.refuse("the command holds a credential, and loom writes none in its config: pass it through the environment, then uncomment");
+        command = REMOVED.into();
+    }
     let mut args: Vec<String> = args.iter().map(|a| workspace(a, b)).collect();
     for (i, why) in secret_args(&args) {
         b.refuse(format!(
@@ -329,8 +337,13 @@ fn stdio(b: &mut Block, source_name: &str, command: &Value, e: &Map<String, Valu
     }
     if command.contains('/') && !Path::new(&command).is_absolute() {
         b.note(format!(
-            "the command {} is relative: loom resolves it against this file's folder",
-            one_line(&command)
+            "the command {} is relative: loom resolves it against this file's folder{}",
+            one_line(&command),
+            if e.contains_key("cwd") {
+                " (the server's own folder, cwd, when sh runs it)"
+            } else {
+                ""
+            }
         ));
     }
     let mut passthrough: Vec<String> = Vec::new();
@@ -360,6 +373,11 @@ fn stdio(b: &mut Block, source_name: &str, command: &Value, e: &Map<String, Valu
     }
     if let Some(cwd) = e.get("cwd").and_then(Value::as_str) {
         let cwd = workspace(cwd, b);
+        if let Some(v) = unexpanded(&cwd) {
+            b.refuse(format!(
+                "its cwd uses {v}, which loom does not expand: write the folder in its place, then uncomment"
+            ));
+        }
         b.lines.push(format!("cwd = {}", quoted(&cwd)));
     }
     let mut env: Vec<(String, String)> = Vec::new();
@@ -372,12 +390,23 @@ fn stdio(b: &mut Block, source_name: &str, command: &Value, e: &Map<String, Valu
             };
             if let Some(from) = reference(&value) {
                 passthrough.push(k.clone());
+                if let Some((_, default)) = value.split_once(":-") {
+                    let default = default.trim_end_matches('}');
+                    let shown = if looks_secret(k) || secret_value(default) {
+                        "not shown".to_owned()
+                    } else {
+                        one_line(default)
+                    };
+                    b.note(format!(
+                        "{k} had a default ({shown}) for when it is unset; loom passes {k} through as it is, so export it"
+                    ));
+                }
                 if from != *k {
                     b.note(format!(
                         "{k} came from ${{{from}}}: loom passes {k} through from its own environment, so export {k} before starting loom"
                     ));
                 }
-            } else if !value.is_empty() && (looks_secret(k) || secret_value(&value)) {
+            } else if secret_value(&value) || (looks_secret(k) && !harmless(&value)) {
                 passthrough.push(k.clone());
                 b.note(format!(
                     "{k} holds a credential, so its value is not written here: export {k} before starting loom (it is passed through)"
@@ -407,33 +436,98 @@ fn stdio(b: &mut Block, source_name: &str, command: &Value, e: &Map<String, Valu
     }
 }
 
-/// The args that hold a credential, with why: a value that says so (`ghp_…`, a URL with a
-/// password), `--token=…`, `API_KEY=…` (docker's `-e`), or the value after `--token`.
+/// The args that hold a credential, with why: a value whose shape says so (`ghp_…`, a URL
+/// with a password), `--token=…` or `API_KEY=…` (docker's `-e`) with a value, an
+/// `Authorization: …` header, or the value after `--token`. A `${VAR}` is not a credential
+/// (the shell fills it in), but a default written after it is.
 fn secret_args(args: &[String]) -> Vec<(usize, &'static str)> {
     let mut found = Vec::new();
     for (i, a) in args.iter().enumerate() {
-        let flag_value = a
-            .split_once('=')
-            .filter(|(k, v)| looks_secret(k.trim_start_matches('-')) && !v.is_empty());
-        let after_secret_flag = i > 0
-            && args[i - 1].starts_with('-')
-            && !args[i - 1].contains('=')
-            && looks_secret(args[i - 1].trim_start_matches('-'))
-            && !a.starts_with('-');
-        let why = if secret_value(a) {
-            Some("a secret-looking value")
-        } else if flag_value.is_some_and(|(_, v)| reference(v).is_none()) {
-            Some("a secret-named setting")
-        } else if after_secret_flag && reference(a).is_none() {
-            Some("the value of a secret-named flag")
-        } else {
-            None
-        };
-        if let Some(why) = why {
+        let prev = i.checked_sub(1).map(|p| args[p].as_str());
+        if let Some(why) = secret_arg(prev, a) {
             found.push((i, why));
         }
     }
     found
+}
+
+fn secret_arg(prev: Option<&str>, arg: &str) -> Option<&'static str> {
+    let seen = without_references(arg);
+    let setting = seen.split_once('=').filter(|(k, _)| {
+        let name = k.trim_start_matches('-');
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+    });
+    if let Some((k, v)) = setting {
+        return if secret_value(v) {
+            Some("a secret-looking value")
+        } else if looks_secret(k) && !harmless(v) {
+            Some("a secret-named setting")
+        } else {
+            None
+        };
+    }
+    // `Name: value`, not a URL's `scheme://`.
+    let header = seen.split_once(':').filter(|(name, value)| {
+        !name.is_empty()
+            && !value.starts_with("//")
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+    });
+    if let Some((name, value)) = header {
+        let token = value
+            .trim()
+            .split_once(' ')
+            .map_or(value.trim(), |(_, t)| t.trim());
+        return if (name.eq_ignore_ascii_case("authorization") || looks_secret(name))
+            && !token.is_empty()
+            || secret_value(value)
+        {
+            Some("a credential header")
+        } else {
+            None
+        };
+    }
+    if secret_value(&seen) {
+        return Some("a secret-looking value");
+    }
+    let after_secret_flag = prev
+        .is_some_and(|p| p.starts_with('-') && !p.contains('=') && looks_secret(p))
+        && !arg.starts_with("--");
+    (after_secret_flag && !harmless(&seen)).then_some("the value of a secret-named flag")
+}
+
+/// `text` as a reader sees what it holds: each `${VAR}` gone (the shell fills it in), a
+/// default written after one (`${VAR:-default}`) kept.
+fn without_references(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let inner = &rest[start + 2..start + len];
+        if let Some((_, default)) = inner.split_once(":-") {
+            out.push_str(default);
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A value no one keeps secret: empty, a number, a yes or no, or a path (a key's file, not the
+/// key).
+fn harmless(value: &str) -> bool {
+    let v = value.trim();
+    v.is_empty()
+        || v.parse::<f64>().is_ok()
+        || ["true", "false", "yes", "no", "on", "off", "none"]
+            .iter()
+            .any(|w| v.eq_ignore_ascii_case(w))
+        || ["/", "./", "../", "~/"].iter().any(|p| v.starts_with(p))
 }
 
 /// How a command line with `${…}` in it is served.
@@ -557,7 +651,10 @@ fn http(b: &mut Block, name: &str, url: &str, e: &Map<String, Value>) {
             };
             if k.eq_ignore_ascii_case("authorization") {
                 bearer(b, name, v);
-            } else if looks_secret(k) || secret_value(v) || unexpanded(v).is_some() {
+            } else if secret_value(v)
+                || (looks_secret(k) && !harmless(v))
+                || unexpanded(v).is_some()
+            {
                 b.note(format!(
                     "the header {k} is left out: it holds a credential or a variable, and loom writes neither in its config (add it by hand if you accept that)"
                 ));
@@ -640,26 +737,60 @@ fn secret_value(value: &str) -> bool {
     redact_str(value) != value || reqwest::Url::parse(value).is_ok_and(|u| u.password().is_some())
 }
 
-/// Whether an environment variable, flag or header name says it holds a credential.
+/// Whether an environment variable, flag or header name says it holds a credential: one of
+/// its words (split at `_`, `-` and camelCase) is a secret's (`GITHUB_TOKEN`, `--api-key`,
+/// `apiKey`), unless the name is about one rather than one itself (`--no-auth`,
+/// `--key-file`, `TOKEN_ENV`, `SESSION_TIMEOUT`); `MAX_TOKENS`, `AUTHOR` and `MONKEY` are not.
 fn looks_secret(name: &str) -> bool {
-    let n = name.to_ascii_uppercase().replace('-', "_");
-    let words = [
+    const SECRET: &[&str] = &[
         "KEY",
+        "APIKEY",
         "TOKEN",
         "SECRET",
+        "SECRETS",
         "PASSWORD",
         "PASSWD",
         "PASS",
         "PWD",
+        "PASSPHRASE",
         "CREDENTIAL",
+        "CREDENTIALS",
         "AUTH",
         "COOKIE",
-        "SESSION",
         "DSN",
         "JWT",
-        "PRIVATE",
+        "PAT",
+        "SESSION",
     ];
-    words.iter().any(|w| n.contains(w)) || n.ends_with("_PAT") || n == "PAT"
+    const ABOUT_ONE: &[&str] = &[
+        "FILE", "PATH", "DIR", "ENV", "TYPE", "MODE", "NAME", "TIMEOUT", "ID", "URL", "HOST",
+        "PORT", "USER", "USERNAME", "METHOD", "PROVIDER", "HEADER", "VAR", "COMMAND", "CMD",
+    ];
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+            prev_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && prev_lower {
+            words.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        word.push(c.to_ascii_uppercase());
+    }
+    words.extend((!word.is_empty()).then_some(word));
+    let (Some(first), Some(last)) = (words.first(), words.last()) else {
+        return false;
+    };
+    if ["NO", "DISABLE", "SKIP", "WITHOUT"].contains(&first.as_str())
+        || ABOUT_ONE.contains(&last.as_str())
+    {
+        return false;
+    }
+    words.iter().any(|w| SECRET.contains(&w.as_str()))
 }
 
 /// Loom server names given so far, so that each source name gets one of its own.

@@ -451,7 +451,7 @@ fn claude_code_projects_and_zed_context_servers() {
     assert!(
         out.notes.iter().any(|n| n.contains("/home/me/app")
             && n.contains(
-                "jq '.projects[\"/home/me/app\"]' /home/me/.claude.json | loom import -"
+                "jq '.projects[\"/home/me/app\"]' '/home/me/.claude.json' | loom import -"
             )),
         "{:?}",
         out.notes
@@ -459,7 +459,7 @@ fn claude_code_projects_and_zed_context_servers() {
     let only = r#"{ "projects": { "/p": { "mcpServers": { "db": { "command": "db-mcp" } } } } }"#;
     let e = import(only, "c.json").unwrap_err().to_string();
     assert!(
-        e.contains("per project") && e.contains("jq '.projects[\"/p\"]' c.json"),
+        e.contains("per project") && e.contains("jq '.projects[\"/p\"]' 'c.json'"),
         "{e}"
     );
     // The project's own object imports as it is.
@@ -476,4 +476,51 @@ fn claude_code_projects_and_zed_context_servers() {
     assert_eq!((command.as_str(), args.len()), ("npx", 2));
     assert_eq!(env, [("MODE".to_owned(), "x".to_owned())]);
     assert_eq!(stdio(&cfg, "new_style").0, "uvx");
+}
+
+/// What is about a credential but is not one (a key's file, a switch that turns auth off, a
+/// number of tokens) stays as written, and a `${VAR}` where a credential goes is filled in
+/// by the shell, not taken for the credential.
+#[test]
+fn ordinary_settings_and_variable_credentials_stay_live() {
+    let src = r#"{ "mcpServers": {
+        "plain": { "command": "srv", "args": ["--max-tokens=4096", "--key-file=/etc/k.pem", "--password-file=/run/secrets/pg", "--no-auth", "/data", "--token-env", "GITHUB_TOKEN", "author=x", "monkey=y", "--session-timeout=30", "--keywords=a,b", "--max-tokens", "512"],
+                   "env": { "MAX_TOKENS": "4096", "GIT_AUTHOR_NAME": "me", "DISABLE_AUTH": "true", "GOOGLE_APPLICATION_CREDENTIALS": "/home/me/key.json", "SESSION_TIMEOUT": "30" } },
+        "remote": { "command": "npx", "args": ["mcp-remote", "https://x.example/mcp", "--header", "Authorization:${AUTH_HEADER}"] },
+        "flags": { "command": "tool", "args": ["--token=${GITHUB_TOKEN}", "-e", "API_KEY=${API_KEY}", "--api-key", "${BRAVE}"] },
+        "leaky": { "command": "tool", "args": ["--api-key", "${BRAVE:-abcd1234secret}"] },
+        "level": { "command": "tool", "env": { "LOG_LEVEL": "${LOG_LEVEL:-info}", "API_KEY": "${API_KEY:-sk-default-secret-99}" } }
+    } }"#;
+    let out = import(src, "c.json").expect("imports");
+    let cfg = parsed(&out);
+    let live: Vec<&str> = cfg.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        live,
+        ["plain", "remote", "flags", "level"],
+        "{}\n{:?}",
+        out.toml,
+        out.notes
+    );
+    let (_, args, env, passthrough) = stdio(&cfg, "plain");
+    assert_eq!(args.len(), 13, "{args:?}");
+    assert_eq!(env.len(), 5, "{env:?}");
+    assert!(passthrough.is_empty(), "{passthrough:?}");
+    let (command, args, _, passthrough) = stdio(&cfg, "remote");
+    assert_eq!(command, "sh");
+    assert!(
+        args[1].contains("'Authorization:'\"${AUTH_HEADER}\""),
+        "{args:?}"
+    );
+    assert_eq!(passthrough, ["AUTH_HEADER"]);
+    let (_, _, _, passthrough) = stdio(&cfg, "flags");
+    assert_eq!(passthrough, ["GITHUB_TOKEN", "API_KEY", "BRAVE"]);
+    assert!(!out.toml.contains("abcd1234secret"), "{}", out.toml);
+    assert!(!out.toml.contains("sk-default-secret-99"), "{}", out.toml);
+    assert!(
+        out.notes
+            .iter()
+            .any(|n| n.starts_with("level:") && n.contains("default (info)")),
+        "{:?}",
+        out.notes
+    );
 }

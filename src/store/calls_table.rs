@@ -44,6 +44,9 @@ pub struct CallFeed {
     pending: Mutex<Pending>,
     /// Rows in the table now.
     rows: std::sync::atomic::AtomicU64,
+    /// Held by one writer of the backlog at a time, so a query never sees newer calls with
+    /// older ones still missing (the writer connection is let go between chunks).
+    recording: Mutex<()>,
 }
 
 impl CallFeed {
@@ -91,6 +94,7 @@ impl CallFeed {
 /// the table; the caller logs it). Beyond [`ROWS_KEPT`] rows the oldest calls leave the table.
 pub(super) fn record(writer: &Mutex<duckdb::Connection>, feed: &CallFeed) -> Result<u64> {
     use std::sync::atomic::Ordering::Relaxed;
+    let _one_at_a_time = feed.recording.lock().unwrap_or_else(|e| e.into_inner());
     loop {
         let chunk = feed.take(CHUNK);
         if chunk.is_empty() {

@@ -794,10 +794,14 @@ fn tool_list_changes_during_a_request_ask_once_more_after_it() {
     }
     assert!(more.is_empty(), "one request at a time: {more:?}");
     a.update(Msg::char(':'));
-    // The answer to the first request is applied, and the list is asked for once more.
+    // The answer to the first request (asked before the server came up) reaches the
+    // catalog, not the palette, and the list is asked for once more.
     let again = tools_asked(&a.update(Msg::Reply(first[0], Ok(stale()))));
     assert_eq!(again.len(), 1);
-    assert!(!a.tools.is_empty());
+    assert!(
+        a.tools.is_empty(),
+        "the palette waits for a list from after the change"
+    );
     let after = tools_asked(&a.update(Msg::Reply(
         again[0],
         Ok(fixture(&Request::Tools).expect("tools")),

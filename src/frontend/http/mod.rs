@@ -188,6 +188,7 @@ fn keep_alive(stream: &tokio::net::TcpStream) {
     if let Err(e) = sock.set_tcp_keepalive(&probes) {
         tracing::debug!("TCP keepalive not set: {e}");
     }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     if let Err(e) = sock.set_tcp_user_timeout(Some(Duration::from_secs(120))) {
         tracing::debug!("TCP user timeout not set: {e}");
     }

@@ -228,6 +228,9 @@ pub struct App {
     /// The tool list changed while a request for it was on its way: ask again when it is
     /// answered (one request at a time, however fast the changes come).
     tools_again: bool,
+    /// The tool list on its way was asked for before a server changed state: the palette
+    /// waits for the next one.
+    tools_stale: bool,
     next_ticket: u64,
     out: Vec<(u64, Request)>,
 }
@@ -309,6 +312,7 @@ impl App {
             now_secs: 0,
             pending: HashMap::new(),
             tools_again: false,
+            tools_stale: false,
             next_ticket: 1,
             out: Vec::new(),
         };

@@ -117,9 +117,13 @@ impl Palette {
             Some(l) if lines.len() > 2 => {
                 let value = l.strip_suffix(',').unwrap_or(l);
                 let n = value.chars().count();
-                (1, if value.ends_with('"') { n - 1 } else { n })
+                // Inside an empty list or object, or a string's quotes: what is typed belongs
+                // there.
+                let inside = value.ends_with('"') || value.ends_with("[]") || value.ends_with("{}");
+                (1, if inside { n - 1 } else { n })
             }
-            _ => (0, lines.first().map_or(0, |l| l.chars().count())),
+            // No arguments (`{}`): between the braces.
+            _ => (0, 1.min(lines.first().map_or(0, |l| l.chars().count()))),
         };
         let mut args = TextArea::new(lines);
         args.move_cursor(tui_textarea::CursorMove::Jump(

@@ -16,7 +16,12 @@ impl App {
                 self.server_state_logged(&server, &state, detail.as_deref());
                 self.send(Purpose::Servers, Request::Servers);
                 // The palette waits for the new list; the catalog keeps the old one until then.
+                // The palette waits for a list from after this change: one asked before it
+                // (on its way now) still updates the catalog, not the palette.
                 self.tools.clear();
+                if self.pending.values().any(|p| *p == Purpose::Tools) {
+                    self.tools_stale = true;
+                }
                 self.ask_tools();
             }
             Event::ListingChanged { .. } => self.ask_tools(),
@@ -95,6 +100,7 @@ impl App {
         let Some(purpose) = self.pending.remove(&ticket) else {
             return;
         };
+        let stale_tools = purpose == Purpose::Tools && std::mem::take(&mut self.tools_stale);
         if purpose == Purpose::Tools && std::mem::take(&mut self.tools_again) {
             self.send(Purpose::Tools, Request::Tools);
         }
@@ -205,7 +211,9 @@ impl App {
                 mode.clone(),
             ) =>
             {
-                self.tools = tools;
+                if !stale_tools {
+                    self.tools = tools;
+                }
                 // A tool shown in Detail follows its new place in the listing (a pin, a promotion).
                 if let Detail::Tool { entry, .. } = &self.detail.shown
                     && self
