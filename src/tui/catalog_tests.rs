@@ -853,3 +853,30 @@ fn a_call_ending_while_a_dataset_opens_does_not_take_detail_from_it() {
     a.update(Msg::Reply(t, fixture(&req).map_err(EngineError::from)));
     assert_eq!(a.detail.dataset(), Some("sample_list_orders_1"));
 }
+
+/// A tool-list request the engine never answers is given up after a while: the next change
+/// asks again instead of waiting on it forever.
+#[test]
+fn a_tool_list_request_never_answered_is_asked_again() {
+    let mut a = started();
+    a.now_secs = 1_000;
+    let changed = |seq| {
+        Msg::Event(crate::types::events::Sequenced {
+            seq,
+            event: crate::types::events::Event::ListingChanged {
+                tool: "sample_x".into(),
+                why: "promoted".into(),
+            },
+        })
+    };
+    let asked = |reqs: Vec<(u64, Request)>| {
+        reqs.iter()
+            .filter(|(_, r)| matches!(r, Request::Tools))
+            .count()
+    };
+    assert_eq!(asked(a.update(changed(30))), 1);
+    a.now_secs = 1_010;
+    assert_eq!(asked(a.update(changed(31))), 0, "still on its way");
+    a.now_secs = 1_031;
+    assert_eq!(asked(a.update(changed(32))), 1, "given up, asked again");
+}

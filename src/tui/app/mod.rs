@@ -187,6 +187,9 @@ pub enum StatusKind {
 }
 
 /// Everything the workbench shows: what the panes share, and each pane's own state.
+/// Seconds after which an unanswered tool-list request is given up and asked again.
+const TOOLS_STUCK_SECS: u64 = 30;
+
 pub struct App {
     pub keymap: Keymap,
     pub theme: Theme,
@@ -231,6 +234,8 @@ pub struct App {
     /// The tool list on its way was asked for before a server changed state: the palette
     /// waits for the next one.
     tools_stale: bool,
+    /// When the tool-list request on its way was sent (the runtime's clock; 0 before it ticks).
+    tools_asked_at: u64,
     next_ticket: u64,
     out: Vec<(u64, Request)>,
 }
@@ -313,6 +318,7 @@ impl App {
             pending: HashMap::new(),
             tools_again: false,
             tools_stale: false,
+            tools_asked_at: 0,
             next_ticket: 1,
             out: Vec::new(),
         };
@@ -353,14 +359,40 @@ impl App {
 
     /// Asks for the tool list, or, while a request for it is on its way, for once more after.
     fn ask_tools(&mut self) {
-        if self.pending.values().any(|p| *p == Purpose::Tools) {
+        if self.tools_on_the_way() {
             self.tools_again = true;
         } else {
             self.send(Purpose::Tools, Request::Tools);
         }
     }
 
+    /// Whether a tool-list request is on its way. One unanswered for [`TOOLS_STUCK_SECS`] is
+    /// given up (its late answer is ignored), so a request the engine never answers does not
+    /// stop the list from being asked for again.
+    fn tools_on_the_way(&mut self) -> bool {
+        let asked: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| **p == Purpose::Tools)
+            .map(|(t, _)| *t)
+            .collect();
+        let stuck = self.now_secs > 0
+            && self.tools_asked_at > 0
+            && self.now_secs.saturating_sub(self.tools_asked_at) >= TOOLS_STUCK_SECS;
+        if stuck {
+            for t in &asked {
+                self.pending.remove(t);
+            }
+            self.tools_stale = false;
+            return false;
+        }
+        !asked.is_empty()
+    }
+
     fn send(&mut self, purpose: Purpose, req: Request) -> u64 {
+        if purpose == Purpose::Tools {
+            self.tools_asked_at = self.now_secs;
+        }
         let t = self.next_ticket;
         self.next_ticket += 1;
         if matches!(purpose, Purpose::CallDetail(_) | Purpose::DatasetDetail(_)) {

@@ -181,7 +181,7 @@ impl App {
 
     /// The palette needs the tool list: asks for it unless it is here or already asked for.
     fn want_tools(&mut self) {
-        if self.tools.is_empty() && !self.pending.values().any(|p| *p == Purpose::Tools) {
+        if self.tools.is_empty() && !self.tools_on_the_way() {
             self.send(Purpose::Tools, Request::Tools);
         }
     }
