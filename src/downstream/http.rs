@@ -127,9 +127,12 @@ pub fn connect(launch: HttpLaunch<'_>) -> Result<Arc<Connection>, String> {
     if let Some(var) = launch.bearer_token_env {
         let token = std::env::var(var)
             .map_err(|_| format!("environment variable {var} (bearer_token_env) is not set"))?;
-        let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
-            .map_err(|_| format!("{var} holds characters not allowed in a header"))?;
-        value.set_sensitive(true);
+        let value = bearer_value(token.trim()).map_err(|e| match e {
+            TokenError::Empty => format!("environment variable {var} (bearer_token_env) is empty"),
+            _ => format!(
+                "environment variable {var} (bearer_token_env) holds characters a bearer token cannot hold (visible ASCII is expected)"
+            ),
+        })?;
         bearer = Some(value);
     }
     let client = reqwest::Client::builder()
@@ -301,8 +304,26 @@ pub enum TokenError {
     TooLong,
     #[error("printed text that is not UTF-8")]
     NotText,
-    #[error("printed characters not allowed in a header (one token on one line is expected)")]
+    #[error(
+        "printed characters a bearer token cannot hold (one token of visible ASCII on one line is expected)"
+    )]
     NotAHeader,
+}
+
+/// The `Authorization` value for a token: `Bearer` and the token, which must be visible ASCII
+/// (RFC 6750's token characters are a subset; a header would carry other bytes as opaque
+/// octets that no server reads as the same token).
+fn bearer_value(token: &str) -> Result<HeaderValue, TokenError> {
+    if token.is_empty() {
+        return Err(TokenError::Empty);
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(TokenError::NotAHeader);
+    }
+    let mut value =
+        HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| TokenError::NotAHeader)?;
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 /// The `Authorization` value made of the token command's output: its stdout, trimmed.
@@ -311,17 +332,7 @@ pub fn bearer_from_output(stdout: &[u8]) -> Result<HeaderValue, TokenError> {
         return Err(TokenError::TooLong);
     }
     let text = std::str::from_utf8(stdout).map_err(|_| TokenError::NotText)?;
-    let token = text.trim();
-    if token.is_empty() {
-        return Err(TokenError::Empty);
-    }
-    if token.chars().any(|c| c.is_control()) {
-        return Err(TokenError::NotAHeader);
-    }
-    let mut value =
-        HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| TokenError::NotAHeader)?;
-    value.set_sensitive(true);
-    Ok(value)
+    bearer_value(text.trim())
 }
 
 /// Runs `bearer_token_command` (no shell, stdin closed, loom's environment, bounded in time
@@ -1487,6 +1498,12 @@ mod tests {
         assert_eq!(bearer_from_output(b" \n"), Err(TokenError::Empty));
         assert_eq!(bearer_from_output(b"a\nb"), Err(TokenError::NotAHeader));
         assert_eq!(bearer_from_output(b"\xff"), Err(TokenError::NotText));
+        // Found by the proptest below in CI: a header takes obs-text, a bearer token does not.
+        assert_eq!(
+            bearer_from_output("\u{c0}".as_bytes()),
+            Err(TokenError::NotAHeader)
+        );
+        assert_eq!(bearer_from_output(b"a b"), Err(TokenError::NotAHeader));
         assert_eq!(
             bearer_from_output(&vec![b'a'; TOKEN_MAX_BYTES + 1]),
             Err(TokenError::TooLong)
@@ -1527,8 +1544,11 @@ mod tests {
         #[test]
         fn token_output_never_panics_and_a_token_is_one_header_line(out in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)) {
             if let Ok(v) = bearer_from_output(&out) {
-                let text = v.to_str().unwrap_or_default();
+                let text = v.to_str();
+                proptest::prop_assert!(text.is_ok(), "{v:?}");
+                let text = text.unwrap_or_default();
                 proptest::prop_assert!(text.starts_with("Bearer ") && text.len() > 7);
+                proptest::prop_assert!(!text[7..].contains(' '));
                 proptest::prop_assert!(!text.contains('\n') && !text.contains('\r'));
             }
         }
