@@ -2,7 +2,8 @@
 //! never reaches a terminal raw (`loom query`, `loom check`, error messages), CSV and JSON stay
 //! exact when piped; `loom sessions` removes only loom's own files; a workbench that logged
 //! nothing leaves no log file; loom keeps working with an environment variable that is not
-//! UTF-8; and the stdio server answers malformed and reused request ids correctly.
+//! UTF-8; the stdio server answers malformed and reused request ids correctly; and the private
+//! folder of a loom killed by SIGKILL is removed by the next loom, never a live one's.
 
 mod common;
 
@@ -55,6 +56,20 @@ fn loom_on_a_terminal(dir: &std::path::Path, args: &[&str]) -> Vec<u8> {
         String::from_utf8_lossy(&out.stdout)
     );
     out.stdout
+}
+
+/// `loom serve` on `cfg` with piped stdin and stdout, its temporary files under `tmp`.
+fn serve_piped(cfg: &TempConfig, tmp: &std::path::Path) -> std::process::Child {
+    Command::new(LOOM)
+        .env("XDG_RUNTIME_DIR", cfg.dir.path())
+        .env("TMPDIR", tmp)
+        .args(["serve", "-c"])
+        .arg(&cfg.path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("loom serve")
 }
 
 /// A running `loom serve` on the sample config; its session file exists once it has answered.
@@ -255,15 +270,7 @@ fn a_workbench_that_logged_nothing_leaves_no_log_file() {
 #[test]
 fn a_request_that_is_not_utf8_is_answered_with_its_own_id() {
     let cfg = sample_config("", "");
-    let mut child = Command::new(LOOM)
-        .env("XDG_RUNTIME_DIR", cfg.dir.path())
-        .args(["serve", "-c"])
-        .arg(&cfg.path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("loom serve");
+    let mut child = serve_piped(&cfg, cfg.dir.path());
     let mut stdin = child.stdin.take().expect("stdin");
     let mut line = br#"{"jsonrpc":"2.0","id":"bad-1","method":"tools/call","params":{"name":"sample_get_weather","arguments":{"city":""#.to_vec();
     line.extend_from_slice(&[0xff, 0xfe]);
@@ -420,4 +427,63 @@ fn import_makes_a_config_that_check_starts() {
     let out = loom(dir.path(), &["import", none.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no server could be imported"));
+}
+
+/// The `loom-store-*` folders in `tmp`.
+fn store_folders(tmp: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(tmp)
+        .expect("read the temporary folder")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("loom-store-"))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn a_killed_loom_leaves_its_private_folder_and_the_next_loom_removes_it() {
+    let cfg = sample_config("", "");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let serve = || serve_piped(&cfg, tmp.path());
+    // A store opens once a query is answered.
+    let query = |child: &mut std::process::Child| {
+        let mut stdin = child.stdin.take().expect("stdin");
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"loom_query","arguments":{"sql":"SELECT 42 AS answer"}}}"#,
+        ] {
+            writeln!(stdin, "{line}").expect("write");
+        }
+        let mut out = std::io::BufReader::new(child.stdout.as_mut().expect("stdout"));
+        let mut line = String::new();
+        while !line.contains(r#""id":2"#) {
+            line.clear();
+            let n = std::io::BufRead::read_line(&mut out, &mut line).expect("read");
+            assert!(n > 0, "loom serve ended before answering the query");
+        }
+        assert!(line.contains("42"), "{line}");
+        stdin
+    };
+    let mut live = serve();
+    let mut killed = serve();
+    let _live_input = query(&mut live);
+    let _killed_input = query(&mut killed);
+    assert_eq!(store_folders(tmp.path()).len(), 2);
+    killed.kill().expect("SIGKILL");
+    killed.wait().expect("reaped");
+    let before = store_folders(tmp.path());
+    assert_eq!(before.len(), 2, "SIGKILL leaves the folder: {before:?}");
+
+    // The next loom to open a store removes the abandoned folder, never the live one's, and
+    // its own goes when it exits.
+    let mut next = serve();
+    drop(query(&mut next));
+    assert!(next.wait().expect("loom exits").success());
+    let after = store_folders(tmp.path());
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert!(before.contains(&after[0]));
+    live.kill().expect("kill");
+    live.wait().expect("reaped");
 }

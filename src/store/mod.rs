@@ -11,6 +11,7 @@ mod export;
 mod guard;
 mod ingest;
 pub mod memories;
+mod private_dir;
 mod profile;
 mod query;
 pub mod results;
@@ -141,8 +142,9 @@ pub struct Store {
     changes: std::sync::OnceLock<ChangeSink>,
     /// Finished calls waiting to be written into `loom_calls` before the next query.
     calls: std::sync::OnceLock<std::sync::Arc<calls_table::CallFeed>>,
-    /// Loom's private temporary folder (0700, removed on exit); the engine spills inside it.
-    private: tempfile::TempDir,
+    /// Loom's private temporary folder (0700, removed on exit, and by the next loom if this
+    /// one is killed); the engine spills inside it.
+    private: private_dir::PrivateDir,
 }
 
 /// Every row of `sql` as text, sorted, or the error; for `Store::fingerprint`.
@@ -240,12 +242,9 @@ pub async fn prove_seal_in_child() -> std::result::Result<(), SealError> {
 impl Store {
     /// Opens and seals the engine, then proves the seal.
     pub fn open(config: StoreConfig) -> Result<Store> {
-        // The folder is created 0700 (tempfile's mode); DuckDB creates `spill` inside it only
-        // when it needs to, so nothing in it is ever reachable by another user.
-        let private = tempfile::Builder::new()
-            .prefix("loom-")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .tempdir()
+        // The folder is created 0700; DuckDB creates `spill` inside it only when it needs to,
+        // so nothing in it is ever reachable by another user.
+        let private = private_dir::PrivateDir::create()
             .map_err(|e| StoreError::Io(format!("cannot create loom's temporary folder: {e}")))?;
         let db = SealedDb::open(
             &private.path().join("spill"),
