@@ -256,7 +256,7 @@ fn refused_everywhere(f: &Fixture, sql: &str, i: usize) {
     let name = format!("attack_{i}");
     let mat = f.store.materialize(sql, &name);
     assert!(mat.is_err(), "loom_materialize ran {sql:?}: {mat:?}");
-    let bench = f.store.run_result(sql);
+    let bench = f.store.run_result(sql, 0);
     assert!(bench.is_err(), "the workbench ran {sql:?}: {bench:?}");
     let after = f.store.fingerprint();
     assert_eq!(
@@ -279,11 +279,19 @@ fn no_hostile_statement_changes_the_store_through_any_entry_point() {
         refused_everywhere(&f, sql, i);
     }
     assert_eq!(before, f.store.fingerprint());
-    // No file appeared beside the secret.
-    let private = std::fs::read_dir(f.store.private_dir())
-        .map(|d| d.count())
-        .unwrap_or(0);
-    assert_eq!(private, 0, "loom's private folder gained files");
+    // No file appeared beside the secret: the private folder holds only its owner's lock.
+    let private: Vec<String> = std::fs::read_dir(f.store.private_dir())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        private,
+        ["owner.lock"],
+        "loom's private folder gained files"
+    );
 }
 
 #[test]
@@ -294,7 +302,7 @@ fn every_read_only_form_still_works_through_every_entry_point() {
             .query(sql)
             .unwrap_or_else(|e| panic!("loom_query refused {sql:?}: {e}"));
         f.store
-            .run_result(sql)
+            .run_result(sql, 0)
             .unwrap_or_else(|e| panic!("the workbench refused {sql:?}: {e}"));
         if !sql.trim_start().to_lowercase().starts_with("explain") {
             f.store
@@ -395,7 +403,7 @@ proptest! {
             Ok(QueryOutcome::Dataset(d)) => Some(d.dataset_ref),
             _ => None,
         };
-        let bench = fx.store.run_result(&sql).is_ok();
+        let bench = fx.store.run_result(&sql, 0).is_ok();
         if let Some(d) = made {
             fx.store.drop_dataset(&d).expect("drop the query's own dataset");
         }

@@ -117,18 +117,53 @@ async fn attached_workbench_queries_and_exports_through_the_socket() {
     else {
         panic!("query")
     };
-    let Ok(Reply::Rows { rows }) = eng
-        .request(Request::Rows {
-            table: result.table,
+    let rows_of = |table: &str| {
+        eng.request(Request::Rows {
+            table: table.to_owned(),
             offset: 0,
             limit: 10,
         })
-        .await
-    else {
+    };
+    let Ok(Reply::Rows { rows }) = rows_of(&result.table).await else {
         panic!("rows")
     };
     let n: u64 = rows[0][0].as_deref().unwrap().parse().unwrap();
     assert!(n >= 100);
+    // Another attacher's queries never push this one's result out, and its own go when it
+    // leaves.
+    let other = RemoteEngine::connect(&entry).await.expect("attach another");
+    let mut theirs = String::new();
+    for i in 0..9 {
+        let Ok(Reply::Query { result }) = other
+            .request(Request::Query {
+                sql: format!("SELECT {i} AS i"),
+            })
+            .await
+        else {
+            panic!("their query")
+        };
+        theirs = result.table;
+    }
+    assert!(matches!(
+        rows_of(&result.table).await,
+        Ok(Reply::Rows { .. })
+    ));
+    assert!(matches!(rows_of(&theirs).await, Ok(Reply::Rows { .. })));
+    drop(other);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match rows_of(&theirs).await {
+            Err(loom::frontend::engine::EngineError::Dropped(why)) => {
+                assert!(why.contains("closed"), "{why}");
+                break;
+            }
+            other => assert!(
+                std::time::Instant::now() < deadline,
+                "a closed attacher's result is still kept: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     // Hostile SQL through the socket is refused like the model's.
     let err = eng
         .request(Request::Query {

@@ -430,6 +430,72 @@ fn eviction_keeps_the_engine_within_budget() {
     );
 }
 
+/// A person's large query never evicts the model's data: only other results go to make room
+/// for it. Each connection keeps its own newest results, a closed one's go, and a result that
+/// is gone says why.
+#[test]
+fn workbench_results_never_evict_datasets_and_belong_to_their_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let budget = 24 << 20;
+    let store = open_with(dir.path(), budget, Duration::from_secs(30));
+    let model = ingest_json(&store, "list_orders", ORDERS);
+
+    // Each connection keeps its newest 8; another connection's queries never push them out.
+    let theirs: Vec<_> = (0..10)
+        .map(|i| store.run_result(&format!("SELECT {i} AS i"), 2).unwrap())
+        .collect();
+    let old = store.page(&theirs[0].table, 0, 1).unwrap_err();
+    assert!(
+        matches!(&old, StoreError::ResultDropped(why) if why.contains("newest 8")),
+        "{old:?}"
+    );
+    let big = "SELECT range AS n, md5(range::VARCHAR) AS h FROM range(1000000)";
+    let first = store.run_result(big, 1).unwrap();
+    let second = store.run_result(big, 1).unwrap();
+    assert!(
+        store.memory_bytes() > budget,
+        "the test needs a result over the budget"
+    );
+    let refs: Vec<String> = store
+        .datasets()
+        .into_iter()
+        .map(|d| d.dataset_ref)
+        .collect();
+    assert!(
+        refs.contains(&model),
+        "a workbench query evicted the model's data: {refs:?}"
+    );
+    // Older results went to make room; each connection's newest is still readable.
+    let gone = store.page(&first.table, 0, 1).unwrap_err();
+    assert!(
+        matches!(&gone, StoreError::ResultDropped(why) if why.contains("memory_budget")),
+        "{gone:?}"
+    );
+    assert_eq!(store.page(&second.table, 0, 2).unwrap().len(), 2);
+    assert_eq!(store.page(&theirs[9].table, 0, 1).unwrap().len(), 1);
+
+    // Data the model brings in makes room by dropping results first, even the newest.
+    let more = ingest_json(&store, "list_customers", CUSTOMERS);
+    let refs: Vec<String> = store
+        .datasets()
+        .into_iter()
+        .map(|d| d.dataset_ref)
+        .collect();
+    assert!(refs.contains(&model) && refs.contains(&more), "{refs:?}");
+    assert!(store.page(&second.table, 0, 1).is_err());
+
+    // A connection that closes takes its results with it.
+    let mine = store.run_result("SELECT 1 AS one", 3).unwrap();
+    store.release_results(3);
+    let closed = store.page(&mine.table, 0, 1).unwrap_err();
+    assert!(
+        matches!(&closed, StoreError::ResultDropped(why) if why.contains("closed")),
+        "{closed:?}"
+    );
+    let never = store.page("_loom_result_999999", 0, 1).unwrap_err();
+    assert!(matches!(never, StoreError::UnknownDataset(_)), "{never:?}");
+}
+
 /// The envelope text of a fixed dataset, compared with `tests/snapshots/orders_envelope.txt`
 /// (set `UPDATE_SNAPSHOTS=1` to rewrite it after an intended change).
 #[test]
@@ -588,7 +654,7 @@ fn a_workbench_cancel_never_interrupts_the_models_query() {
     // A workbench query is the one a cancel stops.
     let s = store.clone();
     let bench =
-        std::thread::spawn(move || s.run_result("SELECT sum(range) FROM range(100000000000)"));
+        std::thread::spawn(move || s.run_result("SELECT sum(range) FROM range(100000000000)", 0));
     wait_until("the workbench query to be cancelled", &|| {
         store.interrupt_query()
     });

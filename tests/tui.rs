@@ -575,9 +575,10 @@ async fn the_grid_sorts_filters_and_opens_a_cell_on_the_real_engine() {
     .await;
     let store = session.store.get().await.expect("store");
     let expected = store
-        .run_result(&format!(
-            "SELECT status FROM {orders} ORDER BY status ASC NULLS LAST"
-        ))
+        .run_result(
+            &format!("SELECT status FROM {orders} ORDER BY status ASC NULLS LAST"),
+            1000,
+        )
         .expect("reference query");
     let want: Vec<Option<String>> = store
         .page(&expected.table, 0, 50)

@@ -478,10 +478,14 @@ fn errors() -> Vec<EngineError> {
         EngineError::Unknown("no dataset named `x`".into()),
         EngineError::Failed("the query was not accepted".into()),
         EngineError::Disconnected("the session ended".into()),
+        EngineError::Dropped("this result was dropped when its workbench closed".into()),
     ];
     for e in &all {
         match e {
-            EngineError::Unknown(_) | EngineError::Failed(_) | EngineError::Disconnected(_) => {}
+            EngineError::Unknown(_)
+            | EngineError::Failed(_)
+            | EngineError::Disconnected(_)
+            | EngineError::Dropped(_) => {}
         }
     }
     all

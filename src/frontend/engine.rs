@@ -24,15 +24,28 @@ pub struct EventFeed {
 /// One session as a workbench sees it, whatever the transport.
 pub trait Engine: Send + Sync + 'static {
     fn request(&self, request: Request) -> EngineFuture;
-    /// A request made at another terminal, named in words (`loom attach, pid 4242 on
-    /// /dev/pts/3)`): what a person decides there is recorded as decided there.
-    fn request_from(&self, request: Request, terminal: String) -> EngineFuture {
-        let _ = terminal;
+    /// A request made on another connection: what a person decides there is recorded as
+    /// decided at its terminal, and the results it runs are its own.
+    fn request_from(&self, request: Request, origin: Origin) -> EngineFuture {
+        let _ = origin;
         self.request(request)
+    }
+    /// A connection that made requests has closed: the results it kept go.
+    fn closed(&self, connection: u64) {
+        let _ = connection;
     }
     /// Subscribes to the session's events. With `human`, a person counts as attached (and
     /// `ask` approvals wait for them) while the feed is held.
     fn events(&self, human: bool) -> EventFeed;
+}
+
+/// Where a request was made.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// The terminal, in words (`loom attach, pid 4242 on /dev/pts/3`).
+    pub terminal: String,
+    /// The connection, unique in this process; never [`crate::store::results::LOCAL_CONNECTION`].
+    pub connection: u64,
 }
 
 /// A terminal in words, for the record of who decided: `loom attach, pid 4242 on /dev/pts/3`.

@@ -3,7 +3,7 @@
 //! calls (so it is logged, intercepted and shown the same way), marked as the human's.
 
 use super::engine::{
-    BlobView, DatasetView, Engine, EngineError, EngineFuture, EventFeed, Reply, Request,
+    BlobView, DatasetView, Engine, EngineError, EngineFuture, EventFeed, Origin, Reply, Request,
     ServerView, SessionInfo, WORKBENCH_PROTOCOL,
 };
 use crate::protocol::ClientCapabilities;
@@ -22,6 +22,7 @@ impl From<crate::store::StoreError> for EngineError {
     fn from(e: crate::store::StoreError) -> Self {
         match e {
             crate::store::StoreError::UnknownDataset(_) => EngineError::Unknown(e.to_string()),
+            crate::store::StoreError::ResultDropped(why) => EngineError::Dropped(why),
             e => EngineError::Failed(e.to_string()),
         }
     }
@@ -99,13 +100,17 @@ impl Inner {
         }
     }
 
-    /// Answers one request; `terminal` names where it was made when not in this process.
+    /// Answers one request; `origin` says where it was made when not in this process.
     async fn handle(
         self: Arc<Self>,
         request: Request,
-        terminal: Option<String>,
+        origin: Option<Origin>,
     ) -> Result<Reply, EngineError> {
         let session = self.session.clone();
+        let connection = origin
+            .as_ref()
+            .map_or(crate::store::results::LOCAL_CONNECTION, |o| o.connection);
+        let terminal = origin.map(|o| o.terminal);
         match request {
             Request::Session => Ok(Reply::Session(Box::new(SessionInfo {
                 pid: std::process::id(),
@@ -355,7 +360,7 @@ impl Inner {
             Request::Query { sql } => {
                 let store = session.store.get().await?;
                 blocking(move || {
-                    let result = store.run_result(&sql)?;
+                    let result = store.run_result(&sql, connection)?;
                     Ok(Reply::Query { result })
                 })
                 .await
@@ -492,8 +497,14 @@ impl Engine for LocalEngine {
         Box::pin(self.inner.clone().handle(request, None))
     }
 
-    fn request_from(&self, request: Request, terminal: String) -> EngineFuture {
-        Box::pin(self.inner.clone().handle(request, Some(terminal)))
+    fn request_from(&self, request: Request, origin: Origin) -> EngineFuture {
+        Box::pin(self.inner.clone().handle(request, Some(origin)))
+    }
+
+    fn closed(&self, connection: u64) {
+        if let Some(store) = self.inner.session.store.try_get() {
+            tokio::task::spawn_blocking(move || store.release_results(connection));
+        }
     }
 
     fn events(&self, human: bool) -> EventFeed {

@@ -7,7 +7,7 @@
 //! whose process is gone is stale and is removed by whoever finds it.
 
 use super::engine::{
-    Engine, EngineError, EngineFuture, EventFeed, Reply, Request, WORKBENCH_PROTOCOL,
+    Engine, EngineError, EngineFuture, EventFeed, Origin, Reply, Request, WORKBENCH_PROTOCOL,
 };
 use crate::config::ListingMode;
 use crate::downstream::connection::lock;
@@ -376,6 +376,8 @@ async fn serve_connection(
         session.config.max_message_bytes,
     );
     let mut feed_task: Option<tokio::task::JoinHandle<()>> = None;
+    static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let connection = CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     loop {
         match lines.next_line().await {
             Ok(Some(Line::Complete(bytes))) => {
@@ -399,6 +401,7 @@ async fn serve_connection(
                         out: &out_tx,
                         events: &events_tx,
                         terminal: &terminal,
+                        connection,
                     };
                     handle_workbench(&engine, msg, link, &mut feed_task);
                 } else {
@@ -412,6 +415,7 @@ async fn serve_connection(
     if let Some(t) = feed_task {
         t.abort();
     }
+    engine.closed(connection);
     client.close();
     drop(client);
     drop(out_tx);
@@ -434,6 +438,8 @@ struct Link<'a> {
     out: &'a mpsc::UnboundedSender<String>,
     events: &'a mpsc::Sender<String>,
     terminal: &'a str,
+    /// This connection, so the results it runs are its own and go when it closes.
+    connection: u64,
 }
 
 fn handle_workbench(
@@ -446,6 +452,7 @@ fn handle_workbench(
         out,
         events,
         terminal,
+        connection,
     } = link;
     let Some(id) = msg.id else { return };
     let method = msg.method.unwrap_or_default();
@@ -537,7 +544,13 @@ fn handle_workbench(
         }
         "loom/request" => match serde_json::from_value::<Request>(params) {
             Ok(req) => {
-                let fut = engine.request_from(req, terminal.to_owned());
+                let fut = engine.request_from(
+                    req,
+                    Origin {
+                        terminal: terminal.to_owned(),
+                        connection,
+                    },
+                );
                 let out = out.clone();
                 tokio::spawn(async move {
                     let line = match fut.await {

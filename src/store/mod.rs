@@ -42,6 +42,9 @@ pub enum StoreError {
     Engine(String),
     #[error("no dataset named `{0}`; loom_list_datasets lists them")]
     UnknownDataset(String),
+    /// A workbench result that was kept and is gone; the message says why.
+    #[error("{0}")]
+    ResultDropped(String),
     #[error("{0}")]
     Refused(String),
     #[error("the query was cancelled")]
@@ -59,6 +62,15 @@ impl From<duckdb::Error> for StoreError {
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// What an eviction makes room for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Room {
+    /// A dataset (the model's data): results go first, then older datasets.
+    ForData,
+    /// A person's query result: only other results go.
+    ForResult,
+}
 
 /// Every change the store makes to what it holds, reported to whoever holds the store (the
 /// session republishes it to every front end); the store never imports them. A dataset that an
@@ -133,7 +145,7 @@ pub struct Store {
     watchdog: std::sync::Arc<query::Watchdog>,
     db: SealedDb,
     catalog: Mutex<HashMap<String, DatasetMeta>>,
-    results: Mutex<Vec<results::ResultTable>>,
+    results: Mutex<results::Results>,
     /// Whether the reader connection is running a workbench query right now.
     workbench_query: Mutex<bool>,
     pub blobs: blobs::Blobs,
@@ -268,7 +280,7 @@ impl Store {
             watchdog: Default::default(),
             db,
             catalog: Mutex::new(HashMap::new()),
-            results: Mutex::new(Vec::new()),
+            results: Mutex::default(),
             workbench_query: Mutex::new(false),
             blobs: parked,
             clock: std::sync::atomic::AtomicU64::new(1),
@@ -370,7 +382,7 @@ impl Store {
         };
         Self::lock(&self.catalog).insert(r, meta.clone());
         self.report_created(&meta);
-        self.evict();
+        self.evict(Room::ForData);
         Ok(meta)
     }
 
@@ -424,7 +436,7 @@ impl Store {
         };
         Self::lock(&self.catalog).insert(r.to_owned(), meta.clone());
         self.report_created(&meta);
-        self.evict();
+        self.evict(Room::ForData);
         Ok(meta)
     }
 
@@ -477,24 +489,39 @@ impl Store {
             .unwrap_or(0)
     }
 
-    /// Drops least recently used datasets until the engine is within `memory_budget`: older
-    /// workbench results first, then query results, then downstream ingests; pinned ones never.
-    pub fn evict(&self) -> Vec<String> {
+    /// Drops what was least recently used until the engine is within `memory_budget`: workbench
+    /// results that are not their connection's newest, oldest first; then, making room for
+    /// data, the newest results too, then query results, then downstream ingests. Never a
+    /// pinned dataset, and never a dataset to make room for a person's query: the model's data
+    /// does not vanish because someone ran a large query in the workbench.
+    pub fn evict(&self, room: Room) -> Vec<String> {
         let mut evicted = Vec::new();
         loop {
             if self.memory_bytes() <= self.config.memory_budget {
                 break;
             }
-            // Workbench results go first, oldest first; the newest stays for the grid.
-            let stale_result = {
-                let mut kept = Self::lock(&self.results);
-                (kept.len() > 1).then(|| kept.remove(0))
+            let result = {
+                let mut results = Self::lock(&self.results);
+                results
+                    .take_oldest(|newest| !newest)
+                    .or_else(|| match room {
+                        Room::ForData => results.take_oldest(|_| true),
+                        Room::ForResult => None,
+                    })
             };
-            if let Some(r) = stale_result {
-                let _ = Self::lock(&self.writer)
-                    .execute_batch(&format!("DROP TABLE IF EXISTS {}", quote_ident(&r.table)));
-                tracing::info!(result = %r.table, "dropped a workbench result to stay within memory_budget");
+            if let Some(k) = result {
+                let budget = self.config.memory_budget;
+                self.drop_result(
+                    k,
+                    format!(
+                        "this result was dropped to keep the engine within memory_budget ({} MiB); run the query again, or add a LIMIT",
+                        budget >> 20
+                    ),
+                );
                 continue;
+            }
+            if room == Room::ForResult {
+                break;
             }
             let victim = {
                 let cat = Self::lock(&self.catalog);

@@ -284,7 +284,7 @@ mod tests {
         for e in [
             store.query(sql).map(|_| ()).unwrap_err(),
             store.materialize(sql, "m").map(|_| ()).unwrap_err(),
-            store.run_result(sql).map(|_| ()).unwrap_err(),
+            store.run_result(sql, 0).map(|_| ()).unwrap_err(),
         ] {
             let StoreError::Refused(msg) = &e else {
                 panic!("not a refusal: {e:?}")
@@ -298,7 +298,7 @@ mod tests {
         let explain = "EXPLAIN SELECT nope FROM range(3)";
         for e in [
             store.query(explain).map(|_| ()).unwrap_err(),
-            store.run_result(explain).map(|_| ()).unwrap_err(),
+            store.run_result(explain, 0).map(|_| ()).unwrap_err(),
         ] {
             assert!(
                 matches!(&e, StoreError::Refused(m) if m.contains("LINE 1: EXPLAIN SELECT nope")),

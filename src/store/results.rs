@@ -1,6 +1,9 @@
 //! Results of the workbench's own queries: each becomes a table inside the engine (never
-//! pulled into loom's memory whole), the grid reads it a page at a time, and only the last
-//! few are kept (older ones are the first to go when the engine is over its memory budget).
+//! pulled into loom's memory whole), the grid reads it a page at a time. Each connection
+//! (the in-process workbench, an attached one, a `loom query`) keeps its own newest few, which
+//! go when it closes; older ones are the first to go when the engine is over its memory
+//! budget, and a person's query never evicts the model's datasets. Why a result went is kept,
+//! so the grid can say so.
 //! Also the numbers behind the describe view's charts. Everything here goes through the same
 //! statement guard and timeout as the model's queries.
 
@@ -10,12 +13,66 @@ use super::query::run_guarded;
 use super::sealed::StatementKind;
 use super::{Result, Store, StoreError, quote_ident};
 
-/// How many results stay readable; older ones are dropped.
-const KEEP: usize = 8;
+/// How many results each connection keeps readable; older ones are dropped.
+pub const KEEP: usize = 8;
+/// How many reasons for dropped results are remembered.
+const REASONS_KEPT: usize = 256;
+
+/// The connection the in-process workbench's requests come on.
+pub const LOCAL_CONNECTION: u64 = 0;
+
+/// A kept result and the connection whose it is.
+#[derive(Debug)]
+pub(super) struct Kept {
+    pub result: ResultTable,
+    pub connection: u64,
+}
+
+/// The kept results, oldest first, and why recent ones were dropped.
+#[derive(Debug, Default)]
+pub(super) struct Results {
+    kept: Vec<Kept>,
+    dropped: std::collections::VecDeque<(String, String)>,
+}
+
+impl Results {
+    fn find(&self, table: &str) -> Option<&ResultTable> {
+        self.kept
+            .iter()
+            .find(|k| k.result.table == table)
+            .map(|k| &k.result)
+    }
+
+    /// Takes the oldest result `pick` accepts; `newest` tells whether it is the newest of its
+    /// connection.
+    pub(super) fn take_oldest(&mut self, pick: impl Fn(bool) -> bool) -> Option<Kept> {
+        let i = (0..self.kept.len()).find(|&i| {
+            let c = self.kept[i].connection;
+            let newest = !self.kept[i + 1..].iter().any(|k| k.connection == c);
+            pick(newest)
+        })?;
+        Some(self.kept.remove(i))
+    }
+
+    fn note_dropped(&mut self, table: String, reason: String) {
+        if self.dropped.len() == REASONS_KEPT {
+            self.dropped.pop_front();
+        }
+        self.dropped.push_back((table, reason));
+    }
+
+    /// Why `table` is not a kept result.
+    fn gone(&self, table: &str) -> StoreError {
+        match self.dropped.iter().rev().find(|(t, _)| t == table) {
+            Some((_, why)) => StoreError::ResultDropped(why.clone()),
+            None => StoreError::UnknownDataset(table.to_owned()),
+        }
+    }
+}
 
 impl Store {
-    /// Runs one guarded read-only statement into a new result table.
-    pub fn run_result(&self, sql: &str) -> Result<ResultTable> {
+    /// Runs one guarded read-only statement into a new result table, kept for `connection`.
+    pub fn run_result(&self, sql: &str, connection: u64) -> Result<ResultTable> {
         self.record_calls();
         let started = std::time::Instant::now();
         let mut name = String::new();
@@ -59,37 +116,84 @@ impl Store {
             millis: started.elapsed().as_millis() as u64,
         };
         let stale = {
-            let mut kept = Store::lock(&self.results);
-            kept.push(result.clone());
-            let over = kept.len().saturating_sub(KEEP);
-            kept.drain(..over).collect::<Vec<_>>()
-        };
-        if !stale.is_empty() {
-            let writer = Store::lock(&self.writer);
-            for r in stale {
-                let _ = writer
-                    .execute_batch(&format!("DROP TABLE IF EXISTS {}", quote_ident(&r.table)));
+            let mut results = Store::lock(&self.results);
+            results.kept.push(Kept {
+                result: result.clone(),
+                connection,
+            });
+            let mine = results
+                .kept
+                .iter()
+                .filter(|k| k.connection == connection)
+                .count();
+            let mut stale = Vec::new();
+            for _ in KEEP..mine {
+                let i = results
+                    .kept
+                    .iter()
+                    .position(|k| k.connection == connection)
+                    .expect("counted above");
+                stale.push(results.kept.remove(i));
             }
+            stale
+        };
+        for k in stale {
+            self.drop_result(
+                k,
+                format!("this result was dropped: a workbench keeps its newest {KEEP}; run the query again"),
+            );
         }
-        self.evict();
+        self.evict(super::Room::ForResult);
         Ok(result)
+    }
+
+    /// Drops a kept result's table and remembers why.
+    pub(super) fn drop_result(&self, kept: Kept, reason: String) {
+        let table = kept.result.table;
+        let _ = Store::lock(&self.writer)
+            .execute_batch(&format!("DROP TABLE IF EXISTS {}", quote_ident(&table)));
+        tracing::info!(result = %table, "{reason}");
+        Store::lock(&self.results).note_dropped(table, reason);
+    }
+
+    /// Drops every result `connection` keeps: it has closed.
+    pub fn release_results(&self, connection: u64) {
+        let theirs: Vec<Kept> = {
+            let mut results = Store::lock(&self.results);
+            let (theirs, others) = std::mem::take(&mut results.kept)
+                .into_iter()
+                .partition(|k| k.connection == connection);
+            results.kept = others;
+            theirs
+        };
+        for k in theirs {
+            self.drop_result(
+                k,
+                "this result was dropped when its workbench closed".into(),
+            );
+        }
     }
 
     /// The columns of a dataset or a kept result.
     pub fn table_columns(&self, table: &str) -> Result<Vec<(String, String)>> {
-        if let Some(r) = Store::lock(&self.results).iter().find(|r| r.table == table) {
+        let results = Store::lock(&self.results);
+        if let Some(r) = results.find(table) {
             return Ok(r.columns.clone());
         }
-        Ok(self.dataset(table)?.columns)
+        match self.dataset(table) {
+            Ok(d) => Ok(d.columns),
+            Err(StoreError::UnknownDataset(_)) => Err(results.gone(table)),
+            Err(e) => Err(e),
+        }
     }
 
     /// The row count of a kept result.
     pub fn result_rows(&self, table: &str) -> Result<u64> {
-        Store::lock(&self.results)
-            .iter()
-            .find(|r| r.table == table)
+        let results = Store::lock(&self.results);
+        results
+            .find(table)
             .map(|r| r.rows)
-            .ok_or_else(|| StoreError::UnknownDataset(table.to_owned()))
+            .ok_or_else(|| results.gone(table))
     }
 
     /// Rows `offset..offset+limit` of a dataset or result, in insertion order, as text.

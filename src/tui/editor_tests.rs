@@ -111,6 +111,10 @@ fn a_dropped_result_is_known_by_its_kind() {
     for (error, closes) in [
         (EngineError::Unknown("gone".into()), true),
         (
+            EngineError::Dropped("this result was dropped when its workbench closed".into()),
+            true,
+        ),
+        (
             EngineError::Failed("no dataset named `_loom_result_9`".into()),
             false,
         ),
@@ -131,7 +135,9 @@ fn a_dropped_result_is_known_by_its_kind() {
         a.update(Msg::Reply(t, Err(error.clone())));
         assert_eq!(a.results.grid.is_none(), closes, "{error:?}");
         assert_eq!(
-            a.status.as_ref().map(|s| s.0.contains("was dropped")),
+            a.status
+                .as_ref()
+                .map(|s| s.0.contains("was dropped") || s.0.contains("no longer kept")),
             Some(closes),
             "{error:?}: {:?}",
             a.status

@@ -14,6 +14,10 @@ pub enum EngineError {
     /// No dataset or kept result has that name (dropped, evicted, or never made).
     #[error("{0}")]
     Unknown(String),
+    /// A result the session kept for a workbench is gone; the message says why, in words for
+    /// the person who ran it.
+    #[error("{0}")]
+    Dropped(String),
     /// The session refused or failed the request; the message says why (a query error, an
     /// unknown dataset, a call that failed).
     #[error("{0}")]
@@ -46,8 +50,9 @@ impl From<&str> for EngineError {
 /// approval; how long a call waited for one; why a large result passed through whole; where
 /// exports go. 7: the
 /// tool list says which server serves each tool (exposed names need not say it). 9: a server
-/// may be in the state "needs authentication" (an HTTP server refused loom's token).
-pub const WORKBENCH_PROTOCOL: u32 = 9;
+/// may be in the state "needs authentication" (an HTTP server refused loom's token). 10: a
+/// result that is gone says why (`dropped`).
+pub const WORKBENCH_PROTOCOL: u32 = 10;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]

@@ -298,19 +298,23 @@ impl App {
     }
 
     pub(super) fn on_failure(&mut self, purpose: Purpose, ticket: u64, error: EngineError) {
-        let gone = matches!(error, EngineError::Unknown(_));
+        let gone = match &error {
+            EngineError::Dropped(why) => Some(why.clone()),
+            EngineError::Unknown(_) => {
+                Some("this result is no longer kept by the session: run the query again".into())
+            }
+            _ => None,
+        };
         let e = error.to_string();
         match purpose {
             Purpose::Query => self.query_failed(ticket, &e),
             Purpose::Rows(table, page) => {
                 let current = self.results.grid_of(&table).is_some();
-                if current && gone {
-                    // The session keeps only the newest results; this one is gone.
+                if let Some(why) = gone.filter(|_| current) {
+                    // The session let this result go; the grid closes and says why.
                     self.results.grid = None;
-                    self.set_status(
-                        "this result was dropped (the session keeps the newest 8): run the query again",
-                        StatusKind::Error,
-                    );
+                    self.results.dropped = Some(why.clone());
+                    self.set_status(why, StatusKind::Error);
                     return;
                 }
                 if let Some(g) = self.results.grid_of(&table) {

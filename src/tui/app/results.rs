@@ -62,6 +62,8 @@ pub struct Results {
     /// Copy-all was asked for while pages were loading: it runs when the last one arrives.
     pub copy_all_pending: bool,
     pub export: Option<ExportState>,
+    /// Why the session let the shown result go, until another is shown.
+    pub dropped: Option<String>,
 }
 
 impl Results {
@@ -100,6 +102,7 @@ impl Results {
             grid.keep_place_of(old);
         }
         self.grid = Some(grid);
+        self.dropped = None;
     }
 
     /// The query of `ticket` failed with `message`. Results shows the failure, never an older

@@ -52,6 +52,14 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let Some(g) = &app.results.grid else {
+        if let Some(why) = &app.results.dropped {
+            let lines = vec![
+                Line::styled("The result is gone.", th.error),
+                Line::styled(why.clone(), th.muted),
+            ];
+            f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+            return;
+        }
         f.render_widget(
             Paragraph::new(empty_state(
                 &[
