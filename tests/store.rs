@@ -496,6 +496,38 @@ fn workbench_results_never_evict_datasets_and_belong_to_their_connection() {
     assert!(matches!(never, StoreError::UnknownDataset(_)), "{never:?}");
 }
 
+/// A non-finite DOUBLE keeps its row: the value reads as a string, every other column stays,
+/// and a JSON export is JSON.
+#[test]
+fn infinity_and_nan_keep_their_rows_in_results_envelopes_and_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let sql = "SELECT * FROM (VALUES (1, 'inf'::DOUBLE, 'keep me', [1.5, 'nan'::DOUBLE]), (2, '-inf'::DOUBLE, 'NaN', [2.5])) t(id, a, c, l)";
+    let QueryOutcome::Inline { rows, .. } = store.query(sql).unwrap() else {
+        panic!("inline")
+    };
+    assert_eq!(
+        rows,
+        vec![
+            json!({"id": 1, "a": "Infinity", "c": "keep me", "l": [1.5, "NaN"]}),
+            json!({"id": 2, "a": "-Infinity", "c": "NaN", "l": [2.5]}),
+        ]
+    );
+    let meta = store.materialize(sql, "odd_numbers").unwrap();
+    let p = store.profile(&meta.dataset_ref, 5).unwrap();
+    assert!(
+        p.samples.iter().all(|r| r["id"].is_number()),
+        "{:?}",
+        p.samples
+    );
+    let (path, _) = store
+        .export(&meta.dataset_ref, ExportFormat::Json, None)
+        .unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let v: Value = serde_json::from_str(&text).expect("the export is JSON");
+    assert_eq!(v[0]["a"], json!("Infinity"));
+}
+
 /// The envelope text of a fixed dataset, compared with `tests/snapshots/orders_envelope.txt`
 /// (set `UPDATE_SNAPSHOTS=1` to rewrite it after an intended change).
 #[test]

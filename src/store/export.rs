@@ -172,7 +172,8 @@ pub fn export(
                 if json && count > 0 {
                     out.write_all(b",\n").map_err(io)?;
                 }
-                out.write_all(v.as_bytes()).map_err(io)?;
+                out.write_all(super::profile::finite_json(&v).as_bytes())
+                    .map_err(io)?;
                 if !json {
                     out.write_all(b"\n").map_err(io)?;
                 }

@@ -61,8 +61,49 @@ fn column_notes(
 
 /// One exact JSON value from its JSON text (as the engine's `to_json` renders it).
 fn json_of(text: Option<String>) -> Value {
-    text.and_then(|t| serde_json::from_str(&t).ok())
+    text.and_then(|t| serde_json::from_str(&finite_json(&t)).ok())
         .unwrap_or(Value::Null)
+}
+
+/// The engine's JSON text made JSON: `to_json` writes a non-finite DOUBLE as a bare `NaN`,
+/// `Infinity` or `-Infinity`, which no JSON parser takes (one such value would lose its whole
+/// row). Those become the strings `"NaN"`, `"Infinity"` and `"-Infinity"`; text inside strings
+/// is never touched.
+pub fn finite_json(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("NaN") && !text.contains("Infinity") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else {
+            let token = ["-Infinity", "Infinity", "NaN"]
+                .into_iter()
+                .find(|t| rest.starts_with(t));
+            if let Some(t) = token {
+                out.push('"');
+                out.push_str(t);
+                out.push('"');
+                rest = &rest[t.len()..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The first `n` rows of `table`, as exact JSON objects in column order.
@@ -255,4 +296,54 @@ pub fn join_hints(
     });
     hints.truncate(5);
     Ok(hints)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::finite_json;
+    use proptest::prelude::*;
+
+    #[test]
+    fn non_finite_numbers_become_strings_and_strings_stay() {
+        let engine = r#"{"a":Infinity,"b":-Infinity,"c":NaN,"d":[1,NaN],"e":"NaN \"Infinity\" \\","f":{"g":-Infinity}}"#;
+        let v: serde_json::Value = serde_json::from_str(&finite_json(engine)).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"a":"Infinity","b":"-Infinity","c":"NaN","d":[1,"NaN"],
+                "e":"NaN \"Infinity\" \\","f":{"g":"-Infinity"}})
+        );
+    }
+
+    fn json() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            ".*".prop_map(serde_json::Value::from),
+            "(NaN|-?Infinity|\\\\|\"| )*".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::btree_map("(NaN|Infinity|[a-z])*", inner, 0..4)
+                    .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Valid JSON passes unchanged, whatever its strings say.
+        #[test]
+        fn json_passes_unchanged(v in json()) {
+            let text = v.to_string();
+            let out = finite_json(&text);
+            prop_assert_eq!(out.as_ref(), text.as_str());
+        }
+
+        /// Any text at all: no panic.
+        #[test]
+        fn any_text_never_panics(text in ".*") {
+            let _ = finite_json(&text);
+        }
+    }
 }

@@ -620,7 +620,7 @@ mod tests {
         // Formatting does not matter; written numbers are kept as written.
         assert_same(&serde_json::to_string_pretty(&rows).unwrap());
         assert_same(
-            r#"[{"n": -0, "f": 1E400, "g": 0.5e-3, "h": 123456789012345678901234567890123456789012, "s": "a\u0041\"\\\/\b\f\n\r\t"}]"#,
+            r#"[{"n": -0, "f": 1E400, "f2": 1e400, "f3": 1E-400, "f4": 2.50E+3, "g": 0.5e-3, "h": 123456789012345678901234567890123456789012, "s": "a\u0041\"\\\/\b\f\n\r\t"}]"#,
         );
         assert_same(r#"[{}, {"a": 1}, {"b": {"c": {}}}, {"a": null, "b": {"c": 2}}]"#);
         // A column is DATE only if every value is; mixed numbers and text stay text.

@@ -282,6 +282,7 @@ fn observe(seen: &mut Seen, slot: Slot, arena: &str, tier: Tier) {
                 widen(seen, t);
             } else {
                 seen.floats += 1;
+                seen.big_for_double |= !double_holds(t);
             }
         }
         Slot::Str(span) => {
@@ -311,6 +312,7 @@ fn observe(seen: &mut Seen, slot: Slot, arena: &str, tier: Tier) {
                     widen(seen, t);
                 } else if float_text(s) {
                     seen.str_floats += 1;
+                    seen.big_for_double |= !double_holds(s);
                 } else if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") {
                     seen.str_bools += 1;
                 }
@@ -347,7 +349,8 @@ fn decide(seen: &Seen) -> ColumnType {
     }
     let numeric = seen.ints + seen.floats + seen.str_ints + seen.str_floats;
     if numeric == values && seen.floats + seen.str_floats > 0 {
-        // A DOUBLE would round integers beyond 2^53: keep such a column as text.
+        // A DOUBLE would round integers beyond 2^53 and decimals with more digits than it
+        // keeps, and cannot hold a number beyond its range: keep such a column as text.
         return if seen.big_for_double {
             ColumnType::Varchar
         } else {
@@ -449,6 +452,11 @@ fn cell(slot: Slot, ty: ColumnType, arena: &str, tier: Tier) -> Cell<'_> {
                 .unwrap_or(Cell::Null),
             _ => Cell::Null,
         },
+        // A number kept as text reads the same whichever reader found it: its exponent as
+        // serde_json writes it (`1E400` becomes `1e+400`), its digits as written.
+        ColumnType::Varchar if matches!(slot, Slot::Num(_)) => {
+            Cell::Text(exponent_as_written(as_text))
+        }
         // Observing proved every value converts; a value that somehow does not is handed to
         // the engine as written, whose cast then refuses it (and the table with it).
         ColumnType::TimestampUtc => Cell::Text(
@@ -457,6 +465,18 @@ fn cell(slot: Slot, ty: ColumnType, arena: &str, tier: Tier) -> Cell<'_> {
                 .map_or(Cow::Borrowed(as_text), Cow::Owned),
         ),
         _ => Cell::Text(Cow::Borrowed(as_text)),
+    }
+}
+
+/// Number text with its exponent marker lower case and signed, as serde_json writes it.
+fn exponent_as_written(text: &str) -> Cow<'_, str> {
+    match text.split_once(['e', 'E']) {
+        Some((m, e)) if !text.contains("e+") && !text.contains("e-") || text.contains('E') => {
+            let e = e.strip_prefix('+').unwrap_or(e);
+            let sign = if e.starts_with('-') { "" } else { "+" };
+            Cow::Owned(format!("{m}e{sign}{e}"))
+        }
+        _ => Cow::Borrowed(text),
     }
 }
 

@@ -203,6 +203,62 @@ pub(super) fn float_text(s: &str) -> bool {
     int_ok && frac_ok && exp_ok && (frac.is_some() || exp.is_some())
 }
 
+/// A decimal number as significant digits and a power of ten: `digits × 10^exp`, with no
+/// leading or trailing zero in `digits` (zero has no digits).
+#[derive(Debug, PartialEq, Eq)]
+struct Decimal {
+    negative: bool,
+    digits: String,
+    exp: i64,
+}
+
+impl Decimal {
+    /// Reads number text (`-12.50e3`); `None` when it is not one.
+    fn of(text: &str) -> Option<Decimal> {
+        let (negative, t) = match text.strip_prefix('-') {
+            Some(t) => (true, t),
+            None => (false, text.strip_prefix('+').unwrap_or(text)),
+        };
+        let (mantissa, exp) = match t.split_once(['e', 'E']) {
+            Some((m, e)) => (m, e.parse::<i64>().ok().filter(|e| e.abs() < 1 << 40)?),
+            None => (t, 0),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        if int.is_empty() && frac.is_empty()
+            || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        let all = format!("{int}{frac}");
+        let significant = all.trim_start_matches('0');
+        let digits = significant.trim_end_matches('0');
+        let exp = exp - frac.len() as i64 + (significant.len() - digits.len()) as i64;
+        Some(Decimal {
+            negative: negative && !digits.is_empty(),
+            digits: digits.to_owned(),
+            exp,
+        })
+    }
+}
+
+/// Whether number text reads back from a DOUBLE as the same number: finite, and no digit lost
+/// (`0.1` does; `1.0000000000000001`, forty digits of pi or `1e309` do not). Up to 15
+/// significant digits within the normal range always do; longer ones are checked against the
+/// double's shortest decimal.
+pub(super) fn double_holds(text: &str) -> bool {
+    let Some(d) = Decimal::of(text) else {
+        return false;
+    };
+    let lead = d.exp + d.digits.len() as i64 - 1;
+    if d.digits.len() <= 15 && (-300..=300).contains(&lead) {
+        return true;
+    }
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() => Decimal::of(&format!("{f:e}")).is_some_and(|back| back == d),
+        _ => false,
+    }
+}
+
 /// The exact integer behind a JSON number or integer text, widest first.
 pub(super) enum IntValue {
     I64(i64),

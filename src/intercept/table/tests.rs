@@ -231,3 +231,95 @@ fn doubles_never_round_big_integers() {
     .unwrap();
     assert_eq!(t.columns[0].ty, ColumnType::Varchar);
 }
+
+#[test]
+fn doubles_never_round_long_decimals_or_hold_numbers_beyond_their_range() {
+    let rows = |text: &str| recs(serde_json::from_str(text).unwrap());
+    for (json, ty) in [
+        (r#"[{"v": 0.5}, {"v": 1e308}, {"v": 2.5e-300}]"#, "DOUBLE"),
+        (
+            r#"[{"v": 0.1234567890123456789012345678901234567890}, {"v": 1}]"#,
+            "VARCHAR",
+        ),
+        (r#"[{"v": 1e309}, {"v": 1.5}]"#, "VARCHAR"),
+        (r#"[{"v": -1e999}, {"v": 1.5}]"#, "VARCHAR"),
+        (r#"[{"v": 1.0000000000000001}, {"v": 1.5}]"#, "VARCHAR"),
+        // Seventeen digits that a double keeps exactly stay a double.
+        (r#"[{"v": 0.30000000000000004}, {"v": 1.5}]"#, "DOUBLE"),
+    ] {
+        let t = Table::from_records(rows(json), Tier::Json, Map::new(), "json").unwrap();
+        assert_eq!(t.columns[0].ty.sql(), ty, "{json}");
+        if ty == "VARCHAR" {
+            assert!(
+                matches!(t.cell(0, 0), Cell::Text(_)),
+                "{json}: a present value kept"
+            );
+        }
+    }
+    let t = Table::from_records(
+        recs(json!([{ "v": "1e309" }, { "v": "2.5" }])),
+        Tier::Text,
+        Map::new(),
+        "csv",
+    )
+    .unwrap();
+    assert_eq!(t.columns[0].ty, ColumnType::Varchar);
+}
+
+mod double_holds_properties {
+    use super::super::scalars::double_holds;
+    use proptest::prelude::*;
+
+    #[test]
+    fn examples() {
+        for t in [
+            "0",
+            "-0.0",
+            "0.1",
+            "1.50",
+            "2.5e-3",
+            "-12.75E+2",
+            "1e308",
+            "123456789012345",
+        ] {
+            assert!(double_holds(t), "{t}");
+        }
+        for t in [
+            "1e309",
+            "1e-400",
+            "1.0000000000000001",
+            "12345678901234567890.5",
+            "1e99999999999999999999",
+            "abc",
+            "",
+            ".",
+        ] {
+            assert!(!double_holds(t), "{t}");
+        }
+    }
+
+    proptest! {
+        /// Every finite double's own text holds, in both notations.
+        #[test]
+        fn a_doubles_own_text_holds(f in proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO) {
+            prop_assert!(double_holds(&f.to_string()), "{}", f);
+            prop_assert!(double_holds(&format!("{f:e}")), "{:e}", f);
+        }
+
+        /// Whatever it says, it agrees with reading the text back.
+        #[test]
+        fn holds_means_the_same_number_comes_back(text in "-?[0-9]{1,25}(\\.[0-9]{1,25})?([eE][-+]?[0-9]{1,3})?") {
+            if double_holds(&text) {
+                let f: f64 = text.parse().unwrap();
+                prop_assert!(f.is_finite());
+                let back: f64 = format!("{f:e}").parse().unwrap();
+                prop_assert_eq!(back, f);
+            }
+        }
+
+        #[test]
+        fn any_text_never_panics(text in ".*") {
+            let _ = double_holds(&text);
+        }
+    }
+}
