@@ -36,8 +36,11 @@ async fn memories_versions_search_and_the_primer() {
     c.tool_names().await;
     let r = c.call("loom_memory_set", json!({ "key": "db-rules", "content": "never touch the prod schema", "tags": ["rules"], "pinned": true })).await;
     assert_eq!(st(&r)["version"], 1, "{r}");
-    let r = c.call("loom_memory_set", json!({ "key": "db-rules", "content": "never touch the prod schema; staging is fine", "pinned": true, "if_version": 1 })).await;
+    // A write that does not mention the pin or the tags keeps them.
+    let r = c.call("loom_memory_set", json!({ "key": "db-rules", "content": "never touch the prod schema; staging is fine", "if_version": 1 })).await;
     assert_eq!(st(&r)["version"], 2);
+    assert_eq!(st(&r)["pinned"], true, "{r}");
+    assert_eq!(st(&r)["tags"], json!(["rules"]), "{r}");
     let stale = c
         .call(
             "loom_memory_set",

@@ -246,7 +246,7 @@ impl Memories {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Writes a new version of `key` with these tags and pin.
     pub fn set(
         &self,
         key: &str,
@@ -256,12 +256,31 @@ impl Memories {
         if_version: Option<u64>,
         author: &str,
     ) -> Result<Memory, MemoryError> {
+        self.set_keeping(key, content, Some(tags), Some(pinned), if_version, author)
+    }
+
+    /// Writes a new version of `key`; tags or a pin left unsaid (`None`) stay as the current
+    /// version has them, so a writer who did not mention the pin never takes it away.
+    pub fn set_keeping(
+        &self,
+        key: &str,
+        content: &str,
+        tags: Option<Vec<String>>,
+        pinned: Option<bool>,
+        if_version: Option<u64>,
+        author: &str,
+    ) -> Result<Memory, MemoryError> {
         let key = key.trim();
         if key.is_empty() || key.chars().count() > self.limits.max_key_chars {
             return Err(MemoryError::Limit(format!(
                 "a key must have 1 to {} characters",
                 self.limits.max_key_chars
             )));
+        }
+        if key.chars().any(char::is_control) {
+            return Err(MemoryError::Limit(
+                "a key cannot hold control characters (a line break, a tab, NUL)".into(),
+            ));
         }
         if content.len() > self.limits.max_content_bytes {
             return Err(MemoryError::Limit(format!(
@@ -291,12 +310,13 @@ impl Memories {
                 "there are already {live} memories (the limit); delete some first"
             )));
         }
+        let now = Self::current(versions);
         let m = Memory {
             key: key.to_owned(),
             version: last + 1,
             content: content.to_owned(),
-            tags,
-            pinned,
+            tags: tags.unwrap_or_else(|| now.map(|m| m.tags.clone()).unwrap_or_default()),
+            pinned: pinned.unwrap_or_else(|| now.is_some_and(|m| m.pinned)),
             author: author.to_owned(),
             at: super::now_iso(),
             deleted: false,

@@ -410,3 +410,35 @@ fn every_write_and_delete_is_reported_and_a_refused_one_is_not() {
     let key = |k: &str| crate::store::CatalogChange::Memory { key: k.into() };
     assert_eq!(*seen.lock().unwrap(), vec![key("db"), key("db")]);
 }
+
+/// A writer who does not mention the pin or the tags never takes them away; one who does,
+/// does. A key with a control character is refused.
+#[test]
+fn an_unmentioned_pin_and_tags_stay() {
+    let d = tempfile::tempdir().unwrap();
+    let m = mem(d.path());
+    m.set("db", "v1", vec!["rules".into()], true, None, "human")
+        .unwrap();
+    let kept = m
+        .set_keeping("db", "v2", None, None, Some(1), "model")
+        .unwrap();
+    assert!(kept.pinned);
+    assert_eq!(kept.tags, vec!["rules".to_owned()]);
+    let unpinned = m
+        .set_keeping("db", "v3", Some(vec![]), Some(false), None, "model")
+        .unwrap();
+    assert!(!unpinned.pinned && unpinned.tags.is_empty());
+    let fresh = m
+        .set_keeping("new", "x", None, None, None, "model")
+        .unwrap();
+    assert!(!fresh.pinned && fresh.tags.is_empty());
+    for key in ["a\nb", "\u{0}nul", "tab\there"] {
+        assert!(
+            matches!(
+                m.set_keeping(key, "x", None, None, None, "model"),
+                Err(MemoryError::Limit(_))
+            ),
+            "{key:?}"
+        );
+    }
+}

@@ -554,12 +554,13 @@ fn run_memory_tool(
     let uint = |k: &str| args.get(k).and_then(Value::as_i64).map(|v| v.max(0) as u64);
     match tool {
         LoomTool::MemorySet => {
+            // Tags or a pin the caller did not mention stay as they are.
             let m = mem
-                .set(
+                .set_keeping(
                     arg(args, "key"),
                     arg(args, "content"),
-                    strings("tags"),
-                    args.get("pinned").and_then(Value::as_bool).unwrap_or(false),
+                    args.get("tags").is_some().then(|| strings("tags")),
+                    args.get("pinned").and_then(Value::as_bool),
                     uint("if_version"),
                     author,
                 )
