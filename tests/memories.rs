@@ -103,19 +103,18 @@ async fn memories_versions_search_and_the_primer() {
     let primer = c2
         .request("resources/read", json!({ "uri": "loom://primer" }))
         .await;
-    assert!(
-        primer["result"]["contents"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("db-rules")
-    );
+    let primer = primer["result"]["contents"][0]["text"].as_str().unwrap();
+    assert!(primer.contains("db-rules"), "{primer}");
     let prompt = c2.request("prompts/get", json!({ "name": "loom" })).await;
-    assert!(
-        prompt["result"]["messages"][0]["content"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("never touch")
-    );
+    let prompt = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(prompt.contains("never touch"), "{prompt}");
+    // Every tool is listed (full mode, the default) once the servers run: nothing points the
+    // model at a finder it was not given.
+    for text in [instructions, primer, prompt] {
+        assert!(!text.contains("Not every tool is listed"), "{text}");
+    }
     let resources = c2.request("resources/list", json!({})).await;
     assert!(
         resources["result"]["resources"]

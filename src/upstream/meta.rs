@@ -512,7 +512,16 @@ impl ClientSession {
         let (servers, hidden) = match self.fleet() {
             Some(fleet) => {
                 let placed = self.placed_tools(fleet);
-                let hidden = placed.iter().any(|p| p.listed == Listed::Hidden);
+                // The finder and loom_call are what a hidden tool is reached through; their
+                // own absence (full mode) hides nothing.
+                let reach = [
+                    super::tools::LoomTool::FindTools.name(),
+                    super::tools::LoomTool::Call.name(),
+                ];
+                let hidden = placed.iter().any(|p| {
+                    p.listed == Listed::Hidden
+                        && !(p.server == "loom" && reach.contains(&p.exposed.as_str()))
+                });
                 let lines = self
                     .server_lines(fleet, &placed)
                     .into_iter()
