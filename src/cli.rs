@@ -148,14 +148,8 @@ pub async fn query(
                     let obj: serde_json::Map<String, serde_json::Value> = names
                         .iter()
                         .zip(r)
-                        .map(|(n, c)| {
-                            (
-                                (*n).to_owned(),
-                                c.clone()
-                                    .map(serde_json::Value::String)
-                                    .unwrap_or(serde_json::Value::Null),
-                            )
-                        })
+                        .zip(&result.columns)
+                        .map(|((n, c), (_, ty))| ((*n).to_owned(), json_cell(ty, c.as_deref())))
                         .collect();
                     let text = serde_json::Value::Object(obj).to_string();
                     writeln!(out, "{}", sink.json(&text))?;
@@ -169,6 +163,49 @@ pub async fn query(
     }
     out.flush()?;
     Ok(())
+}
+
+/// One cell of `loom query --format json` as the JSON value of its type: numbers as exact
+/// numbers (a non-finite one as `"Infinity"`, `"-Infinity"` or `"NaN"`, as loom_query gives
+/// it), booleans as booleans, JSON as JSON; anything else (text, times, nested values in the
+/// engine's own notation) as a string.
+fn json_cell(ty: &str, text: Option<&str>) -> serde_json::Value {
+    use serde_json::Value;
+    let Some(text) = text else {
+        return Value::Null;
+    };
+    let ty = ty.to_ascii_uppercase();
+    let numeric = [
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "BIGINT",
+        "HUGEINT",
+        "UTINYINT",
+        "USMALLINT",
+        "UINTEGER",
+        "UBIGINT",
+        "UHUGEINT",
+        "FLOAT",
+        "DOUBLE",
+        "REAL",
+    ]
+    .contains(&ty.as_str())
+        || ty.starts_with("DECIMAL");
+    let parsed = || serde_json::from_str::<Value>(text).ok();
+    let value = if numeric {
+        match text {
+            "inf" | "Infinity" => Some(Value::from("Infinity")),
+            "-inf" | "-Infinity" => Some(Value::from("-Infinity")),
+            "nan" | "-nan" | "NaN" => Some(Value::from("NaN")),
+            _ => parsed().filter(Value::is_number),
+        }
+    } else if ty == "BOOLEAN" || ty == "JSON" {
+        parsed().filter(|v| ty == "JSON" || v.is_boolean())
+    } else {
+        None
+    };
+    value.unwrap_or_else(|| Value::String(text.to_owned()))
 }
 
 /// `loom query --format table`: cells escaped first, then measured, so the columns line up on

@@ -118,6 +118,23 @@ async fn query_output_escapes_for_people_and_stays_exact_in_a_pipe() {
     let out = loom(dir, &["query", HOSTILE_SQL, "--format", "json"]);
     let row: Value = serde_json::from_slice(&out.stdout).expect("one JSON row");
     assert_eq!(row, json!({ "h\u{1b}[2J": HOSTILE_VALUE }));
+    // Each value as its type: exact numbers (a 30-digit decimal too), booleans, JSON; the
+    // rest as text.
+    let typed = "SELECT 1 AS n, 1.5::DOUBLE AS d, 123456789012345678901234567.891::DECIMAL(30,3) AS dec, 170141183460469231731687303715884105727::HUGEINT AS big, true AS b, NULL AS z, 'inf'::DOUBLE AS i, '{\"a\": [1]}'::JSON AS j, DATE '2024-02-29' AS day, '007' AS code";
+    let out = loom(dir, &["query", typed, "--format", "json"]);
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(
+        text.contains(r#""dec":123456789012345678901234567.891"#)
+            && text.contains(r#""big":170141183460469231731687303715884105727"#),
+        "exact digits: {text}"
+    );
+    let row: Value = serde_json::from_str(&text).expect("one JSON row");
+    assert_eq!(
+        row,
+        json!({ "n": 1, "d": 1.5, "dec": serde_json::from_str::<Value>("123456789012345678901234567.891").unwrap(),
+            "big": serde_json::from_str::<Value>("170141183460469231731687303715884105727").unwrap(),
+            "b": true, "z": null, "i": "Infinity", "j": {"a": [1]}, "day": "2024-02-29", "code": "007" })
+    );
 
     // The same on a terminal: escaped, and the JSON is still JSON with the same value.
     let csv = loom_on_a_terminal(dir, &["query", HOSTILE_SQL, "--format", "csv"]);
