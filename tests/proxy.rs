@@ -814,3 +814,32 @@ async fn a_refused_subscribe_is_not_held() {
         .await;
     assert_eq!(r["error"]["code"], json!(-32002), "{r}");
 }
+
+/// A client's cancel stops its `loom_query` in the engine: the next query runs at once instead
+/// of waiting for the cancelled one to reach `query_timeout`, and the cancelled request gets
+/// no answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_loom_query_stops_and_the_next_query_does_not_wait_for_it() {
+    let cfg = sample_config("query_timeout = 600", "");
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.send_raw(
+        &json!({ "jsonrpc": "2.0", "id": "long", "method": "tools/call",
+            "params": { "name": "loom_query", "arguments": { "sql": "SELECT count(*) FROM range(1000000000000) a, range(10) b" } } })
+        .to_string(),
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    c.notify(
+        "notifications/cancelled",
+        json!({ "requestId": "long", "reason": "changed my mind" }),
+    )
+    .await;
+    // Answered well within the 30 s a request waits here; without the cancel reaching the
+    // engine it would wait for the 600 s timeout.
+    let r = c.call("loom_query", json!({ "sql": "SELECT 8 AS n" })).await;
+    assert_eq!(r["result"]["structuredContent"]["rows"], json!([{ "n": 8 }]), "{r}");
+    while let Some(line) = c.next_line(Duration::from_millis(500)).await {
+        assert!(!line.contains(r#""id":"long""#), "the cancelled request was answered: {line}");
+    }
+}

@@ -23,7 +23,7 @@ pub use crate::types::data::{
 pub use crate::types::time::{civil_from_days, iso, now_iso};
 pub use export::{ExportFormat, csv_field};
 pub use profile::Profile;
-pub use query::QueryOutcome;
+pub use query::{Asker, QueryOutcome};
 
 use crate::intercept::table::Table;
 use sealed::{SealError, SealedDb};
@@ -147,7 +147,8 @@ pub struct Store {
     catalog: Mutex<HashMap<String, DatasetMeta>>,
     results: Mutex<results::Results>,
     /// Whether the reader connection is running a workbench query right now.
-    workbench_query: Mutex<bool>,
+    /// Calls cancelled before their query took the connection (see `cancel_call`).
+    early_cancels: Mutex<std::collections::VecDeque<u64>>,
     pub blobs: blobs::Blobs,
     clock: std::sync::atomic::AtomicU64,
     counter: std::sync::atomic::AtomicU64,
@@ -281,7 +282,7 @@ impl Store {
             db,
             catalog: Mutex::new(HashMap::new()),
             results: Mutex::default(),
-            workbench_query: Mutex::new(false),
+            early_cancels: Mutex::default(),
             blobs: parked,
             clock: std::sync::atomic::AtomicU64::new(1),
             counter: std::sync::atomic::AtomicU64::new(1),

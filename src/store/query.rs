@@ -37,10 +37,64 @@ fn explain_failure(store: &Store, guarded: &Guarded, sql: &str, e: StoreError) -
 }
 
 /// What the watchdog knows of the query armed now.
+/// On whose behalf a query runs: a person at a workbench, or a client's tool call (by its call
+/// number). A cancel reaches only the query of whoever asks.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Asker {
+    #[default]
+    Unnamed,
+    Workbench,
+    Call(u64),
+}
+
+thread_local! {
+    /// Who the queries run on this thread are for (see [`Store::asking_as`]).
+    static ASKER: std::cell::Cell<Asker> = const { std::cell::Cell::new(Asker::Unnamed) };
+}
+
+/// How many cancels of calls whose query has not started yet are remembered.
+const EARLY_CANCELS_KEPT: usize = 1024;
+
+impl Store {
+    /// Runs `f` with the queries it makes on this thread marked as `asker`'s.
+    pub fn asking_as<T>(asker: Asker, f: impl FnOnce() -> T) -> T {
+        struct Reset(Asker);
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                ASKER.with(|a| a.set(self.0));
+            }
+        }
+        let _reset = Reset(ASKER.with(|a| a.replace(asker)));
+        f()
+    }
+
+    /// Cancels the query of tool call `call`: at once if it runs, and as soon as it would
+    /// start if it waits for the connection. False when it runs no query now.
+    pub fn cancel_call(&self, call: u64) -> bool {
+        if self.watchdog.cancel(Asker::Call(call), &self.interrupt) {
+            return true;
+        }
+        let mut early = Store::lock(&self.early_cancels);
+        if early.len() == EARLY_CANCELS_KEPT {
+            early.pop_front();
+        }
+        early.push_back(call);
+        false
+    }
+
+    /// Stops the workbench query that is running, if one is; a model's query on the same
+    /// connection is never touched.
+    pub fn interrupt_query(&self) -> bool {
+        self.watchdog.cancel(Asker::Workbench, &self.interrupt)
+    }
+}
+
 #[derive(Default, Clone, Copy)]
 pub(super) struct Armed {
     /// The query's generation; 0 when none runs.
     generation: u64,
+    /// Whose it is.
+    asker: Asker,
     /// The timeout interrupted it.
     fired: bool,
     /// A person cancelled it.
@@ -67,11 +121,12 @@ impl Watchdog {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Arms the watchdog for a query about to run; returns its generation.
-    pub(super) fn arm(&self) -> u64 {
+    /// Arms the watchdog for `asker`'s query about to run; returns its generation.
+    pub(super) fn arm(&self, asker: Asker) -> u64 {
         let generation = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         *self.lock() = Armed {
             generation,
+            asker,
             ..Armed::default()
         };
         generation
@@ -99,10 +154,11 @@ impl Watchdog {
         true
     }
 
-    /// Cancels the query running now, and keeps it cancelled until it ends; false if none runs.
-    pub(super) fn cancel(&self, handle: &duckdb::InterruptHandle) -> bool {
+    /// Cancels `asker`'s query if it is the one running now, and keeps it cancelled until it
+    /// ends; false otherwise.
+    pub(super) fn cancel(&self, asker: Asker, handle: &duckdb::InterruptHandle) -> bool {
         let mut state = self.lock();
-        if state.generation == 0 {
+        if state.generation == 0 || state.asker != asker || asker == Asker::Unnamed {
             return false;
         }
         state.cancelled = true;
@@ -127,7 +183,16 @@ pub(super) fn with_timeout<T>(
     let timeout = store.config.query_timeout;
     let (done, watch) = std::sync::mpsc::channel::<()>();
     let reader = Store::lock(&store.reader);
-    let generation = store.watchdog.arm();
+    let asker = ASKER.with(|a| a.get());
+    if let Asker::Call(call) = asker {
+        // Cancelled while it waited for the connection: it never starts.
+        let mut early = Store::lock(&store.early_cancels);
+        if let Some(i) = early.iter().position(|c| *c == call) {
+            early.remove(i);
+            return Err(StoreError::Cancelled);
+        }
+    }
+    let generation = store.watchdog.arm(asker);
     let dog = store.watchdog.clone();
     let handle = store.interrupt.clone();
     std::thread::spawn(move || {

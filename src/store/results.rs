@@ -73,6 +73,13 @@ impl Results {
 impl Store {
     /// Runs one guarded read-only statement into a new result table, kept for `connection`.
     pub fn run_result(&self, sql: &str, connection: u64) -> Result<ResultTable> {
+        // A cancel from a workbench interrupts this query, never the model's.
+        Store::asking_as(super::query::Asker::Workbench, || {
+            self.run_result_as_asked(sql, connection)
+        })
+    }
+
+    fn run_result_as_asked(&self, sql: &str, connection: u64) -> Result<ResultTable> {
         self.record_calls();
         let started = std::time::Instant::now();
         let mut name = String::new();
@@ -82,10 +89,6 @@ impl Store {
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             name = format!("_loom_result_{n}");
             let t = quote_ident(&name);
-            // While this is set, a cancel from a workbench may interrupt the reader: it is
-            // running this query, never the model's.
-            *Store::lock(&self.workbench_query) = true;
-            let _running = WorkbenchQuery(self);
             if guarded.kind == StatementKind::Explain {
                 // A plan cannot be wrapped in CREATE TABLE AS; copy its two text columns.
                 let mut stmt = conn.prepare(&guarded.sql)?;
@@ -289,21 +292,5 @@ impl Store {
             })?
             .collect::<std::result::Result<Vec<_>, _>>()?;
         Ok(bars)
-    }
-
-    /// Stops the workbench query that is running, if one is; a model's query on the same
-    /// connection is never touched.
-    pub fn interrupt_query(&self) -> bool {
-        let running = Store::lock(&self.workbench_query);
-        *running && self.watchdog.cancel(&self.interrupt)
-    }
-}
-
-/// Clears the "a workbench query runs" mark however the query ends.
-struct WorkbenchQuery<'a>(&'a Store);
-
-impl Drop for WorkbenchQuery<'_> {
-    fn drop(&mut self) {
-        *Store::lock(&self.0.workbench_query) = false;
     }
 }

@@ -2,6 +2,7 @@
 //! log entry every call gets.
 
 use super::*;
+use crate::store::{Asker, Store};
 
 impl ClientSession {
     /// A `tools/call`; `via` names the loom tool that made it (`loom_call`), for the log.
@@ -57,8 +58,37 @@ impl ClientSession {
                 Ok(()) => match self.session.store.get().await {
                     Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
                     Ok(store) => {
-                        run_blocking(spec.name(), move || tools::run(&store, spec.tool, &args))
-                            .await
+                        // The client's cancel, or a person's, interrupts this call's query.
+                        let call = track.summary.call;
+                        let up_key = id_key(id);
+                        let mut cancel_rx = self.track_in_flight(&up_key, LOOM_SERVER, Some(call));
+                        let running = store.clone();
+                        let run = run_blocking(spec.name(), move || {
+                            Store::asking_as(Asker::Call(call), || {
+                                tools::run(&running, spec.tool, &args)
+                            })
+                        });
+                        let ran = tokio::select! {
+                            r = run => Ok(r),
+                            stop = &mut cancel_rx => Err(stop),
+                        };
+                        self.untrack_in_flight(&up_key, Some(call));
+                        match ran {
+                            Ok(r) => r,
+                            Err(stop) => {
+                                store.cancel_call(call);
+                                if let Ok(Stop::Person) = stop {
+                                    return Ok(Some(self.refuse(
+                                        id,
+                                        track,
+                                        Outcome::Cancelled,
+                                        CANCELLED_BY_PERSON,
+                                    )));
+                                }
+                                self.end_call(track, Outcome::Cancelled, None, None, "");
+                                return Ok(None);
+                            }
+                        }
                     }
                 },
             };
