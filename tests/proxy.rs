@@ -837,9 +837,18 @@ async fn a_cancelled_loom_query_stops_and_the_next_query_does_not_wait_for_it() 
     .await;
     // Answered well within the 30 s a request waits here; without the cancel reaching the
     // engine it would wait for the 600 s timeout.
-    let r = c.call("loom_query", json!({ "sql": "SELECT 8 AS n" })).await;
-    assert_eq!(r["result"]["structuredContent"]["rows"], json!([{ "n": 8 }]), "{r}");
+    let r = c
+        .call("loom_query", json!({ "sql": "SELECT 8 AS n" }))
+        .await;
+    assert_eq!(
+        r["result"]["structuredContent"]["rows"],
+        json!([{ "n": 8 }]),
+        "{r}"
+    );
     while let Some(line) = c.next_line(Duration::from_millis(500)).await {
-        assert!(!line.contains(r#""id":"long""#), "the cancelled request was answered: {line}");
+        assert!(
+            !line.contains(r#""id":"long""#),
+            "the cancelled request was answered: {line}"
+        );
     }
 }

@@ -206,6 +206,21 @@ fn large_query_results_become_datasets() {
         }
         other => panic!("{other:?}"),
     }
+    // A few rows that are large become a dataset too: an inline answer costs at most four
+    // envelopes (1500 tokens each here, about 24 KB).
+    match store
+        .query("SELECT range AS n, repeat('ab', 20000) AS c FROM range(3)")
+        .unwrap()
+    {
+        QueryOutcome::Dataset(d) => assert_eq!(d.rows, 3),
+        other => panic!("three 40 KB rows came back inline: {other:?}"),
+    }
+    assert!(matches!(
+        store
+            .query("SELECT range AS n, repeat('ab', 100) AS c FROM range(3)")
+            .unwrap(),
+        QueryOutcome::Inline { .. }
+    ));
 }
 
 #[test]

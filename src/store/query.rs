@@ -246,8 +246,21 @@ enum Ran {
     Table(String),
 }
 
+/// How many times an envelope's token budget an inline answer may cost (about four bytes a
+/// token): beyond it, even a few rows become a dataset the model pages through.
+const INLINE_ENVELOPES: usize = 4;
+
+/// The bytes `table`'s rows take as JSON, counted in the engine.
+fn inline_bytes(conn: &duckdb::Connection, table: &str) -> Result<usize> {
+    let sql = format!(
+        "SELECT coalesce(sum(strlen(to_json(t)::VARCHAR)), 0)::UBIGINT FROM {table} t"
+    );
+    Ok(conn.query_row(&sql, [], |r| r.get::<_, u64>(0))? as usize)
+}
+
 pub fn run(store: &Store, sql: &str) -> Result<QueryOutcome> {
     let inline_rows = store.config.inline_rows;
+    let inline_max = store.config.envelope_budget * INLINE_ENVELOPES * 4;
     let outcome = run_guarded(store, sql, |conn, guarded| {
         if guarded.kind == StatementKind::Explain {
             // A plan is two text columns; it cannot be wrapped in a table, so it runs as is.
@@ -267,7 +280,7 @@ pub fn run(store: &Store, sql: &str) -> Result<QueryOutcome> {
         let table = quote_ident(&name);
         conn.execute_batch(&format!("CREATE TABLE {table} AS {}", guarded.sql))?;
         let (rows, columns) = shape(conn, &name)?;
-        if rows as usize <= inline_rows {
+        if rows as usize <= inline_rows && inline_bytes(conn, &table)? <= inline_max {
             let data = first_rows(conn, &table, inline_rows);
             let _ = conn.execute_batch(&format!("DROP TABLE IF EXISTS {table}"));
             return Ok(Ran::Inline(QueryOutcome::Inline {
