@@ -185,6 +185,41 @@ fn wide_tables_stay_within_the_envelope_budget() {
                 .is_empty(),
         "{tokens}"
     );
+
+    // So wide that its schema alone is over the budget: the first columns, and how many more.
+    let rows: Vec<Value> = (0..5)
+        .map(|i| {
+            Value::Object(
+                (0..1200)
+                    .map(|c| (format!("measurement_{c}"), json!(i * c)))
+                    .collect(),
+            )
+        })
+        .collect();
+    let r = ingest_json(&store, "very_wide", &Value::Array(rows).to_string());
+    let meta = store.dataset(&r).unwrap();
+    let p = store.profile(&r, 5).unwrap();
+    let (env, tokens) = envelope::render(&meta, &p, 1500, Some(100_000));
+    assert!(tokens <= 1500, "{tokens}");
+    let listed = env["structuredContent"]["columns"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(
+        listed as u64 + env["structuredContent"]["more_columns"].as_u64().unwrap(),
+        1200
+    );
+    let text = env["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("more columns (loom_describe"), "{text}");
+    // loom_describe lists them all.
+    let (all, _) = envelope::render(&meta, &p, usize::MAX, None);
+    assert_eq!(
+        all["structuredContent"]["columns"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1200
+    );
 }
 
 #[test]

@@ -151,44 +151,67 @@ struct Detail {
     sample_columns: usize,
     top_values: bool,
     stats: bool,
+    /// Columns listed; the rest are counted (`loom_describe` lists them all).
+    columns: usize,
 }
 
-const STEPS: [Detail; 6] = [
+const STEPS: [Detail; 8] = [
     Detail {
         samples: usize::MAX,
         sample_columns: usize::MAX,
         top_values: true,
         stats: true,
+        columns: usize::MAX,
     },
     Detail {
         samples: 3,
         sample_columns: 12,
         top_values: true,
         stats: true,
+        columns: usize::MAX,
     },
     Detail {
         samples: 3,
         sample_columns: 8,
         top_values: false,
         stats: true,
+        columns: usize::MAX,
     },
     Detail {
         samples: 2,
         sample_columns: 6,
         top_values: false,
         stats: false,
+        columns: usize::MAX,
     },
     Detail {
         samples: 1,
         sample_columns: 4,
         top_values: false,
         stats: false,
+        columns: usize::MAX,
     },
     Detail {
         samples: 0,
         sample_columns: 0,
         top_values: false,
         stats: false,
+        columns: usize::MAX,
+    },
+    // A table too wide for its schema to fit: the first columns, and how many more.
+    Detail {
+        samples: 0,
+        sample_columns: 0,
+        top_values: false,
+        stats: false,
+        columns: 60,
+    },
+    Detail {
+        samples: 0,
+        sample_columns: 0,
+        top_values: false,
+        stats: false,
+        columns: 12,
     },
 ];
 
@@ -239,6 +262,7 @@ fn structured(
     let columns: Vec<Value> = p
         .columns
         .iter()
+        .take(d.columns)
         .map(|c| {
             let mut o = Map::new();
             o.insert("name".into(), json!(c.name));
@@ -292,6 +316,10 @@ fn structured(
     out.insert("ref".into(), json!(meta.dataset_ref));
     out.insert("rows".into(), json!(meta.rows));
     out.insert("columns".into(), Value::Array(columns));
+    let more = p.columns.len().saturating_sub(d.columns);
+    if more > 0 {
+        out.insert("more_columns".into(), json!(more));
+    }
     out.insert("sample_rows".into(), Value::Array(samples));
     out.insert(
         "join_hints".into(),
@@ -328,7 +356,7 @@ fn text(
         .unwrap_or_default();
     s.push_str(&format!("Dataset `{}`: {} rows × {} columns{source}{saved}. Query it with loom_query (DuckDB SQL).\n", meta.dataset_ref, meta.rows, meta.columns.len()));
     s.push_str("columns:\n");
-    for c in &p.columns {
+    for c in p.columns.iter().take(d.columns) {
         s.push_str(&format!("  {} {}", c.name, c.ty));
         if let Some(note) = &c.note {
             s.push_str(&format!(" ({note})"));
@@ -356,6 +384,13 @@ fn text(
             s.push_str(&format!("  top: {}", tops.join(", ")));
         }
         s.push('\n');
+    }
+    let more = p.columns.len().saturating_sub(d.columns);
+    if more > 0 {
+        s.push_str(&format!(
+            "  … and {more} more columns (loom_describe {{\"ref\": \"{}\"}} lists them all)\n",
+            meta.dataset_ref
+        ));
     }
     if d.samples > 0 && !p.samples.is_empty() {
         s.push_str(&format!(

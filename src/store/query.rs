@@ -252,9 +252,8 @@ const INLINE_ENVELOPES: usize = 4;
 
 /// The bytes `table`'s rows take as JSON, counted in the engine.
 fn inline_bytes(conn: &duckdb::Connection, table: &str) -> Result<usize> {
-    let sql = format!(
-        "SELECT coalesce(sum(strlen(to_json(t)::VARCHAR)), 0)::UBIGINT FROM {table} t"
-    );
+    let sql =
+        format!("SELECT coalesce(sum(strlen(to_json(t)::VARCHAR)), 0)::UBIGINT FROM {table} t");
     Ok(conn.query_row(&sql, [], |r| r.get::<_, u64>(0))? as usize)
 }
 
