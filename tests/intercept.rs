@@ -312,6 +312,7 @@ async fn large_text_is_parked_and_read_back() {
         .call("loom_fetch", json!({ "blob_key": "blob/0000000000000000" }))
         .await;
     assert_eq!(structured(&missing)["found"], false);
+    assert!(is_error_result(&missing), "{missing}");
     // The model can park text itself.
     let mine = c
         .call(

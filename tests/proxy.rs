@@ -852,3 +852,39 @@ async fn a_cancelled_loom_query_stops_and_the_next_query_does_not_wait_for_it() 
         );
     }
 }
+
+/// A call whose name is not a string, or whose arguments are not an object, is refused with
+/// an error that says so; it never reaches a server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_tool_calls_are_refused_in_words() {
+    let cfg = sample_config("", "");
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    for (params, words) in [
+        (json!({ "name": 1 }), "as a string"),
+        (json!({ "arguments": {} }), "as a string"),
+        (
+            json!({ "name": "sample_get_weather", "arguments": "Lisbon" }),
+            "must be an object",
+        ),
+        (
+            json!({ "name": "sample_get_weather", "arguments": [1, 2] }),
+            "must be an object",
+        ),
+        (
+            json!({ "name": "loom_query", "arguments": 5 }),
+            "must be an object",
+        ),
+    ] {
+        let r = c.request("tools/call", params.clone()).await;
+        assert_eq!(r["error"]["code"], json!(-32602), "{params}: {r}");
+        let message = r["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(words), "{params}: {r}");
+    }
+    // Still serving.
+    let r = c
+        .call("sample_get_weather", json!({ "city": "Lisbon" }))
+        .await;
+    assert!(r["result"].is_object(), "{r}");
+}

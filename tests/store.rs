@@ -394,6 +394,25 @@ fn materialize_drop_and_export() {
     assert!(store.materialize("SELECT 1", "paid_orders").is_err());
     assert!(store.materialize("SELECT 1", "Bad Name").is_err());
     assert!(store.materialize("DROP TABLE paid_orders", "x_y").is_err());
+    // Reserved words and names the engine already uses are refused in words, never with the
+    // engine's catalog error.
+    for name in [
+        "select",
+        "from",
+        "main",
+        "information_schema",
+        "temp",
+        "loom_calls",
+    ] {
+        match store.materialize("SELECT 1 AS one", name) {
+            Err(StoreError::Refused(why)) => assert!(why.contains("pick another name"), "{why}"),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    let ok = store
+        .materialize("SELECT 1 AS one", "select_count")
+        .unwrap();
+    assert_eq!(ok.rows, 1);
     let (csv, n) = store.export(&r, ExportFormat::Csv, None).unwrap();
     assert_eq!(n, 3);
     let text = std::fs::read_to_string(&csv).unwrap();

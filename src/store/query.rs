@@ -310,6 +310,22 @@ pub fn materialize(store: &Store, sql: &str, name: &str) -> Result<DatasetMeta> 
             "a dataset named `{name}` already exists; loom_drop it first or pick another name"
         )));
     }
+    // A reserved word would break the SQL written against it (the envelope's own hint
+    // included); a name the engine already uses would shadow or clash with it.
+    let taken: bool = Store::lock(&store.writer).query_row(
+        "SELECT EXISTS (SELECT 1 FROM duckdb_keywords() WHERE lower(keyword_name) = $1 AND keyword_category = 'reserved') \
+            OR EXISTS (SELECT 1 FROM duckdb_tables() WHERE lower(table_name) = $1) \
+            OR EXISTS (SELECT 1 FROM duckdb_views() WHERE lower(view_name) = $1) \
+            OR EXISTS (SELECT 1 FROM duckdb_schemas() WHERE lower(schema_name) = $1) \
+            OR EXISTS (SELECT 1 FROM duckdb_databases() WHERE lower(database_name) = $1)",
+        [name],
+        |r| r.get(0),
+    )?;
+    if taken {
+        return Err(StoreError::Refused(format!(
+            "`{name}` is a reserved SQL word or a name the engine already uses; pick another name"
+        )));
+    }
     let table = quote_ident(name);
     run_guarded(store, sql, |conn, guarded| {
         if guarded.kind != StatementKind::Select {

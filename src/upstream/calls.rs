@@ -18,11 +18,25 @@ impl ClientSession {
         {
             return done;
         }
-        let name = params
+        let Some(name) = params
             .get("name")
             .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+            .map(str::to_owned)
+        else {
+            return Err(RpcError::new(
+                code::INVALID_PARAMS,
+                "tools/call needs `name`: the tool's name, as a string",
+            ));
+        };
+        if params
+            .get("arguments")
+            .is_some_and(|a| !a.is_object() && !a.is_null())
+        {
+            return Err(RpcError::new(
+                code::INVALID_PARAMS,
+                format!("the arguments of `{name}` must be an object of named arguments"),
+            ));
+        }
         if let Some(spec) = tools::spec(&name) {
             let args = params
                 .get("arguments")

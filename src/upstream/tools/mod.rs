@@ -435,7 +435,20 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
                     context_lines: context as usize,
                 })
                 .map_err(|e| format!("loom_fetch: {e}"))?;
+            let found = f.found;
             let structured = serde_json::to_value(&f).unwrap_or(Value::Null);
+            if !found {
+                // A key that names nothing is the caller's mistake: an error it can act on.
+                let mut r = text_and_structured(
+                    format!(
+                        "{}; a key comes from the pointer that replaced a large text result",
+                        f.content
+                    ),
+                    structured,
+                );
+                r["isError"] = json!(true);
+                return Ok(r);
+            }
             Ok(text_and_structured(f.content, structured))
         }
         LoomTool::Park => {
