@@ -144,3 +144,55 @@ fn a_dropped_result_is_known_by_its_kind() {
         );
     }
 }
+
+/// A 10,000-character line costs syntect nothing per keystroke (it is lexed in one linear
+/// pass), a key in an ordinary line re-parses that line alone, and a burst of keys between
+/// two frames is highlighted once.
+#[test]
+fn a_keystroke_reparses_a_bounded_amount_of_text() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('5')]);
+    let mut text: String = (0..200)
+        .map(|i| format!("SELECT {i} AS n, 'x' FROM t; -- line {i}\n"))
+        .collect();
+    let list: Vec<String> = (0..2000).map(|i| i.to_string()).collect();
+    text.push_str(&format!(
+        "SELECT * FROM t WHERE id IN ({})\nORDER BY 1;",
+        list.join(", ")
+    ));
+    press(&mut a, vec![Msg::Paste(text)]);
+    let pasted = (a.editor.colours.parsed_lines, a.editor.colours.parsed_bytes);
+    assert!(pasted.0 <= 202, "{pasted:?}");
+    assert!(
+        pasted.1 < 10_000,
+        "the long line never reaches syntect: {pasted:?}"
+    );
+
+    // Into the long line: nothing is parsed again.
+    press(&mut a, vec![Msg::code(KeyCode::Up), Msg::char('9')]);
+    assert_eq!(a.editor.area.cursor().0, 200);
+    assert!(a.editor.area.lines()[200].chars().count() > 10_000);
+    assert_eq!(
+        (a.editor.colours.parsed_lines, a.editor.colours.parsed_bytes),
+        pasted
+    );
+
+    // Into an ordinary line: that line only.
+    a.editor
+        .area
+        .move_cursor(tui_textarea::CursorMove::Jump(0, 0));
+    let before = a.editor.colours.parsed_lines;
+    press(&mut a, vec![Msg::char('x')]);
+    assert_eq!(a.editor.area.cursor(), (0, 1));
+    assert_eq!(a.editor.colours.parsed_lines, before + 1);
+
+    // Fifty keys in one burst: one highlight when the frame is drawn.
+    let before = a.editor.colours.parsed_lines;
+    for _ in 0..50 {
+        let reqs = a.update(Msg::char('y'));
+        assert!(reqs.is_empty());
+    }
+    assert_eq!(a.editor.colours.parsed_lines, before, "not per key");
+    a.prepare_frame();
+    assert_eq!(a.editor.colours.parsed_lines, before + 1);
+}

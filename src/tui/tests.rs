@@ -299,10 +299,12 @@ pub(super) fn started() -> App {
     a
 }
 
+/// Each message as if it came alone: its requests answered, then a frame prepared.
 pub(super) fn press(a: &mut App, msgs: Vec<Msg>) {
     for m in msgs {
         let reqs = a.update(m);
         answer(a, reqs);
+        a.prepare_frame();
     }
 }
 

@@ -240,12 +240,6 @@ pub struct App {
     out: Vec<(u64, Request)>,
 }
 
-/// Whether a message may have changed typed text.
-enum MsgKind {
-    Typed,
-    Other,
-}
-
 /// A message for the reducer.
 pub enum Msg {
     Key(KeyEvent),
@@ -412,13 +406,19 @@ impl App {
         self.status = Some((text.into(), kind));
     }
 
-    /// Applies one message; returns the requests to send.
+    /// Work for the frame about to be drawn, done once however many messages came since the
+    /// last one: colouring the editor's and the palette's text. Call it right before drawing.
+    pub fn prepare_frame(&mut self) {
+        self.editor
+            .highlight_if_dirty(&self.highlighter, &self.theme);
+        if let Overlay::Palette(p) = &mut self.overlay {
+            p.highlight_if_dirty(&self.highlighter, &self.theme);
+        }
+    }
+
+    /// Applies one message; returns the requests to send. It never colours text (a paste or
+    /// a burst of keys would pay for it per key): [`App::prepare_frame`] does, once a frame.
     pub fn update(&mut self, msg: Msg) -> Vec<(u64, Request)> {
-        // Text in the palette's arguments changes only by a key or a paste.
-        let msg_kind = match msg {
-            Msg::Key(_) | Msg::Paste(_) | Msg::Action(_) => MsgKind::Typed,
-            _ => MsgKind::Other,
-        };
         match msg {
             Msg::Key(k) => self.on_key(k),
             Msg::Mouse(m) => self.on_mouse(m),
@@ -449,14 +449,6 @@ impl App {
                 format!("internal error in loom (details in the log): {what}"),
                 StatusKind::Error,
             ),
-        }
-        self.editor
-            .highlight_if_dirty(&self.highlighter, &self.theme);
-        let typed = matches!(msg_kind, MsgKind::Typed);
-        if let (true, Overlay::Palette(p)) = (typed, &mut self.overlay)
-            && let PaletteStage::Edit { args, .. } = &mut p.stage
-        {
-            self.highlighter.apply_json(args, &self.theme);
         }
         if self.quit {
             // The last moment this workbench's state is seen: what the editor holds is kept.

@@ -5,6 +5,7 @@
 use super::keys::edit_line;
 use super::navigation::step;
 use super::*;
+use crate::tui::highlight::LineCache;
 
 pub enum PaletteStage {
     Pick,
@@ -20,6 +21,10 @@ pub struct Palette {
     pub selected: usize,
     pub stage: PaletteStage,
     pub error: Option<String>,
+    /// The arguments' colours must be applied again before the next frame.
+    pub(super) dirty: bool,
+    /// The arguments' highlighting, line by line, from the frames before.
+    pub(super) colours: LineCache,
 }
 
 impl Palette {
@@ -29,6 +34,8 @@ impl Palette {
             selected: 0,
             stage: PaletteStage::Pick,
             error: None,
+            dirty: false,
+            colours: LineCache::default(),
         }
     }
 
@@ -94,13 +101,25 @@ impl Palette {
             PaletteStage::Edit { args, .. } => {
                 args.input(k);
                 self.error = None;
+                self.dirty = true;
             }
+        }
+    }
+
+    /// Colours the arguments again if they changed since the last frame.
+    pub(super) fn highlight_if_dirty(&mut self, h: &Highlighter, th: &Theme) {
+        if !std::mem::take(&mut self.dirty) {
+            return;
+        }
+        if let PaletteStage::Edit { args, .. } = &mut self.stage {
+            h.apply_json(args, th, &mut self.colours);
         }
     }
 
     pub(super) fn paste(&mut self, text: &str) {
         if let PaletteStage::Edit { args, .. } = &mut self.stage {
             args.insert_str(text);
+            self.dirty = true;
         }
     }
 
@@ -135,6 +154,7 @@ impl Palette {
             tool,
             args: Box::new(args),
         };
+        self.dirty = true;
     }
 
     /// `enter` on the arguments: the tool's name and arguments when they pass its schema;
