@@ -196,3 +196,62 @@ fn a_keystroke_reparses_a_bounded_amount_of_text() {
     a.prepare_frame();
     assert_eq!(a.editor.colours.parsed_lines, before + 1);
 }
+
+/// `ctrl-s` on arguments that are not JSON, or fail the schema, says so right under them and
+/// on the status line, marks where the JSON broke, and sends nothing.
+#[test]
+fn ctrl_s_on_bad_arguments_shows_why_under_them() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char(':')]);
+    for c in "orders".chars() {
+        press(&mut a, vec![Msg::char(c)]);
+    }
+    press(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    // The cursor waits after the prefilled `0`: `0x` is not JSON.
+    let mut reqs = Vec::new();
+    for m in [Msg::char('x'), Msg::ctrl('s')] {
+        let out = a.update(m);
+        reqs.extend(out.iter().map(|(_, r)| r.clone()));
+        super::tests::answer(&mut a, out);
+        a.prepare_frame();
+    }
+    assert!(
+        !reqs.iter().any(|r| matches!(r, Request::CallTool { .. })),
+        "{reqs:?}"
+    );
+    let (status, _) = a.status.clone().expect("a status");
+    assert!(
+        status.starts_with("not sent to sample_list_orders: not valid JSON"),
+        "{status}"
+    );
+    let s = super::tests::screen(&a);
+    let lines: Vec<&str> = s.lines().collect();
+    let brace = lines
+        .iter()
+        .rposition(|l| l.contains("│}"))
+        .expect("the arguments' last line");
+    assert!(
+        lines[brace + 1].contains("✗ not valid JSON: expected `,` or `}` at line 2 column 13"),
+        "right under the arguments:\n{s}"
+    );
+    match &a.overlay {
+        super::app::Overlay::Palette(p) => assert_eq!(p.error_at, Some((1, 12))),
+        _ => panic!("the palette stays open"),
+    }
+    // A wrong type: the schema's word, in the same place.
+    press(
+        &mut a,
+        vec![Msg::code(KeyCode::Backspace), Msg::code(KeyCode::Backspace)],
+    );
+    for c in "\"5\"".chars() {
+        press(&mut a, vec![Msg::char(c)]);
+    }
+    press(&mut a, vec![Msg::ctrl('s')]);
+    let s = super::tests::screen(&a);
+    assert!(s.contains("✗ argument `limit` must be integer"), "{s}");
+    let (status, _) = a.status.clone().expect("a status");
+    assert_eq!(
+        status,
+        "not sent to sample_list_orders: argument `limit` must be integer"
+    );
+}
