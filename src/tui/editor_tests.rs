@@ -255,3 +255,32 @@ fn ctrl_s_on_bad_arguments_shows_why_under_them() {
         "not sent to sample_list_orders: argument `limit` must be integer"
     );
 }
+
+/// With wide characters and emoji before it, the editor marks the very character Results
+/// names (a character column), not the one at that byte.
+#[test]
+fn the_error_mark_lands_on_the_character_results_names() {
+    let mut a = started();
+    a.size = (160, 45);
+    let sql = "SELECT '日本語テキスト🎉🎉' AS 名前, 'x' AS y FROM range(3) t(i) WHERE nosuch = 1";
+    press(
+        &mut a,
+        vec![Msg::char('5'), Msg::Paste(sql.into()), Msg::ctrl('e')],
+    );
+    let e = a.results.query_error.as_ref().expect("an error");
+    assert_eq!(e.at, Some((0, 60)), "{}", e.message);
+    let s = super::tests::screen(&a);
+    assert!(s.contains("at line 1, column 61"), "{s}");
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 45)).unwrap();
+    t.draw(|f| super::ui::draw(f, &a)).unwrap();
+    let buf = t.backend().buffer();
+    let r =
+        super::ui::layout(ratatui::layout::Rect::new(0, 0, 160, 45), a.plan()).rect(Pane::Editor);
+    let marked: Vec<String> = (r.y + 1..r.y + r.height - 1)
+        .flat_map(|y| (r.x + 1..r.x + r.width - 1).map(move |x| (x, y)))
+        .filter(|&(x, y)| buf[(x, y)].fg == a.theme.error.fg.expect("an error colour"))
+        .filter(|&(x, y)| buf[(x, y)].symbol() != " ")
+        .map(|(x, y)| buf[(x, y)].symbol().to_owned())
+        .collect();
+    assert_eq!(marked, ["n"], "the `n` of nosuch, not the `R` of FROM");
+}

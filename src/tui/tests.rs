@@ -239,6 +239,12 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                 .map(|i| crate::types::data::Bar { label: format!("{column}{i}"), count: (i + 1) * 10 })
                 .collect(),
         },
+        Request::Query { sql } if sql.contains("nosuch") => {
+            // As DuckDB draws it: the caret under the name, in display columns.
+            let before = &sql[..sql.find("nosuch").unwrap_or(0)];
+            let width = unicode_width::UnicodeWidthStr::width(before);
+            return Err(format!("the query was not accepted: Binder Error: Referenced column \"nosuch\" not found\n\nLINE 1: {sql}\n{}^", " ".repeat(8 + width)));
+        }
         Request::Query { sql } if sql.contains("nope") => {
             return Err("the query was not accepted: Binder Error: Referenced column \"nope\" not found\n\nLINE 1: SELECT nope FROM t\n               ^".into());
         }

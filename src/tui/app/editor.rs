@@ -95,8 +95,15 @@ impl EditorPane {
         self.dirty = false;
         h.apply_sql(&mut self.area, th, &mut self.colours);
         if let Some((l, c)) = self.error.and_then(|e| e.at) {
+            // The mark is a character column (as Results says it); highlights count bytes.
+            let line = self.area.lines().get(l).map_or("", String::as_str);
+            let start = line.char_indices().nth(c).map_or(line.len(), |(b, _)| b);
+            let end = line[start..]
+                .chars()
+                .next()
+                .map_or(start + 1, |ch| start + ch.len_utf8());
             self.area
-                .custom_highlight(((l, c), (l, c + 1)), th.error, 255);
+                .custom_highlight(((l, start), (l, end)), th.error, 255);
         }
     }
 
