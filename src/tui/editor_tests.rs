@@ -72,6 +72,50 @@ fn statement_under_the_cursor() {
     assert_eq!(statement_at("SELECT 1;\n", (1, 0)).0, "SELECT 1");
 }
 
+/// Between two statements the cursor runs the one a person means: the one a `;` just ended
+/// (only spaces between them on the line), and on blank lines the previous one unless a
+/// statement follows before the next `;`.
+#[test]
+fn the_statement_a_semicolon_ends_runs_from_right_after_it() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('5')]);
+    press(
+        &mut a,
+        vec![Msg::Paste("SELECT * FROM t;\nSELECT 2;".into())],
+    );
+    a.editor
+        .area
+        .move_cursor(tui_textarea::CursorMove::Jump(0, 16));
+    let reqs = a.update(Msg::ctrl('e'));
+    let sql: Vec<&str> = reqs
+        .iter()
+        .filter_map(|(_, r)| match r {
+            Request::Query { sql } => Some(sql.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sql, ["SELECT * FROM t"]);
+
+    let text = "SELECT 1;   \nSELECT 2;\n\n\nSELECT 3; SELECT 4;\n\n";
+    let at = |row, col| statement_at(text, (row, col)).0;
+    assert_eq!(at(0, 9), "SELECT 1", "right after the `;`");
+    assert_eq!(at(0, 12), "SELECT 1", "spaces after the `;`");
+    assert_eq!(at(1, 0), "SELECT 2", "at the start of the next line");
+    assert_eq!(at(2, 0), "SELECT 3", "a blank line, a statement follows");
+    assert_eq!(at(3, 0), "SELECT 3");
+    assert_eq!(
+        at(4, 10),
+        "SELECT 4",
+        "at the start of the next statement on the line"
+    );
+    assert_eq!(at(4, 9), "SELECT 3", "touching the `;`");
+    assert_eq!(at(5, 0), "SELECT 4", "blank lines up to the end");
+    assert_eq!(at(6, 0), "SELECT 4");
+    assert_eq!(statement_at(text, (0, 12)).1, (0, 0));
+    assert_eq!(statement_at(text, (2, 0)).1, (4, 0));
+    assert_eq!(statement_at(";  ", (0, 2)).0, "", "nothing before the `;`");
+}
+
 #[test]
 fn error_positions_from_duckdb_messages() {
     let m = "Parser Error: syntax error at or near \"FORM\"\n\nLINE 1: SELECT * FORM x\n                 ^";
