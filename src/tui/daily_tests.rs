@@ -824,3 +824,46 @@ fn typing_after_picking_a_tool_fills_its_first_string_argument() {
         screen(&a)
     );
 }
+
+/// A status line fades by the runtime's tick: news after 8 s, an error after 20 s; the tick
+/// is asked for only while there is one to fade, and a newer one starts its own time.
+#[test]
+fn status_messages_fade_news_soon_and_errors_later() {
+    use std::time::Duration;
+    let mut a = started();
+    let t0 = crate::types::time::parse_iso("2026-11-30T10:10:00Z").unwrap();
+    a.now_secs = t0;
+    press(&mut a, vec![Msg::ctrl('t')]);
+    assert_eq!(
+        a.status.as_ref().map(|s| s.0.as_str()),
+        Some("theme: light")
+    );
+    assert_eq!(a.tick_interval(), Some(Duration::from_secs(8)));
+    a.now_secs = t0 + 7;
+    press(&mut a, vec![Msg::Tick]);
+    assert!(a.status.is_some(), "still shown at 7 s");
+    assert_eq!(a.tick_interval(), Some(Duration::from_secs(1)));
+    a.now_secs = t0 + 8;
+    press(&mut a, vec![Msg::Tick]);
+    assert_eq!(a.status, None, "gone at 8 s");
+    assert_eq!(a.tick_interval(), None, "nothing left to tick for");
+
+    // An error stays longer.
+    press(&mut a, vec![Msg::char('5'), Msg::ctrl('e')]);
+    assert_eq!(
+        a.status.as_ref().map(|s| s.0.as_str()),
+        Some("no statement under the cursor")
+    );
+    a.now_secs = t0 + 8 + 19;
+    press(&mut a, vec![Msg::Tick]);
+    assert!(a.status.is_some(), "an error is still shown at 19 s");
+    a.now_secs = t0 + 8 + 20;
+    press(&mut a, vec![Msg::Tick]);
+    assert_eq!(a.status, None);
+
+    // A session that ended stays said.
+    press(&mut a, vec![Msg::SessionEnded]);
+    a.now_secs += 600;
+    press(&mut a, vec![Msg::Tick]);
+    assert!(a.status.is_some());
+}
