@@ -867,3 +867,67 @@ fn status_messages_fade_news_soon_and_errors_later() {
     press(&mut a, vec![Msg::Tick]);
     assert!(a.status.is_some());
 }
+
+/// The key bar and Detail offer only what works now: no grid keys after a failed query, no
+/// describe or query on parked text (they only open the pager, as `enter` does), and no
+/// `o` to a dataset that left the session.
+#[test]
+fn hints_offer_only_what_works_in_the_state_shown() {
+    let keys = |a: &super::app::App| screen(a).lines().last().unwrap_or("").to_owned();
+    let mut a = started();
+    a.size = (220, 60);
+    run(&mut a, "SELECT * FROM sample_list_orders_1");
+    a.focus = Pane::Results;
+    let bar = keys(&a);
+    assert!(
+        bar.contains("/ search") && bar.contains("enter open"),
+        "{bar}"
+    );
+    run(&mut a, "SELECT nope FROM t");
+    a.focus = Pane::Results;
+    let bar = keys(&a);
+    for dead in ["search", "enter open", "mark rows", "wrap", "next match"] {
+        assert!(!bar.contains(dead), "{dead} in {bar}");
+    }
+
+    a.catalog.set_blobs(vec![crate::frontend::engine::BlobView {
+        key: "a1b2c3d4e5f6".into(),
+        summary: "logs".into(),
+        chars: 2400,
+        lines: 300,
+        expires: "2026-11-30T11:00:00Z".into(),
+    }]);
+    press(&mut a, vec![Msg::char('4'), Msg::char(']'), Msg::char('j')]);
+    let bar = keys(&a);
+    assert!(bar.contains("enter read"), "{bar}");
+    assert!(
+        !bar.contains("describe") && !bar.contains("query it"),
+        "{bar}"
+    );
+
+    // The call that made sample_list_orders_1, then the dataset is evicted.
+    press(&mut a, vec![Msg::char('1'), Msg::char('j'), Msg::char('j')]);
+    let s = screen(&a);
+    assert!(s.contains("(o: go to it)"), "{s}");
+    assert!(keys(&a).contains("o go to dataset"), "{}", keys(&a));
+    press(
+        &mut a,
+        vec![Msg::Event(crate::types::events::Sequenced {
+            seq: 30,
+            event: crate::types::events::Event::DatasetDropped {
+                dataset: "sample_list_orders_1".into(),
+                reason: crate::types::data::DropReason::Evicted,
+            },
+        })],
+    );
+    let s = screen(&a);
+    assert!(!s.contains("go to it"), "{s}");
+    assert!(s.contains("(evicted since)"), "{s}");
+    assert!(!keys(&a).contains("go to dataset"), "{}", keys(&a));
+    press(&mut a, vec![Msg::char('o')]);
+    assert_eq!(a.focus, Pane::Traffic, "o goes nowhere");
+    assert_eq!(
+        a.status.as_ref().map(|s| s.0.as_str()),
+        Some("sample_list_orders_1 was evicted to stay within memory_budget")
+    );
+}

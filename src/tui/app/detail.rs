@@ -36,6 +36,8 @@ pub struct DetailPane {
     pub scroll: usize,
     /// The newest request for this pane: older replies are stale.
     pub(super) ticket: u64,
+    /// The shown call's dataset left the session (and why): `o` has nowhere to go.
+    pub(super) reference_gone: Option<crate::types::data::DropReason>,
 }
 
 impl DetailPane {
@@ -141,9 +143,18 @@ impl DetailPane {
                     lines.push(Line::styled(format!("approval: {d}"), th.warning));
                 }
                 if let Some(reference) = &s.reference {
+                    let hint = match self.reference_gone {
+                        None => "o: go to it",
+                        Some(crate::types::data::DropReason::Dropped) => "dropped since",
+                        Some(crate::types::data::DropReason::Evicted) => "evicted since",
+                    };
                     lines.push(Line::styled(
-                        format!("{} → {reference}   (o: go to it)", s.outcome),
-                        th.accent,
+                        format!("{} → {reference}   ({hint})", s.outcome),
+                        if self.reference_gone.is_some() {
+                            th.muted
+                        } else {
+                            th.accent
+                        },
                     ));
                 }
                 if let Some(why) = &s.passed_because {
@@ -210,13 +221,27 @@ impl DetailPane {
 
 impl App {
     pub(super) fn set_detail(&mut self, d: Detail) {
+        self.detail.reference_gone = self.reference_gone(&d);
         self.detail
             .set(d, &self.theme, &self.highlighter, self.now_secs);
     }
 
     pub(super) fn rebuild_detail_lines(&mut self) {
+        self.detail.reference_gone = self.reference_gone(&self.detail.shown);
         self.detail
             .rebuild(&self.theme, &self.highlighter, self.now_secs);
+    }
+
+    /// Why the dataset a shown call made is gone, when it is.
+    fn reference_gone(&self, d: &Detail) -> Option<crate::types::data::DropReason> {
+        match d {
+            Detail::Call(r) => r
+                .summary
+                .reference
+                .as_ref()
+                .and_then(|reference| self.catalog.gone.get(reference).copied()),
+            _ => None,
+        }
     }
 }
 
