@@ -931,3 +931,53 @@ fn hints_offer_only_what_works_in_the_state_shown() {
         Some("sample_list_orders_1 was evicted to stay within memory_budget")
     );
 }
+
+/// A call that waits for a person's approval has not started: Traffic and Detail say it is
+/// awaiting approval, not running, until it is decided.
+#[test]
+fn a_call_waiting_for_approval_reads_as_awaiting_approval() {
+    let mut a = started();
+    a.size = (160, 45);
+    let t0 = crate::types::time::parse_iso("2026-11-30T10:10:00Z").unwrap();
+    a.now_secs = t0 + 2;
+    let mut running = crate::tui::tests::call(41, "sample_cancel_order", "running", None, "model");
+    running.at = "2026-11-30T10:10:00Z".into();
+    press(
+        &mut a,
+        vec![
+            Msg::Event(Sequenced {
+                seq: 900,
+                event: Event::CallStarted(running),
+            }),
+            approval(1),
+        ],
+    );
+    let s = screen(&a);
+    let row = s
+        .lines()
+        .find(|l| l.contains("sample_cancel_order"))
+        .expect("the call in Traffic");
+    assert!(row.contains("awaiting approval"), "{row}");
+    assert!(!row.contains("running"), "{row}");
+    assert!(
+        s.contains("#41 model → sample/sample_cancel_order · awaiting approval ·"),
+        "{s}"
+    );
+    assert!(s.contains("waiting 2 s"), "{s}");
+    // Decided elsewhere: now it runs.
+    press(
+        &mut a,
+        vec![Msg::Event(Sequenced {
+            seq: 2000,
+            event: Event::ApprovalSettled {
+                approval: 1,
+                decision: crate::types::events::Settlement::ApprovedOnce,
+                by: None,
+            },
+        })],
+    );
+    let s = screen(&a);
+    assert!(!s.contains("awaiting approval"), "{s}");
+    assert!(s.contains("sample_cancel_order · running ·"), "{s}");
+    assert!(s.contains("2 s so far"), "{s}");
+}

@@ -200,6 +200,17 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                 response: "{}".into(),
             })),
         },
+        // The call the approval tests ask about: not started, waiting for a person.
+        Request::CallDetail { call: 41 } => Reply::CallDetail {
+            record: Some(Box::new(CallRecord {
+                summary: CallSummary {
+                    at: "2026-11-30T10:10:00Z".into(),
+                    ..call(41, "sample_cancel_order", "running", None, "model")
+                },
+                request: r#"{"name":"sample_cancel_order","arguments":{"order_id":7}}"#.into(),
+                response: String::new(),
+            })),
+        },
         Request::CallDetail { call: n } => Reply::CallDetail {
             record: Some(Box::new(CallRecord {
                 summary: call(*n, "sample_list_orders", "intercepted", Some("sample_list_orders_1"), "model"),
