@@ -457,32 +457,74 @@ fn a_memory_edit_saves_with_the_version_it_was_shown() {
 fn an_edit_refused_because_someone_changed_it_keeps_the_text() {
     let mut mem = Memories::default();
     let mut a = on_memory(&mut mem);
+    // The cursor starts at the end of the text.
     run(&mut a, &mut mem, vec![Msg::char('e')]);
     mem.model_writes("db", "the model changed it");
-    run(&mut a, &mut mem, typed("mine: "));
+    run(&mut a, &mut mem, typed(" (mine)"));
     run(&mut a, &mut mem, vec![Msg::ctrl('s')]);
     let Overlay::Memory(m) = &a.overlay else {
         panic!("the editor stays open")
     };
-    assert_eq!(m.text(), "mine: never touch prod\nask first");
-    assert!(
-        m.error
-            .as_deref()
-            .is_some_and(|e| e.contains("at version 2")),
-        "{:?}",
-        m.error
-    );
+    assert_eq!(m.text(), "never touch prod\nask first (mine)");
+    let said = "Not saved: db was changed by model while you edited it (now version 2; you \
+                started from 1). ctrl-s again saves yours over it · ctrl-l loads theirs · esc \
+                leaves it as it is";
+    assert_eq!(m.error.as_deref(), Some(said));
     assert!(!m.saving);
-    assert!(screen(&a).contains("at version 2"), "{}", screen(&a));
-    assert!(status(&a).contains("not saved"), "{}", status(&a));
+    let s = screen(&a);
+    assert!(s.contains("changed by model while you edited it"), "{s}");
+    assert!(s.contains("ctrl-l loads theirs"), "{s}");
+    assert!(
+        status(&a).starts_with("Not saved: db was changed"),
+        "{}",
+        status(&a)
+    );
     // Nothing was overwritten.
     assert_eq!(
         mem.current("db").map(|m| m.content.as_str()),
         Some("the model changed it")
     );
+    // ctrl-l loads theirs, to edit from the newer version.
+    run(&mut a, &mut mem, vec![Msg::ctrl('l')]);
+    let Overlay::Memory(m) = &a.overlay else {
+        panic!("the editor stays open")
+    };
+    assert_eq!(m.text(), "the model changed it");
+    assert_eq!(m.if_version, 2);
+    assert_eq!(m.error, None);
     // Esc gives up the edit.
     run(&mut a, &mut mem, vec![Msg::code(KeyCode::Esc)]);
     assert!(matches!(a.overlay, Overlay::None));
+}
+
+/// After a save refused for a newer version, `ctrl-s` again writes the person's text over it
+/// (typing more meanwhile keeps the choice on screen).
+#[test]
+fn a_second_ctrl_s_after_a_conflict_saves_over_the_newer_version() {
+    let mut mem = Memories::default();
+    let mut a = on_memory(&mut mem);
+    run(&mut a, &mut mem, vec![Msg::char('e')]);
+    mem.model_writes("db", "the model changed it");
+    run(&mut a, &mut mem, vec![Msg::char('!'), Msg::ctrl('s')]);
+    run(&mut a, &mut mem, vec![Msg::char('!')]);
+    assert!(matches!(&a.overlay, Overlay::Memory(m) if m.conflict.is_some() && m.error.is_some()));
+    let sent = run(&mut a, &mut mem, vec![Msg::ctrl('s')]);
+    assert!(
+        sent.iter().any(|r| matches!(
+            r,
+            Request::MemorySet {
+                if_version: Some(2),
+                ..
+            }
+        )),
+        "{sent:?}"
+    );
+    assert!(matches!(a.overlay, Overlay::None), "saved and closed");
+    assert_eq!(
+        mem.current("db").map(|m| (m.content.as_str(), m.version)),
+        Some(("never touch prod\nask first!!", 3))
+    );
+    assert_eq!(status(&a), "memory db saved: version 3");
 }
 
 #[test]

@@ -824,3 +824,160 @@ fn typing_after_picking_a_tool_fills_its_first_string_argument() {
         screen(&a)
     );
 }
+
+/// A status line fades by the runtime's tick: news after 8 s, an error after 20 s; the tick
+/// is asked for only while there is one to fade, and a newer one starts its own time.
+#[test]
+fn status_messages_fade_news_soon_and_errors_later() {
+    use std::time::Duration;
+    let mut a = started();
+    let t0 = crate::types::time::parse_iso("2026-11-30T10:10:00Z").unwrap();
+    a.now_secs = t0;
+    press(&mut a, vec![Msg::ctrl('t')]);
+    assert_eq!(
+        a.status.as_ref().map(|s| s.0.as_str()),
+        Some("theme: light")
+    );
+    assert_eq!(a.tick_interval(), Some(Duration::from_secs(8)));
+    a.now_secs = t0 + 7;
+    press(&mut a, vec![Msg::Tick]);
+    assert!(a.status.is_some(), "still shown at 7 s");
+    assert_eq!(a.tick_interval(), Some(Duration::from_secs(1)));
+    a.now_secs = t0 + 8;
+    press(&mut a, vec![Msg::Tick]);
+    assert_eq!(a.status, None, "gone at 8 s");
+    assert_eq!(a.tick_interval(), None, "nothing left to tick for");
+
+    // An error stays longer.
+    press(&mut a, vec![Msg::char('5'), Msg::ctrl('e')]);
+    assert_eq!(
+        a.status.as_ref().map(|s| s.0.as_str()),
+        Some("no statement under the cursor")
+    );
+    a.now_secs = t0 + 8 + 19;
+    press(&mut a, vec![Msg::Tick]);
+    assert!(a.status.is_some(), "an error is still shown at 19 s");
+    a.now_secs = t0 + 8 + 20;
+    press(&mut a, vec![Msg::Tick]);
+    assert_eq!(a.status, None);
+
+    // A session that ended stays said.
+    press(&mut a, vec![Msg::SessionEnded]);
+    a.now_secs += 600;
+    press(&mut a, vec![Msg::Tick]);
+    assert!(a.status.is_some());
+}
+
+/// The key bar and Detail offer only what works now: no grid keys after a failed query, no
+/// describe or query on parked text (they only open the pager, as `enter` does), and no
+/// `o` to a dataset that left the session.
+#[test]
+fn hints_offer_only_what_works_in_the_state_shown() {
+    let keys = |a: &super::app::App| screen(a).lines().last().unwrap_or("").to_owned();
+    let mut a = started();
+    a.size = (220, 60);
+    run(&mut a, "SELECT * FROM sample_list_orders_1");
+    a.focus = Pane::Results;
+    let bar = keys(&a);
+    assert!(
+        bar.contains("/ search") && bar.contains("enter open"),
+        "{bar}"
+    );
+    run(&mut a, "SELECT nope FROM t");
+    a.focus = Pane::Results;
+    let bar = keys(&a);
+    for dead in ["search", "enter open", "mark rows", "wrap", "next match"] {
+        assert!(!bar.contains(dead), "{dead} in {bar}");
+    }
+
+    a.catalog.set_blobs(vec![crate::frontend::engine::BlobView {
+        key: "a1b2c3d4e5f6".into(),
+        summary: "logs".into(),
+        chars: 2400,
+        lines: 300,
+        expires: "2026-11-30T11:00:00Z".into(),
+    }]);
+    press(&mut a, vec![Msg::char('4'), Msg::char(']'), Msg::char('j')]);
+    let bar = keys(&a);
+    assert!(bar.contains("enter read"), "{bar}");
+    assert!(
+        !bar.contains("describe") && !bar.contains("query it"),
+        "{bar}"
+    );
+
+    // The call that made sample_list_orders_1, then the dataset is evicted.
+    press(&mut a, vec![Msg::char('1'), Msg::char('j'), Msg::char('j')]);
+    let s = screen(&a);
+    assert!(s.contains("(o: go to it)"), "{s}");
+    assert!(keys(&a).contains("o go to dataset"), "{}", keys(&a));
+    press(
+        &mut a,
+        vec![Msg::Event(crate::types::events::Sequenced {
+            seq: 30,
+            event: crate::types::events::Event::DatasetDropped {
+                dataset: "sample_list_orders_1".into(),
+                reason: crate::types::data::DropReason::Evicted,
+            },
+        })],
+    );
+    let s = screen(&a);
+    assert!(!s.contains("go to it"), "{s}");
+    assert!(s.contains("(evicted since)"), "{s}");
+    assert!(!keys(&a).contains("go to dataset"), "{}", keys(&a));
+    press(&mut a, vec![Msg::char('o')]);
+    assert_eq!(a.focus, Pane::Traffic, "o goes nowhere");
+    assert_eq!(
+        a.status.as_ref().map(|s| s.0.as_str()),
+        Some("sample_list_orders_1 was evicted to stay within memory_budget")
+    );
+}
+
+/// A call that waits for a person's approval has not started: Traffic and Detail say it is
+/// awaiting approval, not running, until it is decided.
+#[test]
+fn a_call_waiting_for_approval_reads_as_awaiting_approval() {
+    let mut a = started();
+    a.size = (160, 45);
+    let t0 = crate::types::time::parse_iso("2026-11-30T10:10:00Z").unwrap();
+    a.now_secs = t0 + 2;
+    let mut running = crate::tui::tests::call(41, "sample_cancel_order", "running", None, "model");
+    running.at = "2026-11-30T10:10:00Z".into();
+    press(
+        &mut a,
+        vec![
+            Msg::Event(Sequenced {
+                seq: 900,
+                event: Event::CallStarted(running),
+            }),
+            approval(1),
+        ],
+    );
+    let s = screen(&a);
+    let row = s
+        .lines()
+        .find(|l| l.contains("sample_cancel_order"))
+        .expect("the call in Traffic");
+    assert!(row.contains("awaiting approval"), "{row}");
+    assert!(!row.contains("running"), "{row}");
+    assert!(
+        s.contains("#41 model → sample/sample_cancel_order · awaiting approval ·"),
+        "{s}"
+    );
+    assert!(s.contains("waiting 2 s"), "{s}");
+    // Decided elsewhere: now it runs.
+    press(
+        &mut a,
+        vec![Msg::Event(Sequenced {
+            seq: 2000,
+            event: Event::ApprovalSettled {
+                approval: 1,
+                decision: crate::types::events::Settlement::ApprovedOnce,
+                by: None,
+            },
+        })],
+    );
+    let s = screen(&a);
+    assert!(!s.contains("awaiting approval"), "{s}");
+    assert!(s.contains("sample_cancel_order · running ·"), "{s}");
+    assert!(s.contains("2 s so far"), "{s}");
+}

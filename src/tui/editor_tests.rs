@@ -72,6 +72,50 @@ fn statement_under_the_cursor() {
     assert_eq!(statement_at("SELECT 1;\n", (1, 0)).0, "SELECT 1");
 }
 
+/// Between two statements the cursor runs the one a person means: the one a `;` just ended
+/// (only spaces between them on the line), and on blank lines the previous one unless a
+/// statement follows before the next `;`.
+#[test]
+fn the_statement_a_semicolon_ends_runs_from_right_after_it() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('5')]);
+    press(
+        &mut a,
+        vec![Msg::Paste("SELECT * FROM t;\nSELECT 2;".into())],
+    );
+    a.editor
+        .area
+        .move_cursor(tui_textarea::CursorMove::Jump(0, 16));
+    let reqs = a.update(Msg::ctrl('e'));
+    let sql: Vec<&str> = reqs
+        .iter()
+        .filter_map(|(_, r)| match r {
+            Request::Query { sql } => Some(sql.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sql, ["SELECT * FROM t"]);
+
+    let text = "SELECT 1;   \nSELECT 2;\n\n\nSELECT 3; SELECT 4;\n\n";
+    let at = |row, col| statement_at(text, (row, col)).0;
+    assert_eq!(at(0, 9), "SELECT 1", "right after the `;`");
+    assert_eq!(at(0, 12), "SELECT 1", "spaces after the `;`");
+    assert_eq!(at(1, 0), "SELECT 2", "at the start of the next line");
+    assert_eq!(at(2, 0), "SELECT 3", "a blank line, a statement follows");
+    assert_eq!(at(3, 0), "SELECT 3");
+    assert_eq!(
+        at(4, 10),
+        "SELECT 4",
+        "at the start of the next statement on the line"
+    );
+    assert_eq!(at(4, 9), "SELECT 3", "touching the `;`");
+    assert_eq!(at(5, 0), "SELECT 4", "blank lines up to the end");
+    assert_eq!(at(6, 0), "SELECT 4");
+    assert_eq!(statement_at(text, (0, 12)).1, (0, 0));
+    assert_eq!(statement_at(text, (2, 0)).1, (4, 0));
+    assert_eq!(statement_at(";  ", (0, 2)).0, "", "nothing before the `;`");
+}
+
 #[test]
 fn error_positions_from_duckdb_messages() {
     let m = "Parser Error: syntax error at or near \"FORM\"\n\nLINE 1: SELECT * FORM x\n                 ^";
@@ -143,4 +187,144 @@ fn a_dropped_result_is_known_by_its_kind() {
             a.status
         );
     }
+}
+
+/// A 10,000-character line costs syntect nothing per keystroke (it is lexed in one linear
+/// pass), a key in an ordinary line re-parses that line alone, and a burst of keys between
+/// two frames is highlighted once.
+#[test]
+fn a_keystroke_reparses_a_bounded_amount_of_text() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('5')]);
+    let mut text: String = (0..200)
+        .map(|i| format!("SELECT {i} AS n, 'x' FROM t; -- line {i}\n"))
+        .collect();
+    let list: Vec<String> = (0..2000).map(|i| i.to_string()).collect();
+    text.push_str(&format!(
+        "SELECT * FROM t WHERE id IN ({})\nORDER BY 1;",
+        list.join(", ")
+    ));
+    press(&mut a, vec![Msg::Paste(text)]);
+    let pasted = (a.editor.colours.parsed_lines, a.editor.colours.parsed_bytes);
+    assert!(pasted.0 <= 202, "{pasted:?}");
+    assert!(
+        pasted.1 < 10_000,
+        "the long line never reaches syntect: {pasted:?}"
+    );
+
+    // Into the long line: nothing is parsed again.
+    press(&mut a, vec![Msg::code(KeyCode::Up), Msg::char('9')]);
+    assert_eq!(a.editor.area.cursor().0, 200);
+    assert!(a.editor.area.lines()[200].chars().count() > 10_000);
+    assert_eq!(
+        (a.editor.colours.parsed_lines, a.editor.colours.parsed_bytes),
+        pasted
+    );
+
+    // Into an ordinary line: that line only.
+    a.editor
+        .area
+        .move_cursor(tui_textarea::CursorMove::Jump(0, 0));
+    let before = a.editor.colours.parsed_lines;
+    press(&mut a, vec![Msg::char('x')]);
+    assert_eq!(a.editor.area.cursor(), (0, 1));
+    assert_eq!(a.editor.colours.parsed_lines, before + 1);
+
+    // Fifty keys in one burst: one highlight when the frame is drawn.
+    let before = a.editor.colours.parsed_lines;
+    for _ in 0..50 {
+        let reqs = a.update(Msg::char('y'));
+        assert!(reqs.is_empty());
+    }
+    assert_eq!(a.editor.colours.parsed_lines, before, "not per key");
+    a.prepare_frame();
+    assert_eq!(a.editor.colours.parsed_lines, before + 1);
+}
+
+/// `ctrl-s` on arguments that are not JSON, or fail the schema, says so right under them and
+/// on the status line, marks where the JSON broke, and sends nothing.
+#[test]
+fn ctrl_s_on_bad_arguments_shows_why_under_them() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char(':')]);
+    for c in "orders".chars() {
+        press(&mut a, vec![Msg::char(c)]);
+    }
+    press(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    // The cursor waits after the prefilled `0`: `0x` is not JSON.
+    let mut reqs = Vec::new();
+    for m in [Msg::char('x'), Msg::ctrl('s')] {
+        let out = a.update(m);
+        reqs.extend(out.iter().map(|(_, r)| r.clone()));
+        super::tests::answer(&mut a, out);
+        a.prepare_frame();
+    }
+    assert!(
+        !reqs.iter().any(|r| matches!(r, Request::CallTool { .. })),
+        "{reqs:?}"
+    );
+    let (status, _) = a.status.clone().expect("a status");
+    assert!(
+        status.starts_with("not sent to sample_list_orders: not valid JSON"),
+        "{status}"
+    );
+    let s = super::tests::screen(&a);
+    let lines: Vec<&str> = s.lines().collect();
+    let brace = lines
+        .iter()
+        .rposition(|l| l.contains("│}"))
+        .expect("the arguments' last line");
+    assert!(
+        lines[brace + 1].contains("✗ not valid JSON: expected `,` or `}` at line 2 column 13"),
+        "right under the arguments:\n{s}"
+    );
+    match &a.overlay {
+        super::app::Overlay::Palette(p) => assert_eq!(p.error_at, Some((1, 12))),
+        _ => panic!("the palette stays open"),
+    }
+    // A wrong type: the schema's word, in the same place.
+    press(
+        &mut a,
+        vec![Msg::code(KeyCode::Backspace), Msg::code(KeyCode::Backspace)],
+    );
+    for c in "\"5\"".chars() {
+        press(&mut a, vec![Msg::char(c)]);
+    }
+    press(&mut a, vec![Msg::ctrl('s')]);
+    let s = super::tests::screen(&a);
+    assert!(s.contains("✗ argument `limit` must be integer"), "{s}");
+    let (status, _) = a.status.clone().expect("a status");
+    assert_eq!(
+        status,
+        "not sent to sample_list_orders: argument `limit` must be integer"
+    );
+}
+
+/// With wide characters and emoji before it, the editor marks the very character Results
+/// names (a character column), not the one at that byte.
+#[test]
+fn the_error_mark_lands_on_the_character_results_names() {
+    let mut a = started();
+    a.size = (160, 45);
+    let sql = "SELECT '日本語テキスト🎉🎉' AS 名前, 'x' AS y FROM range(3) t(i) WHERE nosuch = 1";
+    press(
+        &mut a,
+        vec![Msg::char('5'), Msg::Paste(sql.into()), Msg::ctrl('e')],
+    );
+    let e = a.results.query_error.as_ref().expect("an error");
+    assert_eq!(e.at, Some((0, 60)), "{}", e.message);
+    let s = super::tests::screen(&a);
+    assert!(s.contains("at line 1, column 61"), "{s}");
+    let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 45)).unwrap();
+    t.draw(|f| super::ui::draw(f, &a)).unwrap();
+    let buf = t.backend().buffer();
+    let r =
+        super::ui::layout(ratatui::layout::Rect::new(0, 0, 160, 45), a.plan()).rect(Pane::Editor);
+    let marked: Vec<String> = (r.y + 1..r.y + r.height - 1)
+        .flat_map(|y| (r.x + 1..r.x + r.width - 1).map(move |x| (x, y)))
+        .filter(|&(x, y)| buf[(x, y)].fg == a.theme.error.fg.expect("an error colour"))
+        .filter(|&(x, y)| buf[(x, y)].symbol() != " ")
+        .map(|(x, y)| buf[(x, y)].symbol().to_owned())
+        .collect();
+    assert_eq!(marked, ["n"], "the `n` of nosuch, not the `R` of FROM");
 }

@@ -4,8 +4,11 @@
 //! unscoped (QUALIFY, PIVOT, NULLS LAST, `::`), so unscoped SQL text is run through a small
 //! word lexer too. This module only computes styles: it never edits text, never blocks on
 //! input larger than [`HIGHLIGHT_MAX_BYTES`] / [`HIGHLIGHT_MAX_LINES`] (the rest is plain), and
-//! never splits a multibyte character.
+//! never splits a multibyte character. An editor keeps a [`LineCache`], so a keystroke
+//! re-parses only the lines it changed (and those after whose starting state changed), and a
+//! line longer than [`LONG_LINE_BYTES`] is never given to syntect at all.
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -21,6 +24,12 @@ use crate::tui::theme::Theme;
 pub const HIGHLIGHT_MAX_BYTES: usize = 64 * 1024;
 /// Only this many lines at the start of a text are highlighted; everything after is plain.
 pub const HIGHLIGHT_MAX_LINES: usize = 2_000;
+
+/// A line longer than this is never given to syntect, whose regexes cost far more than linear
+/// time on one long line (a 7.5 KB one-line paste took minutes in a debug build): SQL gets a
+/// small linear lexer instead (strings, comments, keywords, numbers), JSON stays plain, and
+/// the parse state carries over it unchanged.
+pub const LONG_LINE_BYTES: usize = 2_000;
 
 /// Custom-highlight priority for syntax colours in the editor. tui-textarea-2 ranks its own
 /// layers as selection 10, search 20, cursor 30, so syntax stays beneath all of them.
@@ -165,6 +174,38 @@ impl Default for Highlighter {
 
 type ClassRanges = Vec<(Range<usize>, Class)>;
 
+/// syntect's state between lines: the parser's and the scopes open.
+type LineState = (ParseState, ScopeStack);
+
+/// What one line parsed to from one starting state, and the state it left.
+struct CachedLine {
+    start: LineState,
+    classes: ClassRanges,
+    end: LineState,
+}
+
+/// One editor's highlighting remembered between frames, keyed by (line text, parse state at
+/// the line's start): a line whose text and starting state are unchanged is not parsed again.
+/// Only the lines of the latest pass are kept, so it never outgrows the text.
+#[derive(Default)]
+pub struct LineCache {
+    lines: HashMap<String, Vec<CachedLine>>,
+    /// Lines given to syntect so far (what tests read to prove a keystroke is cheap).
+    pub parsed_lines: u64,
+    /// Bytes given to syntect so far.
+    pub parsed_bytes: u64,
+}
+
+impl std::fmt::Debug for LineCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineCache")
+            .field("lines", &self.lines.len())
+            .field("parsed_lines", &self.parsed_lines)
+            .field("parsed_bytes", &self.parsed_bytes)
+            .finish()
+    }
+}
+
 impl Highlighter {
     pub fn new() -> Highlighter {
         let syntaxes = syntax_set();
@@ -178,15 +219,15 @@ impl Highlighter {
     /// Compiles the SQL and JSON grammars' regexes so the first real highlight is fast.
     pub fn warm_up(&self) {
         let sql = "SELECT count(*) AS n, 'x' FROM t WHERE a = 1.5 -- c\n/* b */ ORDER BY 1";
-        let _ = self.classify(sql, Language::Sql);
-        let _ = self.classify("{\"k\": [1, \"v\", true, null]}", Language::Json);
+        let _ = self.classify(sql, Language::Sql, None);
+        let _ = self.classify("{\"k\": [1, \"v\", true, null]}", Language::Json, None);
     }
 
     /// Per line of `text` (split on `\n`, as the editor holds it): the byte ranges within that
     /// line that have a style, in order and never overlapping. Bytes not covered are plain.
     /// Lines past the highlight cap get no ranges.
     pub fn sql_ranges(&self, text: &str, theme: &Theme) -> Vec<Vec<(Range<usize>, Style)>> {
-        self.ranges(text, Language::Sql, theme)
+        self.ranges(text, Language::Sql, theme, None)
     }
 
     fn ranges(
@@ -194,8 +235,9 @@ impl Highlighter {
         text: &str,
         language: Language,
         theme: &Theme,
+        cache: Option<&mut LineCache>,
     ) -> Vec<Vec<(Range<usize>, Style)>> {
-        self.classify(text, language)
+        self.classify(text, language, cache)
             .into_iter()
             .map(|line| {
                 line.into_iter()
@@ -215,21 +257,37 @@ impl Highlighter {
     /// whenever the selection or the cursor row changes: syntax colours are cut out of the
     /// selection (tui-textarea-2 stacks overlapping highlights, so a token inside the selection
     /// would otherwise hide it), and tokens on the cursor row get the cursor-line style
-    /// underneath so that row stays marked. Costs a re-highlight of the whole text: a few
-    /// milliseconds for editor-sized SQL, and never more than the highlight cap.
-    pub fn apply_sql(&self, area: &mut tui_textarea::TextArea<'_>, theme: &Theme) {
-        self.apply(area, Language::Sql, theme)
+    /// underneath so that row stays marked. Only lines `cache` has not seen with the same
+    /// starting state are parsed; call it once per frame, not per key.
+    pub fn apply_sql(
+        &self,
+        area: &mut tui_textarea::TextArea<'_>,
+        theme: &Theme,
+        cache: &mut LineCache,
+    ) {
+        self.apply(area, Language::Sql, theme, cache)
     }
 
     /// Replaces an editor's custom highlights with JSON colours (the palette's arguments), by
     /// the same rules as [`Highlighter::apply_sql`].
-    pub fn apply_json(&self, area: &mut tui_textarea::TextArea<'_>, theme: &Theme) {
-        self.apply(area, Language::Json, theme)
+    pub fn apply_json(
+        &self,
+        area: &mut tui_textarea::TextArea<'_>,
+        theme: &Theme,
+        cache: &mut LineCache,
+    ) {
+        self.apply(area, Language::Json, theme, cache)
     }
 
-    fn apply(&self, area: &mut tui_textarea::TextArea<'_>, language: Language, theme: &Theme) {
+    fn apply(
+        &self,
+        area: &mut tui_textarea::TextArea<'_>,
+        language: Language,
+        theme: &Theme,
+        cache: &mut LineCache,
+    ) {
         let text = area.lines().join("\n");
-        let ranges = self.ranges(&text, language, theme);
+        let ranges = self.ranges(&text, language, theme, Some(cache));
         let selection = area.selection_range();
         let cursor_row = area.cursor().0;
         let cursor_line_style = area.cursor_line_style();
@@ -254,7 +312,7 @@ impl Highlighter {
     }
 
     fn lines(&self, text: &str, language: Language, theme: &Theme) -> Vec<Line<'static>> {
-        let classes = self.classify(text, language);
+        let classes = self.classify(text, language, None);
         text.split('\n')
             .zip(classes)
             .map(|(line, tokens)| {
@@ -286,8 +344,14 @@ impl Highlighter {
     }
 
     /// One entry per `\n`-separated line of `text`: non-overlapping, ordered, merged ranges
-    /// with a class other than plain. Falls back to plain on any parser error.
-    fn classify(&self, text: &str, language: Language) -> Vec<ClassRanges> {
+    /// with a class other than plain. Falls back to plain on any parser error. With a
+    /// `cache`, a line seen before with the same starting state is taken from it.
+    fn classify(
+        &self,
+        text: &str,
+        language: Language,
+        mut cache: Option<&mut LineCache>,
+    ) -> Vec<ClassRanges> {
         let mut out: Vec<ClassRanges> = Vec::new();
         let syntax = match language {
             Language::Sql => self.sql,
@@ -302,6 +366,7 @@ impl Highlighter {
         let mut budget = HIGHLIGHT_MAX_BYTES;
         let mut highlighting = true;
         let mut fed = String::new();
+        let mut kept: HashMap<String, Vec<CachedLine>> = HashMap::new();
         for (index, line) in text.split('\n').enumerate() {
             if highlighting && (index >= HIGHLIGHT_MAX_LINES || line.len() + 1 > budget) {
                 highlighting = false;
@@ -311,6 +376,30 @@ impl Highlighter {
                 continue;
             }
             budget -= line.len() + 1;
+            if line.len() > LONG_LINE_BYTES {
+                out.push(match language {
+                    Language::Sql => merge(lex_long_sql_line(line)),
+                    Language::Json => Vec::new(),
+                });
+                continue;
+            }
+            if let Some(cache) = cache.as_deref_mut() {
+                let hit = cache.lines.get_mut(line).and_then(|seen| {
+                    let at = seen
+                        .iter()
+                        .position(|c| c.start.0 == state && c.start.1 == stack)?;
+                    Some(seen.swap_remove(at))
+                });
+                if let Some(hit) = hit {
+                    (state, stack) = hit.end.clone();
+                    out.push(hit.classes.clone());
+                    kept.entry(line.to_owned()).or_default().push(hit);
+                    continue;
+                }
+                cache.parsed_lines += 1;
+                cache.parsed_bytes += line.len() as u64;
+            }
+            let start = cache.is_some().then(|| (state.clone(), stack.clone()));
             // The grammars were written for lines that end in a newline.
             fed.clear();
             fed.push_str(line);
@@ -329,13 +418,24 @@ impl Highlighter {
                     } else {
                         segments
                     };
-                    out.push(merge(segments));
+                    let classes = merge(segments);
+                    if let Some(start) = start {
+                        kept.entry(line.to_owned()).or_default().push(CachedLine {
+                            start,
+                            classes: classes.clone(),
+                            end: (state.clone(), stack.clone()),
+                        });
+                    }
+                    out.push(classes);
                 }
                 None => {
                     highlighting = false;
                     out.push(Vec::new());
                 }
             }
+        }
+        if let Some(cache) = cache {
+            cache.lines = kept;
         }
         out
     }
@@ -398,6 +498,59 @@ fn lex_plain_sql(line: &str, segments: ClassRanges) -> ClassRanges {
             out.push((range, class));
         }
     }
+    out
+}
+
+/// A line too long for syntect, in one linear pass: quoted strings, quoted identifiers and
+/// comments by their delimiters (one left open runs to the end of the line), the rest by the
+/// word lexer.
+fn lex_long_sql_line(line: &str) -> ClassRanges {
+    let bytes = line.as_bytes();
+    let mut out = Vec::new();
+    let mut gap_start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let (end, class) = match bytes[i] {
+            quote @ (b'\'' | b'"') => {
+                let mut j = i + 1;
+                while j < bytes.len() {
+                    if bytes[j] == quote {
+                        // A doubled quote is one quote inside the string.
+                        if bytes.get(j + 1) == Some(&quote) {
+                            j += 2;
+                            continue;
+                        }
+                        j += 1;
+                        break;
+                    }
+                    j += 1;
+                }
+                let class = if quote == b'\'' {
+                    Class::Str
+                } else {
+                    Class::Identifier
+                };
+                (j.min(bytes.len()), class)
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'-') => (bytes.len(), Class::Comment),
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let end = line[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |at| i + 2 + at + 2);
+                (end, Class::Comment)
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        // Every delimiter is ASCII, so `i` and `end` are character boundaries.
+        lex_gap(line, gap_start..i, &mut out);
+        out.push((i..end, class));
+        i = end;
+        gap_start = end;
+    }
+    lex_gap(line, gap_start..bytes.len(), &mut out);
     out
 }
 
@@ -668,7 +821,8 @@ mod tests {
         area.set_cursor_line_style(Style::default());
         area.move_cursor(CursorMove::Bottom);
         let highlighter = Highlighter::new();
-        highlighter.apply_sql(&mut area, &theme);
+        let mut cache = LineCache::default();
+        highlighter.apply_sql(&mut area, &theme, &mut cache);
 
         let mut terminal = Terminal::new(TestBackend::new(20, 2)).expect("test terminal");
         terminal
@@ -688,13 +842,29 @@ mod tests {
         area.move_cursor(CursorMove::Jump(0, 0));
         area.start_selection();
         area.move_cursor(CursorMove::Jump(0, 3));
-        highlighter.apply_sql(&mut area, &theme);
+        highlighter.apply_sql(&mut area, &theme, &mut cache);
         terminal
             .draw(|frame| frame.render_widget(&area, frame.area()))
             .expect("draw");
         let buffer = terminal.backend().buffer().clone();
         assert_ne!(buffer[(0, 0)].fg, theme.keyword.fg.expect("keyword fg"));
         assert_eq!(buffer[(4, 0)].fg, theme.keyword.fg.expect("keyword fg"));
+    }
+
+    #[test]
+    fn a_long_line_is_lexed_without_syntect() {
+        let theme = theme();
+        let filler = "1, ".repeat(LONG_LINE_BYTES);
+        let sql = format!("SELECT 'it''s -- no' AS \"from\", x IN ({filler}2) /* c */ -- tail");
+        let lines = Highlighter::new().sql_ranges(&sql, &theme);
+        let ranges = &lines[0];
+        assert_eq!(style_of(&sql, ranges, "SELECT"), Some(theme.keyword));
+        assert_eq!(style_of(&sql, ranges, "'it''s -- no'"), Some(theme.string));
+        assert_eq!(style_of(&sql, ranges, "\"from\""), None, "a name");
+        assert_eq!(style_of(&sql, ranges, "IN"), Some(theme.keyword));
+        assert_eq!(style_of(&sql, ranges, "/* c */"), Some(theme.comment));
+        assert_eq!(style_of(&sql, ranges, "-- tail"), Some(theme.comment));
+        assert_eq!(style_of(&sql, ranges, "2"), Some(theme.number));
     }
 
     #[test]

@@ -296,6 +296,7 @@ async fn event_loop(
         if dirty {
             let wait = frame_gap.saturating_sub(last_draw.elapsed());
             if wait.is_zero() {
+                app.prepare_frame();
                 terminal.draw(|f| ui::draw(f, app))?;
                 last_draw = Instant::now();
                 dirty = false;

@@ -222,6 +222,13 @@ pub fn quote_ident(name: &str) -> String {
 }
 
 /// The `;`-separated statement that holds the cursor, and where it starts in the editor.
+///
+/// Which statement that is, when the cursor is between two:
+/// - right after a `;`, or after it with only spaces on the rest of that line (`SELECT 1;  |`),
+///   the statement that `;` ends;
+/// - on blank lines after a `;`: the previous statement when nothing but blanks follows up to
+///   the next `;` (or the end), else the next one;
+/// - anywhere else, the statement whose text holds it (`SELECT 1; |SELECT 2` is the second).
 pub fn statement_at(text: &str, cursor: (usize, usize)) -> (String, (usize, usize)) {
     // Statement boundaries, ignoring `;` inside quotes and comments.
     let mut bounds = vec![0usize];
@@ -267,27 +274,37 @@ pub fn statement_at(text: &str, cursor: (usize, usize)) -> (String, (usize, usiz
         }
         offset += line.len() + 1;
     }
-    let mut pick = (0, text.len());
-    for w in bounds.windows(2) {
-        let (s, e) = (w[0], (w[1] - 1).min(text.len()));
-        // A cursor right after a `;` belongs to the statement it ends.
-        if offset >= s && offset <= e {
-            pick = (s, e);
-            if !text[s..e].trim().is_empty() {
-                break;
-            }
-        }
-    }
-    // An empty pick (cursor on a blank line after the last `;`) takes the previous statement.
-    if text[pick.0..pick.1].trim().is_empty() {
-        for w in bounds.windows(2).rev() {
-            let (s, e) = (w[0], (w[1] - 1).min(text.len()));
-            if e <= offset && !text[s..e].trim().is_empty() {
-                pick = (s, e);
-                break;
-            }
-        }
-    }
+    let offset = offset.min(text.len());
+    // Each statement's text, without its `;`.
+    let spans: Vec<(usize, usize)> = bounds
+        .windows(2)
+        .map(|w| (w[0], (w[1] - 1).min(text.len())))
+        .collect();
+    let blank = |(s, e): (usize, usize)| text[s..e].trim().is_empty();
+    // The one whose text holds the cursor (a cursor right before a `;` is in what it ends).
+    let here = spans
+        .iter()
+        .position(|&(s, e)| offset >= s && offset <= e)
+        .unwrap_or(spans.len() - 1);
+    let (s, e) = spans[here];
+    let before = &text[s..offset];
+    let rest_of_line = text[offset..].split('\n').next().unwrap_or("");
+    let after_semicolon = here > 0
+        && !before.contains('\n')
+        && before.trim().is_empty()
+        && (before.is_empty() || rest_of_line.trim().is_empty());
+    // Only blanks from the last `;` to the next: the cursor sits after the previous statement.
+    let take_previous = after_semicolon || blank((s, e));
+    let pick = if take_previous {
+        spans[..here]
+            .iter()
+            .rev()
+            .find(|&&span| !blank(span))
+            .copied()
+            .unwrap_or(spans[here])
+    } else {
+        spans[here]
+    };
     let stmt = &text[pick.0..pick.1];
     let lead = stmt.len() - stmt.trim_start().len();
     let start = pick.0 + lead;

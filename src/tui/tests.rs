@@ -200,6 +200,17 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                 response: "{}".into(),
             })),
         },
+        // The call the approval tests ask about: not started, waiting for a person.
+        Request::CallDetail { call: 41 } => Reply::CallDetail {
+            record: Some(Box::new(CallRecord {
+                summary: CallSummary {
+                    at: "2026-11-30T10:10:00Z".into(),
+                    ..call(41, "sample_cancel_order", "running", None, "model")
+                },
+                request: r#"{"name":"sample_cancel_order","arguments":{"order_id":7}}"#.into(),
+                response: String::new(),
+            })),
+        },
         Request::CallDetail { call: n } => Reply::CallDetail {
             record: Some(Box::new(CallRecord {
                 summary: call(*n, "sample_list_orders", "intercepted", Some("sample_list_orders_1"), "model"),
@@ -239,6 +250,12 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                 .map(|i| crate::types::data::Bar { label: format!("{column}{i}"), count: (i + 1) * 10 })
                 .collect(),
         },
+        Request::Query { sql } if sql.contains("nosuch") => {
+            // As DuckDB draws it: the caret under the name, in display columns.
+            let before = &sql[..sql.find("nosuch").unwrap_or(0)];
+            let width = unicode_width::UnicodeWidthStr::width(before);
+            return Err(format!("the query was not accepted: Binder Error: Referenced column \"nosuch\" not found\n\nLINE 1: {sql}\n{}^", " ".repeat(8 + width)));
+        }
         Request::Query { sql } if sql.contains("nope") => {
             return Err("the query was not accepted: Binder Error: Referenced column \"nope\" not found\n\nLINE 1: SELECT nope FROM t\n               ^".into());
         }
@@ -299,10 +316,12 @@ pub(super) fn started() -> App {
     a
 }
 
+/// Each message as if it came alone: its requests answered, then a frame prepared.
 pub(super) fn press(a: &mut App, msgs: Vec<Msg>) {
     for m in msgs {
         let reqs = a.update(m);
         answer(a, reqs);
+        a.prepare_frame();
     }
 }
 

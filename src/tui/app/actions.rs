@@ -253,6 +253,9 @@ impl App {
             self.theme_name = next.into();
             self.editor.style(&self.theme);
             self.editor.dirty = true;
+            if let Overlay::Palette(p) = &mut self.overlay {
+                p.dirty = true;
+            }
             self.rebuild_detail_lines();
             self.set_status(format!("theme: {next}"), StatusKind::Info);
         }

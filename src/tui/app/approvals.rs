@@ -216,6 +216,8 @@ impl App {
             );
             return;
         };
+        // Detail no longer says the call waits.
+        self.rebuild_detail_lines();
         let what = match &decision {
             crate::types::events::Decision::Once => "approved once".to_owned(),
             crate::types::events::Decision::Session => "approved for this session".to_owned(),

@@ -8,6 +8,7 @@
 
 use super::navigation::step;
 use super::*;
+use crate::types::data::DropReason;
 
 /// A top-level group of the tree, in the order drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -117,6 +118,9 @@ pub struct Catalog {
     /// later is stale (it may still show a dataset whose drop was already seen).
     datasets_ticket: u64,
     tools_ticket: u64,
+    /// Datasets that left the session while this workbench watched, and why: a call that made
+    /// one no longer offers to go to it.
+    pub gone: HashMap<String, DropReason>,
 }
 
 impl Default for Catalog {
@@ -142,6 +146,7 @@ impl Default for Catalog {
             top: std::cell::Cell::new(0),
             datasets_ticket: 0,
             tools_ticket: 0,
+            gone: HashMap::new(),
         }
     }
 }
@@ -687,12 +692,11 @@ impl App {
 
     /// A dataset left the session: it leaves the catalog at once, and whatever showed it
     /// (Detail, the describe view) says so instead of offering a table that is gone.
-    pub(super) fn dataset_dropped(
-        &mut self,
-        dataset: String,
-        reason: crate::types::data::DropReason,
-    ) {
+    pub(super) fn dataset_dropped(&mut self, dataset: String, reason: DropReason) {
         let listed = self.catalog.remove_dataset(&dataset);
+        self.catalog.gone.insert(dataset.clone(), reason);
+        // A call shown in Detail that made it says it is gone instead of offering `o`.
+        self.rebuild_detail_lines();
         let shown = self.detail.dataset() == Some(dataset.as_str());
         if shown {
             self.set_detail(Detail::Empty);
@@ -703,8 +707,8 @@ impl App {
         }
         if listed || shown || described {
             let why = match reason {
-                crate::types::data::DropReason::Dropped => "dropped",
-                crate::types::data::DropReason::Evicted => "evicted to stay within memory_budget",
+                DropReason::Dropped => "dropped",
+                DropReason::Evicted => "evicted to stay within memory_budget",
             };
             self.set_status(format!("{dataset} was {why}"), StatusKind::Info);
         }

@@ -110,13 +110,17 @@ impl App {
         let running = crate::types::events::Outcome::Running;
         let c = &self.catalog;
         let on_dataset = c.selected_dataset().is_some();
-        let on_blob = c.selected_blob().is_some();
         let on_memory = c.selected_memory().is_some();
         let in_catalog = self.focus == Pane::Catalog && matches!(self.overlay, Overlay::None);
         let has_grid = self.results.grid.is_some();
+        let in_results = self.focus == Pane::Results && matches!(self.overlay, Overlay::None);
         match a {
             Action::CancelCall => self.selected_call().is_some_and(|c| c.outcome == running),
-            Action::JumpToDataset => self.selected_call().is_some_and(|c| c.reference.is_some()),
+            Action::JumpToDataset => self.selected_call().is_some_and(|c| {
+                c.reference
+                    .as_ref()
+                    .is_some_and(|r| !self.catalog.gone.contains_key(r))
+            }),
             Action::CopyCell
             | Action::CopyRow
             | Action::CopyAll
@@ -128,10 +132,21 @@ impl App {
                 Pane::Catalog => on_dataset,
                 _ => has_grid || matches!(self.overlay, Overlay::Describe(_)),
             },
-            Action::Describe | Action::QueryDataset if self.focus == Pane::Catalog => {
-                on_dataset || on_blob
-            }
+            // On parked text both open the pager, which `enter` (read) already offers.
+            Action::Describe | Action::QueryDataset if self.focus == Pane::Catalog => on_dataset,
             Action::Open if self.focus == Pane::Detail => self.detail.shown_tool().is_some(),
+            // The grid's own keys act only on a result that is there (not after a failure).
+            Action::Open | Action::Search | Action::MarkRows | Action::ToggleWrap if in_results => {
+                has_grid
+            }
+            Action::NextMatch | Action::PrevMatch if in_results => {
+                has_grid
+                    && self
+                        .results
+                        .search
+                        .as_ref()
+                        .is_some_and(|s| s.hits.as_ref().is_some_and(|h| !h.is_empty()))
+            }
             Action::Open if self.focus == Pane::Catalog => match c.selected_node() {
                 Node::Column { .. } | Node::Empty(_) => false,
                 Node::Tool(_) | Node::Blob(_) | Node::Memory(_) => true,

@@ -36,6 +36,10 @@ pub struct DetailPane {
     pub scroll: usize,
     /// The newest request for this pane: older replies are stale.
     pub(super) ticket: u64,
+    /// The shown call's dataset left the session (and why): `o` has nowhere to go.
+    pub(super) reference_gone: Option<crate::types::data::DropReason>,
+    /// The shown call has not started: it waits for a person's approval.
+    pub(super) awaiting_approval: bool,
 }
 
 impl DetailPane {
@@ -110,7 +114,18 @@ impl DetailPane {
             Detail::Empty => Vec::new(),
             Detail::Call(r) => {
                 let s = &r.summary;
-                let took = if s.outcome == crate::types::events::Outcome::Running {
+                let running = s.outcome == crate::types::events::Outcome::Running;
+                let outcome = if running && self.awaiting_approval {
+                    "awaiting approval".to_owned()
+                } else {
+                    s.outcome.to_string()
+                };
+                let took = if running && self.awaiting_approval {
+                    match elapsed_secs(now_secs, &s.at) {
+                        Some(t) => format!("waiting {t} s"),
+                        None => "waiting".to_owned(),
+                    }
+                } else if running {
                     match elapsed_secs(now_secs, &s.at) {
                         Some(t) => format!("{t} s so far · c cancels"),
                         None => "c cancels".to_owned(),
@@ -128,8 +143,8 @@ impl DetailPane {
                     }
                 };
                 let mut lines = vec![heading(format!(
-                    "#{} {} → {}/{} · {} · {took}",
-                    s.call, s.caller, s.server, s.tool, s.outcome
+                    "#{} {} → {}/{} · {outcome} · {took}",
+                    s.call, s.caller, s.server, s.tool
                 ))];
                 if let Some(c) = &s.client {
                     lines.push(Line::styled(format!("client: {c}"), th.muted));
@@ -141,9 +156,18 @@ impl DetailPane {
                     lines.push(Line::styled(format!("approval: {d}"), th.warning));
                 }
                 if let Some(reference) = &s.reference {
+                    let hint = match self.reference_gone {
+                        None => "o: go to it",
+                        Some(crate::types::data::DropReason::Dropped) => "dropped since",
+                        Some(crate::types::data::DropReason::Evicted) => "evicted since",
+                    };
                     lines.push(Line::styled(
-                        format!("{} → {reference}   (o: go to it)", s.outcome),
-                        th.accent,
+                        format!("{} → {reference}   ({hint})", s.outcome),
+                        if self.reference_gone.is_some() {
+                            th.muted
+                        } else {
+                            th.accent
+                        },
                     ));
                 }
                 if let Some(why) = &s.passed_because {
@@ -210,13 +234,36 @@ impl DetailPane {
 
 impl App {
     pub(super) fn set_detail(&mut self, d: Detail) {
+        self.detail.reference_gone = self.reference_gone(&d);
+        self.detail.awaiting_approval =
+            matches!(&d, Detail::Call(r) if self.awaits_approval(r.summary.call));
         self.detail
             .set(d, &self.theme, &self.highlighter, self.now_secs);
     }
 
     pub(super) fn rebuild_detail_lines(&mut self) {
+        self.detail.reference_gone = self.reference_gone(&self.detail.shown);
+        self.detail.awaiting_approval = matches!(&self.detail.shown,
+            Detail::Call(r) if self.awaits_approval(r.summary.call));
         self.detail
             .rebuild(&self.theme, &self.highlighter, self.now_secs);
+    }
+
+    /// Whether call `call` waits for a person's approval (it has not started yet).
+    pub fn awaits_approval(&self, call: u64) -> bool {
+        self.approvals.waiting.iter().any(|a| a.call == call)
+    }
+
+    /// Why the dataset a shown call made is gone, when it is.
+    fn reference_gone(&self, d: &Detail) -> Option<crate::types::data::DropReason> {
+        match d {
+            Detail::Call(r) => r
+                .summary
+                .reference
+                .as_ref()
+                .and_then(|reference| self.catalog.gone.get(reference).copied()),
+            _ => None,
+        }
     }
 }
 

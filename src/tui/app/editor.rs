@@ -8,6 +8,7 @@ use super::history::{HistoryEntry, PendingRun};
 use super::navigation::step;
 use super::tabs::Tabs;
 use super::*;
+use crate::tui::highlight::LineCache;
 
 /// What an empty editor says.
 pub(super) const PLACEHOLDER: &str =
@@ -54,6 +55,9 @@ pub struct EditorPane {
     pub redo_available: bool,
     /// The highlighting must be applied again (the text, the cursor or the theme changed).
     pub(super) dirty: bool,
+    /// The highlighting of every line, from the frames before: a keystroke re-parses only the
+    /// lines it changed.
+    pub colours: LineCache,
 }
 
 impl EditorPane {
@@ -70,6 +74,7 @@ impl EditorPane {
             completion: None,
             redo_available: false,
             dirty: false,
+            colours: LineCache::default(),
         }
     }
 
@@ -82,15 +87,23 @@ impl EditorPane {
     }
 
     /// Colours the text again if it changed, and marks where the engine placed an error.
+    /// Called once per frame, however many keys arrived since the last one.
     pub(super) fn highlight_if_dirty(&mut self, h: &Highlighter, th: &Theme) {
         if !self.dirty {
             return;
         }
         self.dirty = false;
-        h.apply_sql(&mut self.area, th);
+        h.apply_sql(&mut self.area, th, &mut self.colours);
         if let Some((l, c)) = self.error.and_then(|e| e.at) {
+            // The mark is a character column (as Results says it); highlights count bytes.
+            let line = self.area.lines().get(l).map_or("", String::as_str);
+            let start = line.char_indices().nth(c).map_or(line.len(), |(b, _)| b);
+            let end = line[start..]
+                .chars()
+                .next()
+                .map_or(start + 1, |ch| start + ch.len_utf8());
             self.area
-                .custom_highlight(((l, c), (l, c + 1)), th.error, 255);
+                .custom_highlight(((l, start), (l, end)), th.error, 255);
         }
     }
 

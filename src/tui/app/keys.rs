@@ -83,6 +83,14 @@ impl App {
                 self.memory_key_entered();
                 return;
             }
+            Overlay::Memory(m)
+                if m.conflict.is_some()
+                    && k.code == KeyCode::Char(super::memory::RELOAD_MEMORY_KEY.0)
+                    && k.modifiers == KeyModifiers::CONTROL =>
+            {
+                self.reload_memory();
+                return;
+            }
             Overlay::Memory(m) => {
                 m.input(k);
                 return;

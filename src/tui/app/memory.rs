@@ -3,10 +3,16 @@
 //! writing, pinning, deleting and reading the history are requests the app sends as the human,
 //! and their replies land here. A write always carries the version the person was shown, so a
 //! change made meanwhile by anyone is refused by the engine, never overwritten, and the text
-//! being written is never thrown away by a refusal. It never draws.
+//! being written is never thrown away by a refusal. When the refusal is because the memory
+//! moved on, the person chooses: `ctrl-s` again writes theirs over the newer version,
+//! [`RELOAD_MEMORY_KEY`] loads the newer one (`ctrl-u` brings theirs back). It never draws.
 
 use super::keys::edit_line;
 use super::*;
+
+/// The key that loads the newer version after a refused save. A chord the text area leaves
+/// alone (it takes ctrl-r as redo), so it is never text.
+pub const RELOAD_MEMORY_KEY: (char, &str) = ('l', "ctrl-l");
 
 /// What the memory editor takes now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +35,10 @@ pub struct MemoryEditor {
     pub error: Option<String>,
     /// A save was sent and has not been answered.
     pub saving: bool,
+    /// A save was refused: the listing says whether the memory moved on meanwhile.
+    pub(super) checking: bool,
+    /// The newer version a save was refused for: `ctrl-s` writes over it, ctrl-l loads it.
+    pub conflict: Option<MemoryView>,
 }
 
 impl MemoryEditor {
@@ -50,21 +60,59 @@ impl MemoryEditor {
             if_version: 0,
             error: None,
             saving: false,
+            checking: false,
+            conflict: None,
         }
     }
 
-    /// `m` as it is now, its content ready to edit.
+    /// `m` as it is now, its content ready to edit, the cursor at its end (where a note is
+    /// most often added).
     fn edit(m: &MemoryView, th: &Theme) -> MemoryEditor {
+        let mut content = Self::area(m.content.lines().map(str::to_owned).collect(), th);
+        content.move_cursor(tui_textarea::CursorMove::Bottom);
+        content.move_cursor(tui_textarea::CursorMove::End);
         MemoryEditor {
             key: m.key.clone(),
             stage: MemoryStage::Content,
-            content: Self::area(m.content.lines().map(str::to_owned).collect(), th),
+            content,
             tags: m.tags.clone(),
             pinned: m.pinned,
             if_version: m.version,
             error: None,
             saving: false,
+            checking: false,
+            conflict: None,
         }
+    }
+
+    /// The save was refused because `newer` was written meanwhile: the person chooses.
+    fn conflicted(&mut self, newer: MemoryView) {
+        let key = crate::terminal_text::line(&self.key).into_owned();
+        self.error = Some(format!(
+            "Not saved: {key} was changed by {} while you edited it (now version {}; you \
+             started from {}). ctrl-s again saves yours over it · {} loads theirs · esc \
+             leaves it as it is",
+            crate::terminal_text::line(&newer.author),
+            newer.version,
+            self.if_version,
+            RELOAD_MEMORY_KEY.1
+        ));
+        self.checking = false;
+        self.conflict = Some(newer);
+    }
+
+    /// The reload key after a refused save: the newer version replaces the text as an edit,
+    /// so `ctrl-u` brings the person's back. Says whether there was one to load.
+    pub(super) fn load_newer(&mut self) -> Option<u64> {
+        let newer = self.conflict.take()?;
+        self.content.select_all();
+        self.content.insert_str(&newer.content);
+        self.content.cancel_selection();
+        self.if_version = newer.version;
+        self.tags = newer.tags;
+        self.pinned = newer.pinned;
+        self.error = None;
+        Some(newer.version)
     }
 
     pub fn text(&self) -> String {
@@ -73,7 +121,10 @@ impl MemoryEditor {
 
     /// A key the keymap did not take: it edits the key or the content.
     pub(super) fn input(&mut self, k: KeyEvent) {
-        self.error = None;
+        // The choice after a refused save stays said while the person edits on.
+        if self.conflict.is_none() {
+            self.error = None;
+        }
         match self.stage {
             MemoryStage::Key => edit_line(&mut self.key, k),
             MemoryStage::Content => {
@@ -183,6 +234,11 @@ impl App {
         if m.saving {
             return;
         }
+        // After a refusal for a newer version, a second ctrl-s writes over that version.
+        if let Some(newer) = m.conflict.take() {
+            m.if_version = newer.version;
+            m.error = None;
+        }
         m.saving = true;
         let req = Request::MemorySet {
             key: m.key.clone(),
@@ -283,12 +339,62 @@ impl App {
             _ => return,
         };
         let key = key.clone();
+        let saving = matches!(purpose, Purpose::MemorySaved(_));
         if let Some(m) = self.memory_editor_mut().filter(|m| m.key == key) {
             m.saving = false;
             m.error = Some(error.clone());
+            // Whether it moved on meanwhile is read from the listing, not from the words.
+            m.checking = saving;
         }
-        let key = crate::terminal_text::line(&key).into_owned();
-        self.set_status(format!("memory {key} {what}: {error}"), StatusKind::Error);
+        let shown = crate::terminal_text::line(&key).into_owned();
+        self.set_status(format!("memory {shown} {what}: {error}"), StatusKind::Error);
+        if saving {
+            self.check_memory_conflict(false);
+            self.send(Purpose::Memories, Request::Memories);
+        }
+    }
+
+    /// After a refused save: when the listing holds a newer version than the editor started
+    /// from, the person is told and offered the choice. `listed`: the listing is fresh, so an
+    /// unchanged version means the refusal had another reason.
+    fn check_memory_conflict(&mut self, listed: bool) {
+        let Some(m) = self.memory_editor_mut().filter(|m| m.checking) else {
+            return;
+        };
+        let key = m.key.clone();
+        let started = m.if_version;
+        let newer = self
+            .catalog
+            .memories
+            .iter()
+            .find(|c| c.key == key && c.version != started)
+            .cloned();
+        let Some(m) = self.memory_editor_mut() else {
+            return;
+        };
+        match newer {
+            Some(newer) => {
+                m.conflicted(newer);
+                let text = m.error.clone().unwrap_or_default();
+                self.set_status(text, StatusKind::Error);
+            }
+            None if listed => m.checking = false,
+            None => {}
+        }
+    }
+
+    /// The reload key in the memory editor: loads the version a save was refused for.
+    pub(super) fn reload_memory(&mut self) {
+        let Some(m) = self.memory_editor_mut() else {
+            return;
+        };
+        let key = crate::terminal_text::line(&m.key).into_owned();
+        if let Some(version) = m.load_newer() {
+            self.set_status(
+                format!("memory {key}: version {version} loaded; ctrl-u brings your text back"),
+                StatusKind::Info,
+            );
+        }
     }
 
     /// The history arrived: it opens in the pager.
@@ -302,8 +408,10 @@ impl App {
         self.status = None;
     }
 
-    /// The listing arrived: Detail, when it shows a memory, shows its newest version.
+    /// The listing arrived: a refused save learns why, and Detail, when it shows a memory,
+    /// shows its newest version.
     pub(super) fn memories_listed(&mut self) {
+        self.check_memory_conflict(true);
         let Detail::Memory(shown) = &self.detail.shown else {
             return;
         };

@@ -186,10 +186,14 @@ pub enum StatusKind {
     Error,
 }
 
-/// Everything the workbench shows: what the panes share, and each pane's own state.
 /// Seconds after which an unanswered tool-list request is given up and asked again.
 const TOOLS_STUCK_SECS: u64 = 30;
 
+/// Seconds a status line stays once shown: news fades soon, an error stays to be read.
+const STATUS_INFO_SECS: u64 = 8;
+const STATUS_ERROR_SECS: u64 = 20;
+
+/// Everything the workbench shows: what the panes share, and each pane's own state.
 pub struct App {
     pub keymap: Keymap,
     pub theme: Theme,
@@ -221,6 +225,9 @@ pub struct App {
     pub results: Results,
     pub approvals: Approvals,
     pub status: Option<(String, StatusKind)>,
+    /// When the status line was set (the runtime's clock), so it fades; 0 before the clock
+    /// runs, and for a status that stays until it is replaced.
+    status_since: u64,
     pub spinner: usize,
     pub tools: Vec<Value>,
     /// Seconds since the epoch (set by the runtime's clock): elapsed times of running calls.
@@ -238,12 +245,6 @@ pub struct App {
     tools_asked_at: u64,
     next_ticket: u64,
     out: Vec<(u64, Request)>,
-}
-
-/// Whether a message may have changed typed text.
-enum MsgKind {
-    Typed,
-    Other,
 }
 
 /// A message for the reducer.
@@ -311,6 +312,7 @@ impl App {
             results: Results::default(),
             approvals: Approvals::default(),
             status: None,
+            status_since: 0,
             spinner: 0,
             tools: Vec::new(),
             now_minute: 0,
@@ -327,7 +329,8 @@ impl App {
     }
 
     /// How often the screen needs a tick: often while something animates or a prompt waits to
-    /// take keys, once a second while a call runs or a prompt counts down, else not at all.
+    /// take keys, once a second while a call runs or a prompt counts down, when the status
+    /// line is due to fade, else not at all.
     pub fn tick_interval(&self) -> Option<std::time::Duration> {
         use std::time::Duration;
         if self.results.running.is_some()
@@ -336,8 +339,24 @@ impl App {
         {
             return Some(Duration::from_millis(100));
         }
-        (self.traffic.any_running() || !self.approvals.waiting.is_empty())
-            .then_some(Duration::from_secs(1))
+        if self.traffic.any_running() || !self.approvals.waiting.is_empty() {
+            return Some(Duration::from_secs(1));
+        }
+        self.status_left()
+            .map(|left| Duration::from_secs(left.max(1)))
+    }
+
+    /// Seconds until the status line fades; none when there is nothing to fade.
+    fn status_left(&self) -> Option<u64> {
+        let (_, kind) = self.status.as_ref()?;
+        if self.status_since == 0 || self.now_secs == 0 {
+            return None;
+        }
+        let lasts = match kind {
+            StatusKind::Error => STATUS_ERROR_SECS,
+            StatusKind::Info | StatusKind::Success => STATUS_INFO_SECS,
+        };
+        Some((self.status_since + lasts).saturating_sub(self.now_secs))
     }
 
     /// The first requests: everything the panes show.
@@ -408,17 +427,32 @@ impl App {
         elapsed_secs(self.now_secs, at)
     }
 
+    /// Shows `text` on the status line; it fades after a few seconds (longer for an error).
     pub fn set_status(&mut self, text: impl Into<String>, kind: StatusKind) {
         self.status = Some((text.into(), kind));
+        self.status_since = self.now_secs;
     }
 
-    /// Applies one message; returns the requests to send.
+    /// Shows `text` on the status line until something replaces it: for a state that goes on
+    /// (the session ended), not for news.
+    pub fn set_lasting_status(&mut self, text: impl Into<String>, kind: StatusKind) {
+        self.status = Some((text.into(), kind));
+        self.status_since = 0;
+    }
+
+    /// Work for the frame about to be drawn, done once however many messages came since the
+    /// last one: colouring the editor's and the palette's text. Call it right before drawing.
+    pub fn prepare_frame(&mut self) {
+        self.editor
+            .highlight_if_dirty(&self.highlighter, &self.theme);
+        if let Overlay::Palette(p) = &mut self.overlay {
+            p.highlight_if_dirty(&self.highlighter, &self.theme);
+        }
+    }
+
+    /// Applies one message; returns the requests to send. It never colours text (a paste or
+    /// a burst of keys would pay for it per key): [`App::prepare_frame`] does, once a frame.
     pub fn update(&mut self, msg: Msg) -> Vec<(u64, Request)> {
-        // Text in the palette's arguments changes only by a key or a paste.
-        let msg_kind = match msg {
-            Msg::Key(_) | Msg::Paste(_) | Msg::Action(_) => MsgKind::Typed,
-            _ => MsgKind::Other,
-        };
         match msg {
             Msg::Key(k) => self.on_key(k),
             Msg::Mouse(m) => self.on_mouse(m),
@@ -433,6 +467,9 @@ impl App {
             Msg::Action(a) => self.apply(a),
             Msg::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
+                if self.status_left() == Some(0) {
+                    self.status = None;
+                }
                 // A running call's elapsed time moves on in Detail.
                 if self.detail.shows_running_call() {
                     self.rebuild_detail_lines();
@@ -440,7 +477,7 @@ impl App {
             }
             Msg::SessionEnded => {
                 self.servers.all_stopped();
-                self.set_status(
+                self.set_lasting_status(
                     "the session ended: what is on screen stays readable; q quits",
                     StatusKind::Error,
                 );
@@ -449,14 +486,6 @@ impl App {
                 format!("internal error in loom (details in the log): {what}"),
                 StatusKind::Error,
             ),
-        }
-        self.editor
-            .highlight_if_dirty(&self.highlighter, &self.theme);
-        let typed = matches!(msg_kind, MsgKind::Typed);
-        if let (true, Overlay::Palette(p)) = (typed, &mut self.overlay)
-            && let PaletteStage::Edit { args, .. } = &mut p.stage
-        {
-            self.highlighter.apply_json(args, &self.theme);
         }
         if self.quit {
             // The last moment this workbench's state is seen: what the editor holds is kept.

@@ -5,6 +5,7 @@
 use super::keys::edit_line;
 use super::navigation::step;
 use super::*;
+use crate::tui::highlight::LineCache;
 
 pub enum PaletteStage {
     Pick,
@@ -20,6 +21,12 @@ pub struct Palette {
     pub selected: usize,
     pub stage: PaletteStage,
     pub error: Option<String>,
+    /// Where the arguments stop being JSON (row, byte in the row), marked in the text.
+    pub error_at: Option<(usize, usize)>,
+    /// The arguments' colours must be applied again before the next frame.
+    pub(super) dirty: bool,
+    /// The arguments' highlighting, line by line, from the frames before.
+    pub(super) colours: LineCache,
 }
 
 impl Palette {
@@ -29,6 +36,9 @@ impl Palette {
             selected: 0,
             stage: PaletteStage::Pick,
             error: None,
+            error_at: None,
+            dirty: false,
+            colours: LineCache::default(),
         }
     }
 
@@ -81,6 +91,7 @@ impl Palette {
         }
         self.stage = PaletteStage::Pick;
         self.error = None;
+        self.error_at = None;
         true
     }
 
@@ -94,6 +105,32 @@ impl Palette {
             PaletteStage::Edit { args, .. } => {
                 args.input(k);
                 self.error = None;
+                self.error_at = None;
+                self.dirty = true;
+            }
+        }
+    }
+
+    /// Colours the arguments again if they changed since the last frame.
+    pub(super) fn highlight_if_dirty(&mut self, h: &Highlighter, th: &Theme) {
+        if !std::mem::take(&mut self.dirty) {
+            return;
+        }
+        if let PaletteStage::Edit { args, .. } = &mut self.stage {
+            h.apply_json(args, th, &mut self.colours);
+            if let Some((row, at)) = self.error_at {
+                let len = args.lines().get(row).map_or(0, String::len);
+                let start = at.min(len);
+                let end = args.lines().get(row).map_or(start, |line| {
+                    line[start..]
+                        .chars()
+                        .next()
+                        .map_or(start, |c| start + c.len_utf8())
+                });
+                // Past the end of the row there is no character to mark.
+                if start < end {
+                    args.custom_highlight(((row, start), (row, end)), th.error, 255);
+                }
             }
         }
     }
@@ -101,6 +138,7 @@ impl Palette {
     pub(super) fn paste(&mut self, text: &str) {
         if let PaletteStage::Edit { args, .. } = &mut self.stage {
             args.insert_str(text);
+            self.dirty = true;
         }
     }
 
@@ -135,21 +173,30 @@ impl Palette {
             tool,
             args: Box::new(args),
         };
+        self.dirty = true;
     }
 
     /// `enter` on the arguments: the tool's name and arguments when they pass its schema;
-    /// otherwise the error is shown and nothing is returned.
+    /// otherwise the error is kept to be shown (under the arguments, where the person looks,
+    /// with the place JSON broke marked) and nothing is returned.
     fn checked_call(&mut self) -> Option<(String, Value)> {
         let PaletteStage::Edit { tool, args } = &self.stage else {
             return None;
         };
-        match validate_arguments(tool, &args.lines().join("\n")) {
+        let text = args.lines().join("\n");
+        match validate_arguments(tool, &text) {
             Ok(arguments) => {
                 let name = tool["name"].as_str().unwrap_or_default().to_owned();
                 Some((name, arguments))
             }
             Err(e) => {
                 self.error = Some(e);
+                // serde_json counts lines and bytes from 1; an error at the end has column 0.
+                self.error_at = serde_json::from_str::<Value>(&text)
+                    .err()
+                    .filter(|e| e.line() > 0)
+                    .map(|e| (e.line() - 1, e.column().saturating_sub(1)));
+                self.dirty = true;
                 None
             }
         }
@@ -201,6 +248,9 @@ impl App {
             self.set_status(format!("calling {name}…"), StatusKind::Info);
             self.focus_pane(Pane::Traffic);
             return;
+        } else if let (Some(e), PaletteStage::Edit { tool, .. }) = (&p.error, &p.stage) {
+            let name = tool["name"].as_str().unwrap_or_default();
+            self.set_status(format!("not sent to {name}: {e}"), StatusKind::Error);
         }
         self.overlay = Overlay::Palette(p);
     }

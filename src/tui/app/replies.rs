@@ -67,7 +67,10 @@ impl App {
             Event::MemoryChanged { .. } => {
                 self.send(Purpose::Memories, Request::Memories);
             }
-            Event::ApprovalRequested(req) => self.approvals.add(req),
+            Event::ApprovalRequested(req) => {
+                self.approvals.add(req);
+                self.rebuild_detail_lines();
+            }
             Event::ApprovalSettled {
                 approval,
                 decision,
@@ -83,7 +86,8 @@ impl App {
                     let text = format!("{} #{}: {decision} at {by}", a.tool, a.call);
                     self.set_status(text, StatusKind::Info);
                 }
-                self.approvals.settled(approval)
+                self.approvals.settled(approval);
+                self.rebuild_detail_lines();
             }
             Event::ExportProgress { table, rows, total } => {
                 if let Some(e) = &mut self.results.export
@@ -239,6 +243,7 @@ impl App {
                     self.approvals.add(a);
                 }
                 self.approvals.waiting.sort_by_key(|a| a.approval);
+                self.rebuild_detail_lines();
             }
             (Purpose::CallTool(name), Reply::ToolResult { result }) => {
                 let is_error = result["isError"] == Value::Bool(true);

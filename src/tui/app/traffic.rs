@@ -185,6 +185,14 @@ impl App {
             );
             return;
         };
+        if let Some(reason) = self.catalog.gone.get(&reference) {
+            let why = match reason {
+                crate::types::data::DropReason::Dropped => "dropped",
+                crate::types::data::DropReason::Evicted => "evicted to stay within memory_budget",
+            };
+            self.set_status(format!("{reference} was {why}"), StatusKind::Info);
+            return;
+        }
         if outcome == Outcome::Parked {
             self.catalog.select_blob(&reference);
         } else {

@@ -1,5 +1,5 @@
-//! The SQL editor: syntect-highlighted text (highlighting is applied in the reducer when the
-//! text changes, not per frame), its tabs in the title (`SQL 1 2* 3`, `!` where the last
+//! The SQL editor: syntect-highlighted text (colours are applied by `App::prepare_frame` before
+//! a frame, only when the text changed, and only to the lines that changed), its tabs in the title (`SQL 1 2* 3`, `!` where the last
 //! statement failed), a spinner while a query runs, and the completion popup.
 
 use super::super::app::{App, Pane};

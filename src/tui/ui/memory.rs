@@ -26,7 +26,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, m: &MemoryEditor) {
     let inner = block.inner(r);
     f.render_widget(block, r);
     let err_h = match (&m.error, m.saving) {
-        (Some(_), _) => 3.min(inner.height / 3),
+        // The whole message, up to half the box: after a refused save it holds the choice.
+        (Some(e), _) => {
+            let lines = e.chars().count().div_ceil(usize::from(inner.width.max(1)));
+            u16::try_from(lines.max(1))
+                .unwrap_or(u16::MAX)
+                .min(inner.height / 2)
+        }
         (None, true) => 1,
         (None, false) => 0,
     };

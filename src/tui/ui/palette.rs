@@ -79,22 +79,34 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Palette) {
             f.render_widget(b, r);
             let desc = tool["description"].as_str().unwrap_or("");
             let desc_h = 3.min(inner.height / 3);
-            let err_h = if p.error.is_some() { 2 } else { 0 };
             f.render_widget(
                 Paragraph::new(Line::styled(desc.to_owned(), th.muted)).wrap(Wrap { trim: true }),
                 Rect::new(inner.x, inner.y, inner.width, desc_h),
             );
-            let edit = Rect::new(
-                inner.x,
-                inner.y + desc_h,
-                inner.width,
-                inner.height.saturating_sub(desc_h + err_h),
-            );
+            let room = inner.height.saturating_sub(desc_h);
+            // The error sits right under the arguments, where the person is looking, and
+            // takes the room it needs to be read whole (up to half the box).
+            let err_h = p.error.as_ref().map_or(0, |e| {
+                let w = usize::from(inner.width.max(1));
+                let lines = (e.chars().count() + 2).div_ceil(w).max(1);
+                u16::try_from(lines)
+                    .unwrap_or(u16::MAX)
+                    .min(room / 2)
+                    .max(1)
+            });
+            let text_h = u16::try_from(args.lines().len()).unwrap_or(u16::MAX);
+            let edit_h = if p.error.is_some() {
+                text_h.min(room.saturating_sub(err_h))
+            } else {
+                room
+            };
+            let edit = Rect::new(inner.x, inner.y + desc_h, inner.width, edit_h);
             f.render_widget(args.as_ref(), edit);
             if let Some(e) = &p.error {
                 f.render_widget(
-                    Paragraph::new(Line::styled(e.clone(), th.error)).wrap(Wrap { trim: true }),
-                    Rect::new(inner.x, inner.y + inner.height - err_h, inner.width, err_h),
+                    Paragraph::new(Line::styled(format!("✗ {e}"), th.error))
+                        .wrap(Wrap { trim: true }),
+                    Rect::new(inner.x, edit.y + edit_h, inner.width, err_h),
                 );
             }
         }

@@ -155,6 +155,8 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         let outcome = match (&c.reference, c.outcome) {
             (Some(r), Outcome::Intercepted) => format!("→ {r}"),
             (Some(r), Outcome::Parked) => format!("⇢ {r}"),
+            // Not started: a person has yet to approve it.
+            (_, Outcome::Running) if app.awaits_approval(c.call) => "awaiting approval".into(),
             (_, o) => o.to_string(),
         };
         let outcome_style = match c.outcome {
