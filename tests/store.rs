@@ -597,6 +597,37 @@ fn infinity_and_nan_keep_their_rows_in_results_envelopes_and_exports() {
     assert_eq!(v[0]["a"], json!("Infinity"));
 }
 
+/// Out of memory, the model is told what it can do, never to change settings it may not.
+#[test]
+fn out_of_memory_advice_names_only_what_a_client_can_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(StoreConfig {
+        memory_limit: "40MB".into(),
+        threads: 1,
+        memory_budget: 512 << 20,
+        query_timeout: Duration::from_secs(60),
+        export_dir: dir.path().join("exports"),
+        envelope_budget: 1500,
+        inline_rows: 100,
+        probe_file: std::env::current_exe().unwrap(),
+        blob_dir: None,
+    })
+    .expect("store opens");
+    let err = store
+        .query("SELECT list(range) AS l FROM range(200000000)")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("Out of Memory"), "{err}");
+    assert!(
+        err.contains("memory_limit 40MB") && err.contains("LIMIT"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("SET ") && !err.contains("preserve_insertion_order"),
+        "{err}"
+    );
+}
+
 /// The envelope text of a fixed dataset, compared with `tests/snapshots/orders_envelope.txt`
 /// (set `UPDATE_SNAPSHOTS=1` to rewrite it after an intended change).
 #[test]

@@ -724,14 +724,18 @@ async fn a_person_edits_pins_and_deletes_a_memory_from_the_catalog_tree() {
     // The model writes while the person edits: the save is refused and the text stays.
     d.press(vec![Msg::char('e')]);
     model_writes("the model's own words");
-    d.type_text("mine: ");
+    // The cursor opens at the end of the text.
+    d.type_text(" (mine)");
     d.press(vec![Msg::ctrl('s')]);
-    d.until("the refusal", |a| status(a).contains("not saved"))
-        .await;
+    // Said at once, and again in the person's words once the newer version is read.
+    d.until("the refusal", |a| {
+        status(a).to_lowercase().contains("not saved")
+    })
+    .await;
     let Overlay::Memory(m) = &d.app.overlay else {
         panic!("the editor stays open after a refusal")
     };
-    assert_eq!(m.text(), "mine: never touch prod or staging");
+    assert_eq!(m.text(), "never touch prod or staging (mine)");
     assert!(
         m.error.as_deref().is_some_and(|e| e.contains("version 3")),
         "{:?}",

@@ -29,6 +29,15 @@ pub fn guard(store: &Store, sql: &str) -> Result<Guarded> {
 /// have; a cancel, a timeout or a failure the binder does not explain stays as it is.
 fn explain_failure(store: &Store, guarded: &Guarded, sql: &str, e: StoreError) -> StoreError {
     match e {
+        // The engine's own advice (SET threads, preserve_insertion_order) names settings no
+        // client may change here: say what the client can do instead.
+        StoreError::Engine(m) if m.contains("Out of Memory Error") => {
+            let first = m.lines().next().unwrap_or_default();
+            StoreError::Engine(format!(
+                "{first}\nThe query needs more memory than loom's engine may use (memory_limit {}): aggregate or filter first, select fewer columns, or add a LIMIT.",
+                store.config.memory_limit
+            ))
+        }
         StoreError::Engine(_) if !guarded.bound => {
             super::guard::binder_refusal(&store.db, sql).map_or(e, |r| StoreError::Refused(r.0))
         }
@@ -36,7 +45,6 @@ fn explain_failure(store: &Store, guarded: &Guarded, sql: &str, e: StoreError) -
     }
 }
 
-/// What the watchdog knows of the query armed now.
 /// On whose behalf a query runs: a person at a workbench, or a client's tool call (by its call
 /// number). A cancel reaches only the query of whoever asks.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +97,7 @@ impl Store {
     }
 }
 
+/// What the watchdog knows of the query armed now.
 #[derive(Default, Clone, Copy)]
 pub(super) struct Armed {
     /// The query's generation; 0 when none runs.
