@@ -1,0 +1,71 @@
+//! Hostile downstream servers (tests/fixtures/hostile_server.py, plain stdin/stdout) driven
+//! through the real `loom serve`: a server that breaks the protocol fails fast and clearly,
+//! and never costs a client the full call or handshake timeout.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// TOML for one stdio server running the hostile server in `mode` with `flags`, then `extra`.
+fn hostile_entry(name: &str, mode: &str, flags: &[&str], extra: &str) -> String {
+    let script = root().join("tests/fixtures/hostile_server.py");
+    let mut args = vec![
+        format!("{:?}", script.display().to_string()),
+        format!("{mode:?}"),
+    ];
+    args.extend(flags.iter().map(|f| format!("{f:?}")));
+    format!(
+        "[[servers]]\nname = \"{name}\"\ncommand = \"python3\"\nargs = [{}]\n{extra}\n",
+        args.join(", ")
+    )
+}
+
+fn read_pid(path: &std::path::Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+#[tokio::test]
+async fn a_server_that_closes_stdout_but_lives_fails_at_once_and_is_restarted() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let pid_arg = pid_file.display().to_string();
+    let cfg = TempConfig::new(&hostile_entry(
+        "h",
+        "closeout",
+        &["--pid-file", &pid_arg],
+        "call_timeout = 120\nrestart_backoff = 0.1\n",
+    ));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    assert!(c.tool_names().await.contains(&"h_close_stdout".to_owned()));
+    let first = read_pid(&pid_file).expect("the server wrote its pid");
+    let started = Instant::now();
+    let r = c.call("h_close_stdout", json!({})).await;
+    assert!(is_error_result(&r), "{r}");
+    assert!(text_of(&r).contains("closed its stdout"), "{r}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the call waited {:?}, as if for call_timeout",
+        started.elapsed()
+    );
+    // The live server is killed, not left running with no way to reach it.
+    wait_until(
+        "the server that closed its stdout to be killed",
+        async || (!alive(first)).then_some(()),
+    )
+    .await;
+    // It failed like a crash: logged, and started again.
+    wait_until("the restarted server to answer", async || {
+        let r = c.call("h_echo", json!({ "x": 1 })).await;
+        (!is_error_result(&r)).then_some(())
+    })
+    .await;
+    assert_ne!(read_pid(&pid_file), Some(first), "a new process serves");
+    let log = c.stderr.lock().unwrap().clone();
+    assert!(
+        log.contains("server failed") && log.contains("closed its stdout"),
+        "{log}"
+    );
+}
