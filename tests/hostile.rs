@@ -69,3 +69,32 @@ async fn a_server_that_closes_stdout_but_lives_fails_at_once_and_is_restarted() 
         "{log}"
     );
 }
+
+#[tokio::test]
+async fn a_reply_that_is_not_utf8_fails_its_call_at_once_and_is_never_passed_on_altered() {
+    let cfg = TempConfig::new(&hostile_entry("h", "badutf8", &[], "call_timeout = 120\n"));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    let started = Instant::now();
+    let r = c.call("h_bad_utf8", json!({})).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the call waited {:?}, as if for call_timeout",
+        started.elapsed()
+    );
+    assert!(is_error_result(&r), "{r}");
+    let text = text_of(&r);
+    assert!(
+        text.contains("server `h` replied with text that is not valid UTF-8"),
+        "{r}"
+    );
+    assert!(!text.contains("no answer within"), "{r}");
+    assert!(
+        !r.to_string().contains("bytes") && !r.to_string().contains('\u{fffd}'),
+        "the altered reply is not passed on: {r}"
+    );
+    // The server itself is fine: its next call works.
+    let r = c.call("h_echo", json!({ "after": 1 })).await;
+    assert!(text_of(&r).contains("after"), "{r}");
+}

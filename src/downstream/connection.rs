@@ -138,7 +138,7 @@ impl Connection {
         let msg = match RawMessage::parse(bytes) {
             Ok(m) => m,
             Err(e) => {
-                tracing::warn!(server = %self.server, "ignoring a line that is not JSON-RPC: {e}");
+                self.unreadable(bytes, &e);
                 return;
             }
         };
@@ -180,6 +180,33 @@ impl Connection {
             }
             Kind::Invalid(why) => {
                 tracing::warn!(server = %self.server, "ignoring an invalid message: {why}")
+            }
+        }
+    }
+
+    /// A message that does not parse. One that is not valid UTF-8 but is still a reply to a
+    /// request loom waits for (its id read from the lossy text) fails that request at once: the
+    /// altered text is never passed off as the server's result, and the caller does not wait
+    /// out its timeout.
+    fn unreadable(&self, bytes: &[u8], error: &serde_json::Error) {
+        let Err(bad) = std::str::from_utf8(bytes) else {
+            tracing::warn!(server = %self.server, "ignoring a line that is not JSON-RPC: {error}");
+            return;
+        };
+        let at = bad.valid_up_to();
+        match jsonrpc::response_id_lenient(bytes).filter(|id| self.pending.is_waiting(*id)) {
+            Some(id) => {
+                tracing::warn!(server = %self.server, "the reply to request {id} is not valid UTF-8 (at byte {at}); the request fails");
+                self.resolve(
+                    id,
+                    Reply::Lost(format!(
+                        "server `{}` replied with text that is not valid UTF-8 (at byte {at})",
+                        self.server
+                    )),
+                );
+            }
+            None => {
+                tracing::warn!(server = %self.server, "ignoring a line that is not valid UTF-8 (at byte {at})")
             }
         }
     }
