@@ -98,3 +98,34 @@ async fn a_reply_that_is_not_utf8_fails_its_call_at_once_and_is_never_passed_on_
     let r = c.call("h_echo", json!({ "after": 1 })).await;
     assert!(text_of(&r).contains("after"), "{r}");
 }
+
+#[tokio::test]
+async fn a_null_initialize_result_fails_the_handshake_at_once() {
+    let cfg = TempConfig::new(&hostile_entry(
+        "h",
+        "nullinit",
+        &[],
+        "handshake_timeout = 120\nmax_restarts = 0\n",
+    ));
+    let started = Instant::now();
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    let log = c.stderr.clone();
+    wait_until("the handshake failure in the log", async || {
+        let log = log.lock().unwrap().clone();
+        log.contains("server failed: server answered initialize with null instead of an object")
+            .then_some(())
+    })
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the handshake failed only after {:?}, as if it waited out handshake_timeout",
+        started.elapsed()
+    );
+    assert!(
+        !log.lock()
+            .unwrap()
+            .contains("not a request, notification or response"),
+        "the null result was taken for a response"
+    );
+}

@@ -524,6 +524,12 @@ impl Connection {
             Reply::Result(raw) => {
                 let v: Value = serde_json::from_str(raw.get())
                     .map_err(|e| format!("initialize result is not JSON: {e}"))?;
+                if !v.is_object() {
+                    return Err(format!(
+                        "server answered initialize with {} instead of an object (protocolVersion, capabilities, serverInfo)",
+                        raw.get().chars().take(80).collect::<String>()
+                    ));
+                }
                 let version = v["protocolVersion"].as_str().unwrap_or_default().to_owned();
                 if !protocol::is_supported(&version) {
                     return Err(format!(

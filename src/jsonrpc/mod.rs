@@ -32,13 +32,15 @@ pub struct RawMessage {
     pub method: Option<String>,
     #[serde(default)]
     pub params: Option<Box<RawValue>>,
-    #[serde(default)]
+    /// An explicit `"result": null` is a result (it answers a request), not an absent one.
+    #[serde(default, deserialize_with = "present")]
     pub result: Option<Box<RawValue>>,
     #[serde(default)]
     pub error: Option<Box<RawValue>>,
 }
 
-/// Keeps an explicit `"id": null` distinguishable from an absent id.
+/// Keeps an explicit `null` (`"id": null`, `"result": null`) distinguishable from an absent
+/// member.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
     Box::<RawValue>::deserialize(d).map(Some)
 }
@@ -250,6 +252,14 @@ mod tests {
             Kind::Invalid(_)
         ));
         assert!(matches!(k(r#"{"id":1,"method":"ping"}"#), Kind::Invalid(_)));
+        // A null result still answers its request.
+        let null = RawMessage::parse(br#"{"jsonrpc":"2.0","id":1,"result":null}"#).unwrap();
+        assert!(matches!(null.kind(), Kind::Response));
+        assert_eq!(null.result.as_deref().map(RawValue::get), Some("null"));
+        assert!(matches!(
+            k(r#"{"jsonrpc":"2.0","id":1,"method":"x","result":null}"#),
+            Kind::Invalid(_)
+        ));
     }
 
     #[test]
