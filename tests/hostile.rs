@@ -129,3 +129,36 @@ async fn a_null_initialize_result_fails_the_handshake_at_once() {
         "the null result was taken for a response"
     );
 }
+
+#[tokio::test]
+async fn garbage_on_stdout_is_logged_ten_times_then_counted() {
+    let cfg = TempConfig::new(&hostile_entry(
+        "h",
+        "garbagestorm",
+        &["--lines", "5000"],
+        "",
+    ));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    // The server wrote its garbage before reading this call, so loom has read all of it.
+    let r = c.call("h_echo", json!({ "x": 1 })).await;
+    assert!(text_of(&r).contains("echo"), "{r}");
+    c.close_stdin();
+    assert!(c.wait_exit(Duration::from_secs(30)).await);
+    let log = c.stderr.lock().unwrap().clone();
+    let one_by_one = log
+        .lines()
+        .filter(|l| l.contains("ignoring a line that is not JSON-RPC"))
+        .count();
+    assert_eq!(one_by_one, 10, "{log}");
+    assert!(
+        log.contains("further messages loom ignores from this server are counted"),
+        "{log}"
+    );
+    // What was not logged one by one is still counted, at the latest when the server stops.
+    assert!(
+        log.contains("ignored 4990 more messages"),
+        "the count of the other lines is missing: {log}"
+    );
+}

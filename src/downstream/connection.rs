@@ -77,6 +77,8 @@ pub struct Connection {
     log_level: Mutex<Option<String>>,
     /// Whether the server said in its handshake that it takes `logging/setLevel`.
     logs: std::sync::atomic::AtomicBool,
+    /// How many complaints about ignored messages were logged, so garbage cannot flood the log.
+    noise: Mutex<super::noise::NoiseLog>,
 }
 
 impl Connection {
@@ -97,6 +99,7 @@ impl Connection {
             client_caps,
             log_level: Mutex::new(None),
             logs: std::sync::atomic::AtomicBool::new(false),
+            noise: Mutex::new(super::noise::NoiseLog::default()),
         };
         Arc::new(conn)
     }
@@ -145,7 +148,7 @@ impl Connection {
         match msg.kind() {
             Kind::Response => {
                 let Some(id) = msg.numeric_id() else {
-                    tracing::warn!(server = %self.server, "response with an id loom never sent");
+                    self.ignored(format_args!("response with an id loom never sent"));
                     return;
                 };
                 let reply = match (msg.result, msg.error) {
@@ -178,9 +181,7 @@ impl Connection {
                     },
                 );
             }
-            Kind::Invalid(why) => {
-                tracing::warn!(server = %self.server, "ignoring an invalid message: {why}")
-            }
+            Kind::Invalid(why) => self.ignored(format_args!("ignoring an invalid message: {why}")),
         }
     }
 
@@ -190,7 +191,9 @@ impl Connection {
     /// out its timeout.
     fn unreadable(&self, bytes: &[u8], error: &serde_json::Error) {
         let Err(bad) = std::str::from_utf8(bytes) else {
-            tracing::warn!(server = %self.server, "ignoring a line that is not JSON-RPC: {error}");
+            self.ignored(format_args!(
+                "ignoring a line that is not JSON-RPC: {error}"
+            ));
             return;
         };
         let at = bad.valid_up_to();
@@ -205,9 +208,29 @@ impl Connection {
                     )),
                 );
             }
-            None => {
-                tracing::warn!(server = %self.server, "ignoring a line that is not valid UTF-8 (at byte {at})")
-            }
+            None => self.ignored(format_args!(
+                "ignoring a line that is not valid UTF-8 (at byte {at})"
+            )),
+        }
+    }
+
+    /// Logs a message the server sent that loom ignores: the first few one by one, then a count
+    /// once a minute.
+    fn ignored(&self, what: std::fmt::Arguments<'_>) {
+        use super::noise::Say;
+        let say = lock(&self.noise).note(std::time::Instant::now());
+        match say {
+            Say::Each { last: false } => tracing::warn!(server = %self.server, "{what}"),
+            Say::Each { last: true } => tracing::warn!(
+                server = %self.server,
+                "{what} (further messages loom ignores from this server are counted and logged once a minute)"
+            ),
+            Say::Summary { count, over } => tracing::warn!(
+                server = %self.server,
+                "ignored {count} more messages in the last {}s (not JSON-RPC, or answering nothing); the latest: {what}",
+                over.as_secs()
+            ),
+            Say::Nothing => {}
         }
     }
 
@@ -304,6 +327,10 @@ impl Connection {
             return;
         }
         self.closed.send_replace(Some(reason.to_owned()));
+        let unlogged = lock(&self.noise).unlogged();
+        if unlogged > 0 {
+            tracing::warn!(server = %self.server, "ignored {unlogged} more messages before the connection closed (not JSON-RPC, or answering nothing)");
+        }
         self.pending.close(|| Reply::Lost(reason.to_owned()));
         // No reply stream is read for a closed connection.
         if let Outbound::Http(sink) = &self.outbound {

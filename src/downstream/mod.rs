@@ -8,6 +8,7 @@ pub mod env;
 pub mod guard;
 pub mod http;
 pub mod naming;
+mod noise;
 pub mod stdio;
 mod supervisor;
 
