@@ -162,3 +162,22 @@ async fn garbage_on_stdout_is_logged_ten_times_then_counted() {
         "the count of the other lines is missing: {log}"
     );
 }
+
+#[tokio::test]
+async fn a_tool_nested_too_deep_to_read_drops_only_itself() {
+    let cfg = TempConfig::new(&hostile_entry("h", "listing", &[], ""));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    let names = c.tool_names().await;
+    assert!(
+        names.contains(&"h_echo".to_owned()) && names.contains(&"h_after_deep".to_owned()),
+        "the server's valid tools are listed: {names:?}"
+    );
+    assert!(!names.contains(&"h_deep".to_owned()), "{names:?}");
+    let log = c.stderr.lock().unwrap().clone();
+    assert!(
+        log.contains("`deep` could not be read (recursion limit exceeded"),
+        "{log}"
+    );
+    assert!(!log.contains("result is not JSON"), "{log}");
+}

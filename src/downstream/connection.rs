@@ -577,7 +577,9 @@ impl Connection {
         }
     }
 
-    /// Fetches every page of a list method (`tools/list` …), concatenating `key` arrays.
+    /// Fetches every page of a list method (`tools/list` …), concatenating `key` arrays. Entries
+    /// are read one by one: one that is not valid drops only itself, and what was left out is
+    /// logged once per listing.
     pub async fn list_all(
         self: &Arc<Self>,
         method: &str,
@@ -585,6 +587,7 @@ impl Connection {
         timeout: std::time::Duration,
     ) -> Result<Vec<Map<String, Value>>, String> {
         let mut out = Vec::new();
+        let mut dropped = super::entries::Dropped::default();
         let mut cursor: Option<String> = None;
         for _page in 0..10_000 {
             let params = cursor.take().map(|c| {
@@ -594,14 +597,16 @@ impl Connection {
             });
             match self.call(method, params, timeout).await {
                 Reply::Result(raw) => {
-                    let v: Value = serde_json::from_str(raw.get())
-                        .map_err(|e| format!("{method}: result is not JSON: {e}"))?;
-                    if let Some(items) = v[key].as_array() {
-                        out.extend(items.iter().filter_map(|i| i.as_object().cloned()));
-                    }
-                    match v["nextCursor"].as_str() {
-                        Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
-                        _ => return Ok(out),
+                    let page = super::entries::read_page(&raw, key, &mut dropped);
+                    out.extend(page.items);
+                    match page.next_cursor {
+                        Some(c) => cursor = Some(c),
+                        None => {
+                            if let Some(said) = dropped.describe(key) {
+                                tracing::warn!(server = %self.server, "{method}: {said}");
+                            }
+                            return Ok(out);
+                        }
                     }
                 }
                 Reply::Error(e) => return Err(format!("{method} failed: {}", e.get())),

@@ -4,6 +4,7 @@
 //! leaves as a [`FleetEvent`].
 
 pub mod connection;
+mod entries;
 pub mod env;
 pub mod guard;
 pub mod http;
