@@ -181,3 +181,52 @@ async fn a_tool_nested_too_deep_to_read_drops_only_itself() {
     );
     assert!(!log.contains("result is not JSON"), "{log}");
 }
+
+#[tokio::test]
+async fn a_listing_keeps_one_tool_per_name_and_every_tool_has_a_schema() {
+    let cfg = TempConfig::new(&hostile_entry("h", "listing", &[], ""));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    let r = c.request("tools/list", json!({})).await;
+    let tools = r["result"]["tools"].as_array().expect("tools").clone();
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    let mut ours: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| n.starts_with("h_"))
+        .collect();
+    ours.sort_unstable();
+    assert_eq!(ours, ["h_after_deep", "h_echo", "h_no_schema"], "{names:?}");
+    // No exposed name twice, and the first definition wins.
+    let mut unique = names.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        names.len(),
+        "a name is listed twice: {names:?}"
+    );
+    let tool = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap().clone();
+    assert_eq!(tool("h_echo")["description"], "echo");
+    // Every tool has the object inputSchema MCP requires.
+    assert!(
+        tools.iter().all(|t| t["inputSchema"]["type"] == "object"),
+        "{tools:?}"
+    );
+    assert_eq!(
+        tool("h_no_schema")["inputSchema"],
+        json!({ "type": "object" })
+    );
+    let log = c.stderr.lock().unwrap().clone();
+    for said in [
+        "tool `echo` is listed more than once; only the first is kept",
+        "tool `no_schema` has no inputSchema object",
+        "tools/list: left out 4 entries of `tools`: 1 not a JSON object; 2 without a string `name`;",
+    ] {
+        assert!(log.contains(said), "missing {said:?} in:\n{log}");
+    }
+    // Asking again does not say it all again.
+    c.request("tools/list", json!({})).await;
+    let log = c.stderr.lock().unwrap().clone();
+    assert_eq!(log.matches("is listed more than once").count(), 1, "{log}");
+}

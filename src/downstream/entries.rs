@@ -1,10 +1,12 @@
 //! A server's list entries (tools, prompts, resources, templates), read one by one: an entry
 //! that is not one (not an object, no string name, nested too deep to read) drops only itself,
-//! never the server's whole listing. It only reads; the caller logs what was dropped.
+//! never the server's whole listing; later entries with a name already listed are dropped; a
+//! tool without an `inputSchema` gets the empty object schema MCP requires. It only reads and
+//! tidies; the caller logs what was dropped.
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The member that names an entry of the list `key` (`tools` → `name`, …).
 pub fn identity(key: &str) -> &'static str {
@@ -121,6 +123,44 @@ pub fn read_page(result: &RawValue, key: &str, dropped: &mut Dropped) -> Page {
     page
 }
 
+/// Keeps the first entry of each name (`identity(key)`); the names of later ones, dropped.
+pub fn drop_duplicates(items: &mut Vec<Map<String, Value>>, key: &str) -> Vec<String> {
+    let id = identity(key);
+    let mut seen = HashSet::new();
+    let mut dropped = Vec::new();
+    items.retain(|item| {
+        let name = item.get(id).and_then(Value::as_str).unwrap_or_default();
+        if seen.insert(name.to_owned()) {
+            true
+        } else {
+            dropped.push(name.to_owned());
+            false
+        }
+    });
+    dropped
+}
+
+/// Gives `{"type":"object"}` to each tool without an object `inputSchema` (MCP requires one);
+/// the names of the tools that got it.
+pub fn default_input_schemas(tools: &mut [Map<String, Value>]) -> Vec<String> {
+    let mut fixed = Vec::new();
+    for tool in tools {
+        if !tool.get("inputSchema").is_some_and(Value::is_object) {
+            tool.insert(
+                "inputSchema".into(),
+                serde_json::json!({ "type": "object" }),
+            );
+            fixed.push(
+                tool.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+        }
+    }
+    fixed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,5 +216,22 @@ mod tests {
         );
         assert_eq!(page.items.len(), 1);
         assert_eq!(dropped.unnamed, 1);
+    }
+
+    #[test]
+    fn later_duplicates_go_and_missing_schemas_are_filled() {
+        let mut tools: Vec<Map<String, Value>> = serde_json::from_str(
+            r#"[{"name":"echo","description":"first"},{"name":"x","inputSchema":{"type":"object"}},{"name":"echo","description":"second"},{"name":"y","inputSchema":"bad"}]"#,
+        )
+        .unwrap();
+        assert_eq!(drop_duplicates(&mut tools, "tools"), ["echo"]);
+        assert_eq!(tools.len(), 3);
+        assert_eq!(tools[0]["description"], "first");
+        assert_eq!(default_input_schemas(&mut tools), ["echo", "y"]);
+        assert!(
+            tools
+                .iter()
+                .all(|t| t["inputSchema"].is_object() && t["inputSchema"]["type"] == "object")
+        );
     }
 }
