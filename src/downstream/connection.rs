@@ -77,6 +77,8 @@ pub struct Connection {
     log_level: Mutex<Option<String>>,
     /// Whether the server said in its handshake that it takes `logging/setLevel`.
     logs: std::sync::atomic::AtomicBool,
+    /// How many complaints about ignored messages were logged, so garbage cannot flood the log.
+    noise: Mutex<super::noise::NoiseLog>,
 }
 
 impl Connection {
@@ -97,6 +99,7 @@ impl Connection {
             client_caps,
             log_level: Mutex::new(None),
             logs: std::sync::atomic::AtomicBool::new(false),
+            noise: Mutex::new(super::noise::NoiseLog::default()),
         };
         Arc::new(conn)
     }
@@ -138,14 +141,14 @@ impl Connection {
         let msg = match RawMessage::parse(bytes) {
             Ok(m) => m,
             Err(e) => {
-                tracing::warn!(server = %self.server, "ignoring a line that is not JSON-RPC: {e}");
+                self.unreadable(bytes, &e);
                 return;
             }
         };
         match msg.kind() {
             Kind::Response => {
                 let Some(id) = msg.numeric_id() else {
-                    tracing::warn!(server = %self.server, "response with an id loom never sent");
+                    self.ignored(format_args!("response with an id loom never sent"));
                     return;
                 };
                 let reply = match (msg.result, msg.error) {
@@ -178,9 +181,56 @@ impl Connection {
                     },
                 );
             }
-            Kind::Invalid(why) => {
-                tracing::warn!(server = %self.server, "ignoring an invalid message: {why}")
+            Kind::Invalid(why) => self.ignored(format_args!("ignoring an invalid message: {why}")),
+        }
+    }
+
+    /// A message that does not parse. One that is not valid UTF-8 but is still a reply to a
+    /// request loom waits for (its id read from the lossy text) fails that request at once: the
+    /// altered text is never passed off as the server's result, and the caller does not wait
+    /// out its timeout.
+    fn unreadable(&self, bytes: &[u8], error: &serde_json::Error) {
+        let Err(bad) = std::str::from_utf8(bytes) else {
+            self.ignored(format_args!(
+                "ignoring a line that is not JSON-RPC: {error}"
+            ));
+            return;
+        };
+        let at = bad.valid_up_to();
+        match jsonrpc::response_id_lenient(bytes).filter(|id| self.pending.is_waiting(*id)) {
+            Some(id) => {
+                tracing::warn!(server = %self.server, "the reply to request {id} is not valid UTF-8 (at byte {at}); the request fails");
+                self.resolve(
+                    id,
+                    Reply::Lost(format!(
+                        "server `{}` replied with text that is not valid UTF-8 (at byte {at})",
+                        self.server
+                    )),
+                );
             }
+            None => self.ignored(format_args!(
+                "ignoring a line that is not valid UTF-8 (at byte {at})"
+            )),
+        }
+    }
+
+    /// Logs a message the server sent that loom ignores: the first few one by one, then a count
+    /// once a minute.
+    fn ignored(&self, what: std::fmt::Arguments<'_>) {
+        use super::noise::Say;
+        let say = lock(&self.noise).note(std::time::Instant::now());
+        match say {
+            Say::Each { last: false } => tracing::warn!(server = %self.server, "{what}"),
+            Say::Each { last: true } => tracing::warn!(
+                server = %self.server,
+                "{what} (further messages loom ignores from this server are counted and logged once a minute)"
+            ),
+            Say::Summary { count, over } => tracing::warn!(
+                server = %self.server,
+                "ignored {count} more messages in the last {}s (not JSON-RPC, or answering nothing); the latest: {what}",
+                over.as_secs()
+            ),
+            Say::Nothing => {}
         }
     }
 
@@ -277,6 +327,10 @@ impl Connection {
             return;
         }
         self.closed.send_replace(Some(reason.to_owned()));
+        let unlogged = lock(&self.noise).unlogged();
+        if unlogged > 0 {
+            tracing::warn!(server = %self.server, "ignored {unlogged} more messages before the connection closed (not JSON-RPC, or answering nothing)");
+        }
         self.pending.close(|| Reply::Lost(reason.to_owned()));
         // No reply stream is read for a closed connection.
         if let Outbound::Http(sink) = &self.outbound {
@@ -497,6 +551,12 @@ impl Connection {
             Reply::Result(raw) => {
                 let v: Value = serde_json::from_str(raw.get())
                     .map_err(|e| format!("initialize result is not JSON: {e}"))?;
+                if !v.is_object() {
+                    return Err(format!(
+                        "server answered initialize with {} instead of an object (protocolVersion, capabilities, serverInfo)",
+                        raw.get().chars().take(80).collect::<String>()
+                    ));
+                }
                 let version = v["protocolVersion"].as_str().unwrap_or_default().to_owned();
                 if !protocol::is_supported(&version) {
                     return Err(format!(
@@ -517,7 +577,9 @@ impl Connection {
         }
     }
 
-    /// Fetches every page of a list method (`tools/list` …), concatenating `key` arrays.
+    /// Fetches every page of a list method (`tools/list` …), concatenating `key` arrays. Entries
+    /// are read one by one: one that is not valid drops only itself, and what was left out is
+    /// logged once per listing.
     pub async fn list_all(
         self: &Arc<Self>,
         method: &str,
@@ -525,6 +587,7 @@ impl Connection {
         timeout: std::time::Duration,
     ) -> Result<Vec<Map<String, Value>>, String> {
         let mut out = Vec::new();
+        let mut dropped = super::entries::Dropped::default();
         let mut cursor: Option<String> = None;
         for _page in 0..10_000 {
             let params = cursor.take().map(|c| {
@@ -534,14 +597,16 @@ impl Connection {
             });
             match self.call(method, params, timeout).await {
                 Reply::Result(raw) => {
-                    let v: Value = serde_json::from_str(raw.get())
-                        .map_err(|e| format!("{method}: result is not JSON: {e}"))?;
-                    if let Some(items) = v[key].as_array() {
-                        out.extend(items.iter().filter_map(|i| i.as_object().cloned()));
-                    }
-                    match v["nextCursor"].as_str() {
-                        Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
-                        _ => return Ok(out),
+                    let page = super::entries::read_page(&raw, key, &mut dropped);
+                    out.extend(page.items);
+                    match page.next_cursor {
+                        Some(c) => cursor = Some(c),
+                        None => {
+                            if let Some(said) = dropped.describe(key) {
+                                tracing::warn!(server = %self.server, "{method}: {said}");
+                            }
+                            return Ok(out);
+                        }
                     }
                 }
                 Reply::Error(e) => return Err(format!("{method} failed: {}", e.get())),

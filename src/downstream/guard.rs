@@ -12,6 +12,10 @@
 //! to init, so it stays a descendant of loom (the session socket refuses it) and is killed with
 //! the rest: when the guard ends it kills every process below it, one by one, until it has no
 //! children left. While it runs it reaps those adopted orphans so none stays a zombie.
+//!
+//! Once the server runs, the guard lets go of its own copies of the server's stdin and stdout
+//! (they become `/dev/null`): the server alone holds them, so a server that closes its stdout
+//! is seen by loom as end of file at once, not kept open by the guard.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -70,6 +74,7 @@ pub fn run_guard(argv: &[String]) -> i32 {
         }
     };
     let server = child.id() as i32;
+    release_server_pipes();
     // The server is waited for below with waitpid(-1), which also reaps adopted orphans.
     drop(child);
     CHILD_PGID.store(server, Ordering::SeqCst);
@@ -115,6 +120,25 @@ pub fn run_guard(argv: &[String]) -> i32 {
     };
     kill_descendants(server);
     exit_code(status)
+}
+
+/// Points the guard's own stdin and stdout at `/dev/null`, so the pipes to loom are held by the
+/// server alone: when it closes its stdout, loom reads end of file.
+fn release_server_pipes() {
+    // SAFETY: open/dup2/close on descriptors this process owns; nothing else in the guard reads
+    // or writes fds 0 and 1.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR | libc::O_CLOEXEC);
+        if null < 0 {
+            // Without /dev/null, closing is still better than holding the pipes.
+            libc::close(0);
+            libc::close(1);
+            return;
+        }
+        libc::dup2(null, 0);
+        libc::dup2(null, 1);
+        libc::close(null);
+    }
 }
 
 /// Kills the server's process group and then every process below the guard, reaping each, until

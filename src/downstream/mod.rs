@@ -4,10 +4,12 @@
 //! leaves as a [`FleetEvent`].
 
 pub mod connection;
+mod entries;
 pub mod env;
 pub mod guard;
 pub mod http;
 pub mod naming;
+mod noise;
 pub mod stdio;
 mod supervisor;
 
@@ -108,6 +110,9 @@ pub struct ServerHandle {
     conn: Mutex<Option<Arc<Connection>>>,
     /// Tools of this server left out of the listing (they require tasks), already noted.
     left_out: Mutex<Vec<String>>,
+    /// What loom already noted about this server's lists (a duplicate left out, a schema
+    /// filled in), so a refresh does not say it again.
+    noted: Mutex<std::collections::HashSet<String>>,
     /// A person asked for a restart: the supervisor stops the server and starts it again.
     restart: tokio::sync::Notify,
 }
@@ -277,6 +282,7 @@ impl Fleet {
                     lists: Mutex::new(Lists::default()),
                     conn: Mutex::new(None),
                     left_out: Mutex::new(Vec::new()),
+                    noted: Mutex::new(std::collections::HashSet::new()),
                     restart: tokio::sync::Notify::new(),
                 })
             })

@@ -201,7 +201,11 @@ pub fn spawn(
                     tokio::time::sleep(Duration::from_millis(30)).await;
                     match status {
                         Ok(s) => conn.close(&format!("server process {}", describe(s))),
-                        Err(_) => conn.close("server closed its stdout"),
+                        // Still running, but nothing it says can reach loom: a failure like an
+                        // exit (the supervisor drops the process, which kills its group).
+                        Err(_) => conn.close(
+                            "server closed its stdout but kept running, so no reply can reach loom",
+                        ),
                     }
                     let _ = child.wait().await;
                 }

@@ -4,7 +4,9 @@
 
 use super::connection::{Connection, Inbound, InboundSink, lock};
 use super::stdio::{StdioLaunch, StdioProcess};
-use super::{Fleet, FleetEvent, ListKind, Lists, ServerHandle, ServerState, env, http, stdio};
+use super::{
+    Fleet, FleetEvent, ListKind, Lists, ServerHandle, ServerState, entries, env, http, stdio,
+};
 use crate::config::TransportSpec;
 use crate::jsonrpc;
 use serde_json::{Map, Value};
@@ -328,6 +330,7 @@ fn requires_task(tool: &Map<String, Value>) -> bool {
 /// Replaces a server's lists, allocates names, and announces the kinds that changed. Tools that
 /// require tasks are left out, each with a note in the server's log saying why.
 fn install_lists(fleet: &Fleet, server: &ServerHandle, mut lists: Lists) {
+    tidy_lists(fleet, server, &mut lists);
     let (task_only, tools): (Vec<_>, Vec<_>) = lists.tools.into_iter().partition(requires_task);
     lists.tools = tools;
     let names: Vec<String> = task_only
@@ -369,6 +372,48 @@ fn install_lists(fleet: &Fleet, server: &ServerHandle, mut lists: Lists) {
     }
     if old.resources != lists.resources || old.templates != lists.templates {
         (fleet.events)(FleetEvent::ListChanged(ListKind::Resources));
+    }
+}
+
+/// Leaves out later entries whose name is already listed (an exposed name must not appear
+/// twice) and gives a tool without an `inputSchema` the empty object schema, each noted once
+/// in the server's log.
+fn tidy_lists(fleet: &Fleet, server: &ServerHandle, lists: &mut Lists) {
+    let mut notes = Vec::new();
+    for (key, what, items) in [
+        ("tools", "tool", &mut lists.tools),
+        ("prompts", "prompt", &mut lists.prompts),
+        ("resources", "resource", &mut lists.resources),
+        (
+            "resourceTemplates",
+            "resource template",
+            &mut lists.templates,
+        ),
+    ] {
+        for name in entries::drop_duplicates(items, key) {
+            notes.push((
+                format!("duplicate {key} {name}"),
+                format!("{what} `{name}` is listed more than once; only the first is kept"),
+            ));
+        }
+    }
+    for name in entries::default_input_schemas(&mut lists.tools) {
+        notes.push((
+            format!("schema {name}"),
+            format!(
+                "tool `{name}` has no inputSchema object; it is listed with {{\"type\":\"object\"}}"
+            ),
+        ));
+    }
+    for (id, text) in notes {
+        if !lock(&server.noted).insert(id) {
+            continue;
+        }
+        tracing::warn!(server = %server.name(), "{text}");
+        (fleet.events)(FleetEvent::Note {
+            server: server.name().to_owned(),
+            text,
+        });
     }
 }
 

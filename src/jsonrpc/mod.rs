@@ -32,13 +32,15 @@ pub struct RawMessage {
     pub method: Option<String>,
     #[serde(default)]
     pub params: Option<Box<RawValue>>,
-    #[serde(default)]
+    /// An explicit `"result": null` is a result (it answers a request), not an absent one.
+    #[serde(default, deserialize_with = "present")]
     pub result: Option<Box<RawValue>>,
     #[serde(default)]
     pub error: Option<Box<RawValue>>,
 }
 
-/// Keeps an explicit `"id": null` distinguishable from an absent id.
+/// Keeps an explicit `null` (`"id": null`, `"result": null`) distinguishable from an absent
+/// member.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
     Box::<RawValue>::deserialize(d).map(Some)
 }
@@ -191,6 +193,18 @@ pub fn request_id_lenient(bytes: &[u8]) -> Option<Box<RawValue>> {
     }
 }
 
+/// The numeric id of a response that did not parse (bytes that are not UTF-8, an escape serde
+/// refuses), read from its lossy text, so the request it answers can be failed at once. Only
+/// the id is taken from that text, never the result.
+pub fn response_id_lenient(bytes: &[u8]) -> Option<u64> {
+    let text = String::from_utf8_lossy(bytes);
+    let msg = RawMessage::parse(text.as_bytes()).ok()?;
+    match msg.kind() {
+        Kind::Response => msg.numeric_id(),
+        _ => None,
+    }
+}
+
 /// Finds a numeric `"id"` near the start of a message that was too long to parse, so the request
 /// it answers can be failed instead of left waiting.
 pub fn sniff_numeric_id(prefix: &[u8]) -> Option<u64> {
@@ -238,6 +252,14 @@ mod tests {
             Kind::Invalid(_)
         ));
         assert!(matches!(k(r#"{"id":1,"method":"ping"}"#), Kind::Invalid(_)));
+        // A null result still answers its request.
+        let null = RawMessage::parse(br#"{"jsonrpc":"2.0","id":1,"result":null}"#).unwrap();
+        assert!(matches!(null.kind(), Kind::Response));
+        assert_eq!(null.result.as_deref().map(RawValue::get), Some("null"));
+        assert!(matches!(
+            k(r#"{"jsonrpc":"2.0","id":1,"method":"x","result":null}"#),
+            Kind::Invalid(_)
+        ));
     }
 
     #[test]
@@ -259,6 +281,24 @@ mod tests {
         note.push(0xff);
         note.extend_from_slice(br#""}}"#);
         assert!(request_id_lenient(&note).is_none());
+    }
+
+    #[test]
+    fn a_response_that_is_not_utf8_keeps_its_numeric_id() {
+        let mut line = br#"{"jsonrpc":"2.0","id":12,"result":{"text":"bad "#.to_vec();
+        line.extend_from_slice(b"\xff\xfe");
+        line.extend_from_slice(br#""}}"#);
+        assert!(RawMessage::parse(&line).is_err(), "serde_json refuses it");
+        assert_eq!(response_id_lenient(&line), Some(12));
+        // A request is not a response, and an id that is not a number is none of loom's.
+        let mut req = br#"{"jsonrpc":"2.0","id":3,"method":"x","params":{"a":""#.to_vec();
+        req.push(0xff);
+        req.extend_from_slice(br#""}}"#);
+        assert_eq!(response_id_lenient(&req), None);
+        let mut named = br#"{"jsonrpc":"2.0","id":"a","result":""#.to_vec();
+        named.push(0xff);
+        named.extend_from_slice(br#""}"#);
+        assert_eq!(response_id_lenient(&named), None);
     }
 
     #[test]
