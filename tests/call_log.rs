@@ -36,11 +36,25 @@ async fn an_attacher_reads_requests_with_their_secrets_masked() {
             }),
         )
         .await;
+    // A call of a tool that does not exist is refused, and logged like any other.
+    let unknown = client
+        .call("sample_get_wether", json!({ "city": "Lisbon" }))
+        .await;
+    assert_eq!(unknown["error"]["code"], json!(-32602), "{unknown}");
     let entry = common::session_entry(&cfg).await;
     let eng = RemoteEngine::connect(&entry).await.expect("attach");
     let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 100 }).await else {
         panic!("calls")
     };
+    let refused = calls
+        .iter()
+        .find(|c| c.tool == "sample_get_wether")
+        .expect("the refused call is logged");
+    assert_eq!(
+        refused.outcome,
+        loom::types::events::Outcome::Error,
+        "{refused:?}"
+    );
     let call = calls
         .iter()
         .find(|c| c.tool == "sample_get_weather")

@@ -90,3 +90,38 @@ fn marked_rows_export_alone_and_wrap_shows_long_cells_whole() {
     assert!(a.results.grid.as_ref().unwrap().wrap);
     assert!(pane_text(&a, Pane::Results).contains("wrapped"));
 }
+
+/// The row-number gutter grows with the result: the millionth row's number lines up under `#`
+/// and never pushes its cells out of their columns.
+#[test]
+fn the_row_number_gutter_fits_the_last_row() {
+    let mut a = started();
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    press(
+        &mut a,
+        vec![
+            Msg::char('5'),
+            Msg::ctrl('e'),
+            Msg::code(KeyCode::Esc),
+            Msg::char('G'),
+        ],
+    );
+    let s = screen(&a);
+    let lines: Vec<Vec<char>> = s.lines().map(|l| l.chars().collect()).collect();
+    let at = |line: &Vec<char>, needle: &str| {
+        let n: Vec<char> = needle.chars().collect();
+        line.windows(n.len()).position(|w| w == n.as_slice())
+    };
+    let header = lines
+        .iter()
+        .find(|l| at(l, "# order_id").is_some())
+        .unwrap_or_else(|| panic!("the header row: {s}"));
+    let hash = at(header, "# order_id").expect("#");
+    let last = lines
+        .iter()
+        .find(|l| at(l, " 1000000 ").is_some() && at(l, "999999").is_some())
+        .unwrap_or_else(|| panic!("the last row: {s}"));
+    let number = at(last, "1000000").expect("number");
+    assert_eq!(number + 6, hash, "{s}");
+    assert_eq!(last[number + 7], ' ', "{s}");
+}

@@ -123,9 +123,14 @@ impl ClientSession {
             return Ok(Some(jsonrpc::response(id, &result)));
         }
         let fleet = self.ready_fleet().await;
-        let route = fleet.route_tool(&name).ok_or_else(|| {
-            RpcError::new(code::INVALID_PARAMS, format!("unknown tool \"{name}\""))
-        })?;
+        let Some(route) = fleet.route_tool(&name) else {
+            // Logged like any call, so a person sees what the client tried (loom answered it).
+            let message = format!("unknown tool \"{name}\"");
+            let mut track = self.begin_call(LOOM_SERVER, &name, &params);
+            track.summary.via = via.map(str::to_owned);
+            self.end_call(track, Outcome::Error, None, None, &message);
+            return Err(RpcError::new(code::INVALID_PARAMS, message));
+        };
         refuse_foreign_state(&params, &route.server)?;
         let mut track = self.begin_call(route.server.name(), &name, &params);
         track.summary.via = via.map(str::to_owned);

@@ -77,10 +77,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         return;
     }
     let body_rows = (inner.height as usize).saturating_sub(3);
+    // The row-number gutter: wide enough for the last row's number and a mark (`▌`, `•`).
+    let numw = (g.result.rows.max(1).to_string().len() + 1).max(6);
     // Columns that fit from the left scroll position; the selected column is always shown.
     let mut left = g.left.min(g.col);
     let fits = |left: usize| {
-        let mut used = 6usize;
+        let mut used = numw;
         let mut last = left;
         for (i, w) in g.widths.iter().enumerate().skip(left) {
             if used + *w as usize + 1 > inner.width as usize && i > left {
@@ -95,7 +97,6 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         left += 1;
     }
     let last = fits(left);
-    let numw = 6usize;
     // Numbers are right-aligned; decided once per column, not per cell.
     let numeric: Vec<bool> = g
         .result
