@@ -440,6 +440,51 @@ fn tabs_are_saved_and_restored_after_a_restart() {
     assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
 }
 
+/// Two workbenches on one machine (`loom tui` and `loom attach`) share the tabs file: each
+/// save keeps the tabs the other opened, and a tab closed where it was seen goes.
+#[test]
+fn two_workbenches_keep_each_others_tabs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut a = with_files(dir.path());
+    let mut b = with_files(dir.path());
+    press(&mut a, vec![Msg::char('5')]);
+    press(&mut a, typed("SELECT 'a1'"));
+    press(&mut a, vec![Msg::ctrl('n')]);
+    press(&mut a, typed("SELECT 'a2'"));
+    press(&mut b, vec![Msg::char('5')]);
+    press(&mut b, typed("SELECT 'b1'"));
+    press(&mut a, vec![Msg::Action(Action::Quit)]);
+    press(&mut b, vec![Msg::Action(Action::Quit)]);
+    let mut c = with_files(dir.path());
+    assert_eq!(
+        c.editor.tab_texts(),
+        ["SELECT 'b1'", "SELECT 'a1'", "SELECT 'a2'"]
+    );
+    // A fourth workbench starts before the close, and opens a tab of its own (saved when it
+    // quits).
+    let mut d = with_files(dir.path());
+    press(&mut d, vec![Msg::char('5'), Msg::ctrl('n')]);
+    press(&mut d, typed("SELECT 'd'"));
+    // Closed in c (its text goes to the history first): gone from the file for everyone.
+    press(&mut c, vec![Msg::char('5'), alt('1')]);
+    press(&mut c, vec![Msg::ctrl('w')]);
+    press(&mut c, vec![Msg::char('y')]);
+    press(&mut c, vec![Msg::Action(Action::Quit)]);
+    let between = with_files(dir.path()).editor.tab_texts();
+    assert_eq!(
+        between,
+        ["SELECT 'a1'", "SELECT 'a2'"],
+        "c's close removed b1"
+    );
+    press(&mut d, vec![Msg::Action(Action::Quit)]);
+    let e = with_files(dir.path());
+    let texts = e.editor.tab_texts();
+    assert!(texts.contains(&"SELECT 'd'".to_owned()), "{texts:?}");
+    assert!(texts.contains(&"SELECT 'a1'".to_owned()), "{texts:?}");
+    // d saw b1 at its start and still holds it, so b1 stays: d's copy is the one written.
+    assert!(texts.contains(&"SELECT 'b1'".to_owned()), "{texts:?}");
+}
+
 #[test]
 fn a_broken_tabs_file_is_reported_set_aside_and_never_fatal() {
     let dir = tempfile::tempdir().expect("temp dir");

@@ -25,6 +25,8 @@ pub(super) struct TabState {
 struct Slot {
     /// Stays the tab's while others open and close: a statement's error finds its tab by it.
     id: u64,
+    /// Names the tab in the tabs file, which other workbenches write too.
+    uid: String,
     /// The tab's state while another is in view; a blank while it is in view itself.
     parked: TabState,
 }
@@ -36,6 +38,9 @@ pub struct Tabs {
     next_id: u64,
     /// Where the tabs are saved; none in tests and without a history file.
     pub file: Option<PathBuf>,
+    /// The tabs of the file this workbench has seen (read or written): one it saw there and
+    /// no longer holds it closed; one it never saw another workbench opened, and is kept.
+    seen: std::collections::HashSet<String>,
 }
 
 impl Default for Tabs {
@@ -43,11 +48,13 @@ impl Default for Tabs {
         Tabs {
             slots: vec![Slot {
                 id: 1,
+                uid: new_uid(),
                 parked: TabState::default(),
             }],
             current: 0,
             next_id: 2,
             file: None,
+            seen: Default::default(),
         }
     }
 }
@@ -88,6 +95,9 @@ pub struct TabsFile {
 
 #[derive(Serialize, Deserialize)]
 struct SavedTab {
+    /// Which tab it is, whoever wrote the file (older files have none: each gets one).
+    #[serde(default)]
+    uid: String,
     text: String,
     /// Line and column, from 0.
     #[serde(default)]
@@ -101,6 +111,16 @@ pub enum TabsFileError {
     Read(std::io::Error),
     #[error("is not a tabs file ({0})")]
     Parse(serde_json::Error),
+}
+
+/// A name for a new tab no other workbench's tab has.
+fn new_uid() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{:x}-{nanos:x}-{n:x}", std::process::id())
 }
 
 /// The tabs file beside the history file.
@@ -171,6 +191,7 @@ impl EditorPane {
         self.tabs.next_id += 1;
         self.tabs.slots.push(Slot {
             id,
+            uid: new_uid(),
             parked: TabState {
                 area: super::editor::blank_area(),
                 ..Default::default()
@@ -253,33 +274,58 @@ impl EditorPane {
         }
     }
 
-    fn to_file(&self) -> TabsFile {
+    /// What to write over `on_disk` (the file as it is now): this workbench's tabs, then the
+    /// tabs another workbench opened there that this one never saw, so neither loses the other's
+    /// text. A tab this one saw and closed is left out.
+    fn merged_with(&mut self, on_disk: Option<TabsFile>) -> TabsFile {
+        let mut tabs: Vec<SavedTab> = (0..self.tabs.count())
+            .map(|i| {
+                let a = self.tab_area(i);
+                SavedTab {
+                    uid: self.tabs.slots[i].uid.clone(),
+                    text: a.lines().join("\n"),
+                    cursor: a.cursor(),
+                }
+            })
+            .collect();
+        for t in on_disk.map(|f| f.tabs).unwrap_or_default() {
+            let theirs = !t.uid.is_empty()
+                && !self.tabs.seen.contains(&t.uid)
+                && !tabs.iter().any(|m| m.uid == t.uid);
+            if theirs {
+                tabs.push(t);
+            }
+        }
+        self.tabs.seen = tabs.iter().map(|t| t.uid.clone()).collect();
         TabsFile {
             current: self.tabs.current,
-            tabs: (0..self.tabs.count())
-                .map(|i| {
-                    let a = self.tab_area(i);
-                    SavedTab {
-                        text: a.lines().join("\n"),
-                        cursor: a.cursor(),
-                    }
-                })
-                .collect(),
+            tabs,
         }
     }
 
     /// Puts the saved tabs in place of what the editor holds; says how many were left out.
     fn restore(&mut self, file: TabsFile) -> usize {
         let total = file.tabs.len();
-        let states: Vec<TabState> = file
+        let states: Vec<(String, TabState)> = file
             .tabs
             .iter()
             .take(MAX_TABS)
-            .map(|t| TabState {
-                area: area_with(&t.text, t.cursor),
-                ..Default::default()
+            .map(|t| {
+                let uid = if t.uid.is_empty() {
+                    new_uid()
+                } else {
+                    t.uid.clone()
+                };
+                (
+                    uid,
+                    TabState {
+                        area: area_with(&t.text, t.cursor),
+                        ..Default::default()
+                    },
+                )
             })
             .collect();
+        self.tabs.seen = file.tabs.iter().map(|t| t.uid.clone()).collect();
         if states.is_empty() {
             return 0;
         }
@@ -287,7 +333,7 @@ impl EditorPane {
         self.tabs.slots = states
             .into_iter()
             .zip(1..)
-            .map(|(parked, id)| Slot { id, parked })
+            .map(|((uid, parked), id)| Slot { id, uid, parked })
             .collect();
         self.tabs.next_id = n as u64 + 1;
         self.tabs.current = file.current.min(n - 1);
@@ -398,7 +444,9 @@ impl App {
         let Some(path) = self.editor.tabs.file.clone() else {
             return;
         };
-        let written = serde_json::to_vec_pretty(&self.editor.to_file())
+        // Read again just before writing: another workbench may have saved tabs meanwhile.
+        let on_disk = read_tabs_file(&path).ok().flatten();
+        let written = serde_json::to_vec_pretty(&self.editor.merged_with(on_disk))
             .map_err(std::io::Error::other)
             .and_then(|bytes| write_atomically(&path, &bytes));
         if let Err(e) = written {
