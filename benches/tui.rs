@@ -75,6 +75,7 @@ async fn frame_times(full: bool) {
     let mut still = Vec::new();
     for _ in 0..frames {
         let t = Instant::now();
+        app.prepare_frame();
         term.draw(|f| ui::draw(f, &app)).expect("draw");
         still.push(t.elapsed().as_secs_f64() * 1e3);
     }
@@ -93,6 +94,7 @@ async fn frame_times(full: bool) {
         settle(&mut app, &engine, Msg::char(k)).await;
         let fetched = t.elapsed().as_secs_f64() * 1e3;
         let t = Instant::now();
+        app.prepare_frame();
         term.draw(|f| ui::draw(f, &app)).expect("draw");
         scroll.push(t.elapsed().as_secs_f64() * 1e3);
         if k == 'G' {
