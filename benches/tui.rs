@@ -107,6 +107,31 @@ async fn frame_times(full: bool) {
         median(scroll),
         if fetch.is_empty() { 0.0 } else { median(fetch) }
     );
+    // Typing into a long line: a 7.5 KB one-line statement in the editor, then keys typed at
+    // its end, each followed by the frame (highlighting included), as the workbench does.
+    let long = format!(
+        "SELECT {}",
+        (0..600)
+            .map(|i| format!("{i} AS c{i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    app.focus = loom::tui::app::Pane::Editor;
+    app.editor.area = tui_textarea::TextArea::new(vec![long.clone()]);
+    app.editor.area.move_cursor(tui_textarea::CursorMove::End);
+    let mut typing = Vec::new();
+    for i in 0..frames.min(100) {
+        let t = Instant::now();
+        settle(&mut app, &engine, Msg::char(if i % 2 == 0 { ' ' } else { 'x' })).await;
+        app.prepare_frame();
+        term.draw(|f| ui::draw(f, &app)).expect("draw");
+        typing.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    println!(
+        "editor: a key typed at the end of a {} B line, with its frame: median {:.2} ms",
+        long.len(),
+        median(typing)
+    );
 }
 
 fn tmux(socket: &str, args: &[&str]) -> String {
