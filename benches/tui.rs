@@ -122,7 +122,12 @@ async fn frame_times(full: bool) {
     let mut typing = Vec::new();
     for i in 0..frames.min(100) {
         let t = Instant::now();
-        settle(&mut app, &engine, Msg::char(if i % 2 == 0 { ' ' } else { 'x' })).await;
+        settle(
+            &mut app,
+            &engine,
+            Msg::char(if i % 2 == 0 { ' ' } else { 'x' }),
+        )
+        .await;
         app.prepare_frame();
         term.draw(|f| ui::draw(f, &app)).expect("draw");
         typing.push(t.elapsed().as_secs_f64() * 1e3);

@@ -479,13 +479,15 @@ fn errors() -> Vec<EngineError> {
         EngineError::Failed("the query was not accepted".into()),
         EngineError::Disconnected("the session ended".into()),
         EngineError::Dropped("this result was dropped when its workbench closed".into()),
+        EngineError::Cancelled("the query was cancelled".into()),
     ];
     for e in &all {
         match e {
             EngineError::Unknown(_)
             | EngineError::Failed(_)
             | EngineError::Disconnected(_)
-            | EngineError::Dropped(_) => {}
+            | EngineError::Dropped(_)
+            | EngineError::Cancelled(_) => {}
         }
     }
     all

@@ -23,6 +23,7 @@ impl From<crate::store::StoreError> for EngineError {
         match e {
             crate::store::StoreError::UnknownDataset(_) => EngineError::Unknown(e.to_string()),
             crate::store::StoreError::ResultDropped(why) => EngineError::Dropped(why),
+            crate::store::StoreError::Cancelled => EngineError::Cancelled(e.to_string()),
             e => EngineError::Failed(e.to_string()),
         }
     }

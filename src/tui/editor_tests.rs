@@ -328,3 +328,29 @@ fn the_error_mark_lands_on_the_character_results_names() {
         .collect();
     assert_eq!(marked, ["n"], "the `n` of nosuch, not the `R` of FROM");
 }
+
+/// A cancelled query is said as cancelled, not failed, and its tab is not marked failed.
+#[test]
+fn a_cancelled_query_is_not_a_failure() {
+    let mut a = started();
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT 1".into()]);
+    a.focus = Pane::Editor;
+    let mut queue = a.update(Msg::ctrl('e'));
+    let (t, q) = queue.pop().expect("the query is sent");
+    assert!(matches!(q, Request::Query { .. }));
+    a.update(Msg::Reply(
+        t,
+        Err(EngineError::Cancelled("the query was cancelled".into())),
+    ));
+    assert_eq!(
+        a.status.as_ref().map(|s| s.0.as_str()),
+        Some("query cancelled")
+    );
+    assert!(a.results.query_error.as_ref().is_some_and(|e| e.cancelled));
+    assert!(a.editor.tab_labels().iter().all(|l| !l.failed));
+    let s = super::tests::screen(&a);
+    assert!(
+        s.contains("query cancelled") && !s.contains("query failed"),
+        "{s}"
+    );
+}

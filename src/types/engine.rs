@@ -18,6 +18,9 @@ pub enum EngineError {
     /// the person who ran it.
     #[error("{0}")]
     Dropped(String),
+    /// The query was cancelled (by the person who ran it, or another).
+    #[error("{0}")]
+    Cancelled(String),
     /// The session refused or failed the request; the message says why (a query error, an
     /// unknown dataset, a call that failed).
     #[error("{0}")]
@@ -51,7 +54,7 @@ impl From<&str> for EngineError {
 /// exports go. 7: the
 /// tool list says which server serves each tool (exposed names need not say it). 9: a server
 /// may be in the state "needs authentication" (an HTTP server refused loom's token). 10: a
-/// result that is gone says why (`dropped`).
+/// result that is gone says why (`dropped`); a cancelled query is told apart (`cancelled`).
 pub const WORKBENCH_PROTOCOL: u32 = 10;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -312,6 +312,9 @@ impl App {
         };
         let e = error.to_string();
         match purpose {
+            Purpose::Query if matches!(error, EngineError::Cancelled(_)) => {
+                self.query_cancelled(ticket, &e)
+            }
             Purpose::Query => self.query_failed(ticket, &e),
             Purpose::Rows(table, page) => {
                 let current = self.results.grid_of(&table).is_some();

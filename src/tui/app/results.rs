@@ -17,6 +17,8 @@ pub struct QueryError {
     pub message: String,
     /// Line and column in the editor (0-based) when the engine said where.
     pub at: Option<(usize, usize)>,
+    /// Cancelled, not failed: said as such, and the tab is not marked.
+    pub cancelled: bool,
 }
 
 /// An export under way.
@@ -119,6 +121,7 @@ impl Results {
         self.query_error = Some(QueryError {
             message: message.to_owned(),
             at,
+            cancelled: false,
         });
         self.grid = None;
         self.copy_all_pending = false;
@@ -183,6 +186,22 @@ impl App {
             StatusKind::Success,
         );
         self.send(Purpose::Datasets, Request::Datasets);
+    }
+
+    /// The query of `ticket` was cancelled: Results says so, the tab is not marked failed.
+    pub(super) fn query_cancelled(&mut self, ticket: u64, e: &str) {
+        let statement = self.results.failed(ticket, e);
+        if let Some(q) = &mut self.results.query_error {
+            q.cancelled = true;
+            q.at = None;
+        }
+        self.editor.dirty = true;
+        self.editor
+            .finish_run(ticket, Outcome::Failed(shorten_error(e)), None);
+        self.set_status("query cancelled", StatusKind::Info);
+        if statement {
+            self.focus = Pane::Editor;
+        }
     }
 
     pub(super) fn query_failed(&mut self, ticket: u64, e: &str) {

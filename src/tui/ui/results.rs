@@ -36,12 +36,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     if let Some(e) = &app.results.query_error {
-        let mut lines = vec![Line::styled("query failed", th.error)];
-        lines.extend(
-            e.message
-                .lines()
-                .map(|l| Line::styled(l.to_owned(), th.error)),
-        );
+        let (head, style) = if e.cancelled {
+            ("query cancelled", th.muted)
+        } else {
+            ("query failed", th.error)
+        };
+        let mut lines = vec![Line::styled(head, style)];
+        lines.extend(e.message.lines().map(|l| Line::styled(l.to_owned(), style)));
         if let Some((l, c)) = e.at {
             lines.push(Line::styled(
                 format!("at line {}, column {} of the editor", l + 1, c + 1),
