@@ -354,3 +354,26 @@ fn a_cancelled_query_is_not_a_failure() {
         "{s}"
     );
 }
+
+/// ctrl-home and ctrl-end reach the start and the end of the whole text.
+#[test]
+fn ctrl_home_and_ctrl_end_go_to_the_ends_of_the_text() {
+    use crossterm::event::{KeyEvent, KeyModifiers};
+    let mut a = started();
+    a.editor.area = tui_textarea::TextArea::new(vec![
+        "SELECT 1;".into(),
+        "SELECT 2;".into(),
+        "SELECT 33;".into(),
+    ]);
+    a.focus = Pane::Editor;
+    a.editor
+        .area
+        .move_cursor(tui_textarea::CursorMove::Jump(1, 3));
+    a.update(Msg::Key(KeyEvent::new(KeyCode::End, KeyModifiers::CONTROL)));
+    assert_eq!(a.editor.area.cursor(), (2, 10));
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Home,
+        KeyModifiers::CONTROL,
+    )));
+    assert_eq!(a.editor.area.cursor(), (0, 0));
+}

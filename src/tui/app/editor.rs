@@ -190,6 +190,35 @@ impl EditorPane {
 
     /// A key the keymap did not take: it edits the text.
     pub(super) fn input(&mut self, k: KeyEvent, datasets: &[DatasetView]) {
+        // ctrl-home and ctrl-end go to the start and end of the whole text, as in every
+        // editor (the text area alone takes them as home and end of the line).
+        let whole = match k.code {
+            KeyCode::Home if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                Some(tui_textarea::CursorMove::Top)
+            }
+            KeyCode::End if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                Some(tui_textarea::CursorMove::Bottom)
+            }
+            _ => None,
+        };
+        if let Some(to) = whole {
+            if k.modifiers.contains(KeyModifiers::SHIFT) {
+                if !self.area.is_selecting() {
+                    self.area.start_selection();
+                }
+            } else {
+                self.area.cancel_selection();
+            }
+            self.area.move_cursor(to);
+            let end = if to == tui_textarea::CursorMove::Top {
+                tui_textarea::CursorMove::Head
+            } else {
+                tui_textarea::CursorMove::End
+            };
+            self.area.move_cursor(end);
+            self.dirty = true;
+            return;
+        }
         let edited = self.area.input(k);
         if edited {
             let undo = k.code == KeyCode::Char('u') && k.modifiers == KeyModifiers::CONTROL;

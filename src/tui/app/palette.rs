@@ -42,26 +42,37 @@ impl Palette {
         }
     }
 
-    /// The tools whose name or description holds the filter.
+    /// The tools whose name or description holds the filter: those whose name holds it first
+    /// (a name that starts with it, or has it after a `_`/`-`, before the rest), then those
+    /// whose description does, each in the order listed.
     pub fn matches(&self, tools: &[Value]) -> Vec<Value> {
         let f = self.filter.to_lowercase();
-        tools
+        let text = |t: &Value, k: &str| t[k].as_str().unwrap_or_default().to_lowercase();
+        let rank = |t: &Value| -> Option<u8> {
+            if f.is_empty() {
+                return Some(0);
+            }
+            let name = text(t, "name");
+            match name.find(&f) {
+                Some(_)
+                    if name.starts_with(&f)
+                        || name.match_indices(&f).any(|(i, _)| {
+                            matches!(name[..i].chars().last(), Some('_' | '-' | '.'))
+                        }) =>
+                {
+                    Some(0)
+                }
+                Some(_) => Some(1),
+                None => text(t, "description").contains(&f).then_some(2),
+            }
+        };
+        let mut ranked: Vec<(u8, &Value)> = tools
             .iter()
-            .filter(|t| {
-                f.is_empty()
-                    || t["name"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_lowercase()
-                        .contains(&f)
-                    || t["description"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_lowercase()
-                        .contains(&f)
-            })
-            .cloned()
-            .collect()
+            .filter_map(|t| rank(t).map(|r| (r, t)))
+            .collect();
+        // Stable: the listing's order within a rank.
+        ranked.sort_by_key(|(r, _)| *r);
+        ranked.into_iter().map(|(_, t)| t.clone()).collect()
     }
 
     /// Whether arguments are being typed: then plain keys are text.
@@ -340,4 +351,36 @@ pub fn validate_arguments(tool: &Value, text: &str) -> Result<Value, String> {
         }
     }
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The palette lists tools whose name holds the filter (at a word's start first) before those
+    /// whose description merely mentions it.
+    #[test]
+    fn the_palette_ranks_names_before_descriptions() {
+        let mut p = Palette::new();
+        p.filter = "long".into();
+        let tools = vec![
+            serde_json::json!({ "name": "everything_get-structured-content", "description": "returns content along with its schema" }),
+            serde_json::json!({ "name": "everything_belongings", "description": "x" }),
+            serde_json::json!({ "name": "everything_trigger-long-running-operation", "description": "a long operation" }),
+            serde_json::json!({ "name": "other", "description": "nothing" }),
+        ];
+        let names: Vec<String> = p
+            .matches(&tools)
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "everything_trigger-long-running-operation",
+                "everything_belongings",
+                "everything_get-structured-content"
+            ]
+        );
+    }
 }
