@@ -123,22 +123,31 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     // column but the first starts with a space, so neighbours never run together. Sizes in
     // bytes only when there is room; tokens always.
     let size_w = if w >= 90 { 13 } else { 0 };
-    // Narrow panes keep the numbers tight so that tool and outcome stay readable.
-    let (ms_w, tok_w) = if w >= 90 { (8, 14) } else { (7, 11) };
-    let flex = w.saturating_sub(9 + 4 + ms_w + tok_w + size_w).max(10);
+    // Narrow panes keep the numbers tight so that tool and outcome stay readable; the
+    // narrowest show the time to the minute and leave the tokens to Detail.
+    let narrow = w < 60;
+    let (ms_w, tok_w) = match w {
+        90.. => (8, 14),
+        60.. => (7, 11),
+        _ => (7, 0),
+    };
+    let (time_w, who_w) = if narrow { (6, 2) } else { (9, 4) };
+    let flex = w
+        .saturating_sub(time_w + who_w + ms_w + tok_w + size_w)
+        .max(10);
     let tool_w = flex * 11 / 20;
     let out_w = flex - tool_w;
     lines.push(Line::styled(
         fit(
             &format!(
-                "{:<9}{:<4}{:<tool_w$}{:<out_w$}{:>ms_w$}{:>size_w$}{:>tok_w$}",
+                "{:<time_w$}{:<who_w$}{:<tool_w$}{:<out_w$}{:>ms_w$}{:>size_w$}{:>tok_w$}",
                 "time",
-                "who",
+                if narrow { "" } else { "who" },
                 "tool",
                 "outcome",
                 "ms",
                 if size_w > 0 { "B in→out" } else { "" },
-                "tok in→out"
+                if tok_w > 0 { "tok in→out" } else { "" }
             ),
             w,
         ),
@@ -147,7 +156,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let rows = (inner.height as usize).saturating_sub(LIST_TOP);
     let scroll = app.traffic_scroll();
     for (i, c) in visible.iter().enumerate().skip(scroll).take(rows) {
-        let time = c.at.get(11..19).unwrap_or("");
+        let time = c.at.get(11..if narrow { 16 } else { 19 }).unwrap_or("");
         let who = match c.caller {
             Caller::Human => "H",
             Caller::Model => "M",
@@ -180,7 +189,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         let line = Line::from(vec![
             Span::styled(format!("{time} "), th.muted),
             Span::styled(
-                format!("{who:<4}"),
+                format!("{who:<who_w$}"),
                 if who == "H" { th.keyword } else { th.muted },
             ),
             // A call made through loom_call is marked: the model found the tool, then called it.
