@@ -583,10 +583,7 @@ fn jump_from_an_intercepted_call_to_its_dataset() {
 #[test]
 fn mouse_click_focuses_and_selects() {
     let mut a = started();
-    let l = ui::layout(
-        ratatui::layout::Rect::new(0, 0, 120, 40),
-        ui::Plan::default(),
-    );
+    let l = ui::layout(ratatui::layout::Rect::new(0, 0, 120, 40), a.plan());
     let r = l.rect(Pane::Catalog);
     let click = crossterm::event::MouseEvent {
         kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),

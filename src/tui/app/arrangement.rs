@@ -83,6 +83,7 @@ impl App {
         Plan {
             zoom: self.zoom.then_some(self.focus),
             query_room,
+            servers: u16::try_from(self.servers.list.len()).unwrap_or(u16::MAX),
         }
     }
 

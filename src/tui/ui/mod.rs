@@ -64,6 +64,9 @@ impl Layout {
 pub struct Plan {
     pub zoom: Option<Pane>,
     pub query_room: bool,
+    /// Servers the Servers pane lists: it is as tall as they need (two lines each), up to a
+    /// third of its column, and Catalog has the rest.
+    pub servers: u16,
 }
 
 /// The layout for a screen of `area` by `plan`.
@@ -118,7 +121,9 @@ pub fn layout(area: Rect, plan: Plan) -> Layout {
     let left = Split::default()
         .direction(Direction::Vertical)
         .constraints([
-            Constraint::Length(6.min(halves[1].height / 3).max(3)),
+            Constraint::Length(
+                (2 + 2 * plan.servers.max(1)).min((halves[1].height / 3).max(3)),
+            ),
             Constraint::Min(3),
         ])
         .split(cols[0]);
