@@ -182,11 +182,16 @@ impl Clipboard {
 /// The status-line sentence for a copy, e.g. "copied row (123 B) to the system clipboard".
 pub fn status_message(what: &str, bytes: usize, backend: Backend) -> String {
     let size = human_bytes(bytes);
+    // One pair of brackets: "result (11 rows, 342 B)", "row (123 B)".
+    let what = match what.strip_suffix(')') {
+        Some(open) if open.contains('(') => format!("{open}, {size})"),
+        _ => format!("{what} ({size})"),
+    };
     match backend {
-        Backend::System => format!("copied {what} ({size}) to the system clipboard"),
-        Backend::Osc52 => format!("sent {what} ({size}) to the terminal clipboard (OSC 52)"),
+        Backend::System => format!("copied {what} to the system clipboard"),
+        Backend::Osc52 => format!("sent {what} to the terminal clipboard (OSC 52)"),
         Backend::Register => {
-            format!("kept {what} ({size}) in the loom register; no clipboard was reachable")
+            format!("kept {what} in the loom register; no clipboard was reachable")
         }
     }
 }
@@ -328,6 +333,10 @@ mod tests {
         assert_eq!(
             status_message("cell", 2048, Backend::Osc52),
             "sent cell (2.0 KiB) to the terminal clipboard (OSC 52)"
+        );
+        assert_eq!(
+            status_message("result (11 rows)", 342, Backend::Osc52),
+            "sent result (11 rows, 342 B) to the terminal clipboard (OSC 52)"
         );
         let message = status_message("query", 3 * 1024 * 1024, Backend::Register);
         assert!(message.contains("3.0 MiB"), "{message}");

@@ -12,7 +12,7 @@ use crate::tui::highlight::LineCache;
 
 /// What an empty editor says.
 pub(super) const PLACEHOLDER: &str =
-    "SELECT … — ctrl-e runs the statement under the cursor · the traffic is table loom_calls";
+    "SELECT … — ctrl-space completes names · the traffic is table loom_calls";
 
 /// An empty text area as a new tab has it.
 pub(super) fn blank_area() -> TextArea<'static> {
