@@ -302,6 +302,23 @@ fn every_type_works_with_the_usual_functions() {
             .chart(t, name, 12)
             .unwrap_or_else(|e| panic!("chart of {name} ({ty}): {e}"));
         assert!(!bars.is_empty(), "{name}");
+        // Bins are labelled in the column's own terms: whole numbers, days.
+        for b in &bars {
+            let label = b.label.as_str();
+            match want {
+                ColumnType::BigInt | ColumnType::UBigInt | ColumnType::HugeInt => assert!(
+                    label
+                        .trim_start_matches('-')
+                        .bytes()
+                        .all(|c| c.is_ascii_digit()),
+                    "{name}: {label}"
+                ),
+                ColumnType::Date => {
+                    assert!(label.len() == 10 && !label.contains(':'), "{name}: {label}")
+                }
+                _ => {}
+            }
+        }
         // The profile and the envelope describe it, with the note for converted times.
         let p = store
             .profile(t, 5)

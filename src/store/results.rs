@@ -264,8 +264,17 @@ impl Store {
             } else {
                 format!("{c}::DOUBLE")
             };
-            let label = if temporal {
+            // A bin is labelled by the least value it can hold, in the column's own terms: a
+            // whole number for integers, a day for dates.
+            let integer = numeric
+                && !(ty.starts_with("DECIMAL")
+                    || ["FLOAT", "DOUBLE", "REAL"].contains(&ty.as_str()));
+            let label = if ty == "DATE" {
+                "strftime(to_timestamp(ceil(lo / 86400) * 86400), '%Y-%m-%d')".to_owned()
+            } else if temporal {
                 "strftime(to_timestamp(lo), '%Y-%m-%d %H:%M')".to_owned()
+            } else if integer {
+                "ceil(lo)::HUGEINT::VARCHAR".to_owned()
             } else {
                 "format('{:.4g}', lo)".to_owned()
             };

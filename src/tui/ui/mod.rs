@@ -121,9 +121,7 @@ pub fn layout(area: Rect, plan: Plan) -> Layout {
     let left = Split::default()
         .direction(Direction::Vertical)
         .constraints([
-            Constraint::Length(
-                (2 + 2 * plan.servers.max(1)).min((halves[1].height / 3).max(3)),
-            ),
+            Constraint::Length((2 + 2 * plan.servers.max(1)).min((halves[1].height / 3).max(3))),
             Constraint::Min(3),
         ])
         .split(cols[0]);
