@@ -792,6 +792,26 @@ fn a_workbench_cancel_never_interrupts_the_models_query() {
     });
     let r = bench.join().unwrap();
     assert!(r.is_err(), "the cancel did nothing: {r:?}");
+
+    // The model's long query and a person's query do not wait for each other: each has its
+    // own connection. The person's result arrives while the model's query still runs, and a
+    // cancel of the model's call stops only that.
+    let s = store.clone();
+    let model = std::thread::spawn(move || {
+        Store::asking_as(loom::store::Asker::Call(7), || {
+            s.query("SELECT sum(range) AS n FROM range(100000000000)")
+        })
+    });
+    wait_until("the model's query to start", &|| store.query_running());
+    let mine = store.run_result("SELECT 42 AS n", 1).expect("the person's query");
+    assert_eq!(mine.rows, 1);
+    assert!(
+        !model.is_finished(),
+        "the person's query waited for the model's to end"
+    );
+    assert!(store.cancel_call(7), "the model's call query was running");
+    let r = model.join().unwrap();
+    assert!(matches!(r, Err(StoreError::Cancelled)), "{:?}", r.map(|_| ()));
 }
 
 /// A person's export options: another delimiter (quoting follows it), no header, a chosen

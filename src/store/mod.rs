@@ -143,10 +143,12 @@ pub struct Store {
     reader: Mutex<duckdb::Connection>,
     interrupt: std::sync::Arc<duckdb::InterruptHandle>,
     watchdog: std::sync::Arc<query::Watchdog>,
+    /// The workbench's own connection: a person's long query never holds up the model's, nor
+    /// the model's a person's.
+    bench: query::Lane,
     db: SealedDb,
     catalog: Mutex<HashMap<String, DatasetMeta>>,
     results: Mutex<results::Results>,
-    /// Whether the reader connection is running a workbench query right now.
     /// Calls cancelled before their query took the connection (see `cancel_call`).
     early_cancels: Mutex<std::collections::VecDeque<u64>>,
     pub blobs: blobs::Blobs,
@@ -159,6 +161,9 @@ pub struct Store {
     /// one is killed); the engine spills inside it.
     private: private_dir::PrivateDir,
 }
+
+/// The settings a client statement could try to change, as `Store::fingerprint` reads them.
+const SETTINGS: &str = "SELECT name, value FROM duckdb_settings() WHERE name IN ('search_path', 'schema', 'threads', 'max_memory', 'memory_limit', 'temp_directory', 'enable_external_access', 'lock_configuration', 'autoload_known_extensions', 'autoinstall_known_extensions', 'allow_unsigned_extensions', 'allow_community_extensions', 'default_order', 'default_null_order', 'preserve_insertion_order', 'max_execution_time', 'TimeZone', 'Calendar', 'allowed_directories', 'allowed_paths', 'errors_as_json') ORDER BY ALL";
 
 /// Every row of `sql` as text, sorted, or the error; for `Store::fingerprint`.
 fn dump(conn: &duckdb::Connection, sql: &str) -> String {
@@ -267,6 +272,9 @@ impl Store {
         let writer = db.connect()?;
         let reader = db.connect()?;
         sealed::self_test(&reader, &config.probe_file)?;
+        let bench = db.connect()?;
+        sealed::self_test(&bench, &config.probe_file)?;
+        let bench = query::Lane::new(bench);
         writer.execute_batch(&calls_table::create_sql())?;
         let interrupt = reader.interrupt_handle();
         let parked = match &config.blob_dir {
@@ -279,6 +287,7 @@ impl Store {
             reader: Mutex::new(reader),
             interrupt,
             watchdog: Default::default(),
+            bench,
             db,
             catalog: Mutex::new(HashMap::new()),
             results: Mutex::default(),
@@ -566,7 +575,7 @@ impl Store {
             "SELECT database_name, path, readonly FROM duckdb_databases() ORDER BY ALL",
             "SELECT extension_name FROM duckdb_extensions() WHERE loaded ORDER BY ALL",
             "SELECT name, value FROM duckdb_variables() ORDER BY ALL",
-            "SELECT name, value FROM duckdb_settings() WHERE name IN ('search_path', 'schema', 'threads', 'max_memory', 'memory_limit', 'temp_directory', 'enable_external_access', 'lock_configuration', 'autoload_known_extensions', 'autoinstall_known_extensions', 'allow_unsigned_extensions', 'allow_community_extensions', 'default_order', 'default_null_order', 'preserve_insertion_order', 'max_execution_time', 'TimeZone', 'Calendar', 'allowed_directories', 'allowed_paths', 'errors_as_json') ORDER BY ALL",
+            SETTINGS,
             "SELECT upper('loom'), lower('LOOM'), length('loom'), abs(-1), concat('a', 'b'), current_schema(), current_schemas(true)::VARCHAR, 1 + 1, 'x'::VARCHAR || 'y', round(2.5)",
         ]
         .iter()
@@ -580,6 +589,10 @@ impl Store {
             facts.push(format!("{t}: {}", dump(&reader, &sql)));
         }
         drop(reader);
+        // The workbench's connection: the same settings, which no statement may change.
+        let bench = Self::lock(&self.bench.conn);
+        facts.push(format!("workbench {SETTINGS}\n{}", dump(&bench, SETTINGS)));
+        drop(bench);
         out.append(&mut facts);
         let mut files = Vec::new();
         let mut stack = vec![self.private_dir().to_path_buf()];
@@ -609,7 +622,7 @@ impl Store {
 
     /// Whether a query (the model's or a workbench's) is running on the query connection.
     pub fn query_running(&self) -> bool {
-        self.watchdog.armed()
+        self.watchdog.armed() || self.bench.watchdog.armed()
     }
 
     /// Runs only the statement guard on `sql`: whether and as what it would be accepted.

@@ -93,7 +93,9 @@ impl Store {
     /// Stops the workbench query that is running, if one is; a model's query on the same
     /// connection is never touched.
     pub fn interrupt_query(&self) -> bool {
-        self.watchdog.cancel(Asker::Workbench, &self.interrupt)
+        self.bench
+            .watchdog
+            .cancel(Asker::Workbench, &self.bench.interrupt)
     }
 }
 
@@ -184,15 +186,42 @@ impl Watchdog {
     }
 }
 
-/// Runs `f` on the reader connection, interrupting it after the query timeout.
+/// A connection client queries run on, with its own watchdog and interrupt handle.
+pub(super) struct Lane {
+    pub(super) conn: std::sync::Mutex<duckdb::Connection>,
+    pub(super) interrupt: std::sync::Arc<duckdb::InterruptHandle>,
+    pub(super) watchdog: std::sync::Arc<Watchdog>,
+}
+
+impl Lane {
+    pub(super) fn new(conn: duckdb::Connection) -> Lane {
+        Lane {
+            interrupt: conn.interrupt_handle(),
+            conn: std::sync::Mutex::new(conn),
+            watchdog: Default::default(),
+        }
+    }
+}
+
+/// Runs `f` on the connection of whoever asks (the workbench's own, or the reader for clients
+/// and the command line), interrupting it after the query timeout.
 pub(super) fn with_timeout<T>(
     store: &Store,
     f: impl FnOnce(&duckdb::Connection) -> Result<T>,
 ) -> Result<T> {
     let timeout = store.config.query_timeout;
     let (done, watch) = std::sync::mpsc::channel::<()>();
-    let reader = Store::lock(&store.reader);
     let asker = ASKER.with(|a| a.get());
+    let (conn, watchdog, interrupt) = if asker == Asker::Workbench {
+        (
+            &store.bench.conn,
+            &store.bench.watchdog,
+            &store.bench.interrupt,
+        )
+    } else {
+        (&store.reader, &store.watchdog, &store.interrupt)
+    };
+    let reader = Store::lock(conn);
     if let Asker::Call(call) = asker {
         // Cancelled while it waited for the connection: it never starts.
         let mut early = Store::lock(&store.early_cancels);
@@ -201,9 +230,9 @@ pub(super) fn with_timeout<T>(
             return Err(StoreError::Cancelled);
         }
     }
-    let generation = store.watchdog.arm(asker);
-    let dog = store.watchdog.clone();
-    let handle = store.interrupt.clone();
+    let generation = watchdog.arm(asker);
+    let dog = watchdog.clone();
+    let handle = interrupt.clone();
     std::thread::spawn(move || {
         let deadline = std::time::Instant::now() + timeout;
         // Once the deadline has passed, the interrupt is repeated like a held cancel until the
@@ -227,7 +256,7 @@ pub(super) fn with_timeout<T>(
         }
     });
     let out = f(&reader);
-    let ended = store.watchdog.disarm();
+    let ended = watchdog.disarm();
     let _ = done.send(());
     drop(reader);
     match out {
