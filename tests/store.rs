@@ -803,7 +803,9 @@ fn a_workbench_cancel_never_interrupts_the_models_query() {
         })
     });
     wait_until("the model's query to start", &|| store.query_running());
-    let mine = store.run_result("SELECT 42 AS n", 1).expect("the person's query");
+    let mine = store
+        .run_result("SELECT 42 AS n", 1)
+        .expect("the person's query");
     assert_eq!(mine.rows, 1);
     assert!(
         !model.is_finished(),
@@ -811,7 +813,11 @@ fn a_workbench_cancel_never_interrupts_the_models_query() {
     );
     assert!(store.cancel_call(7), "the model's call query was running");
     let r = model.join().unwrap();
-    assert!(matches!(r, Err(StoreError::Cancelled)), "{:?}", r.map(|_| ()));
+    assert!(
+        matches!(r, Err(StoreError::Cancelled)),
+        "{:?}",
+        r.map(|_| ())
+    );
 }
 
 /// A person's export options: another delimiter (quoting follows it), no header, a chosen
