@@ -888,3 +888,47 @@ async fn malformed_tool_calls_are_refused_in_words() {
         .await;
     assert!(r["result"].is_object(), "{r}");
 }
+
+/// A batch, or a request whose id is an object, array or boolean, is refused in words; the
+/// session keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_and_ids_that_are_not_strings_or_numbers_are_refused_in_words() {
+    let cfg = sample_config("", "");
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.send_raw(
+        r#"[{"jsonrpc":"2.0","id":91,"method":"ping"},{"jsonrpc":"2.0","id":92,"method":"ping"}]"#,
+    )
+    .await;
+    let line = c
+        .wait_for(Duration::from_secs(30), |v| {
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("batches"))
+        })
+        .await;
+    let v: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["error"]["code"], json!(-32600), "{v}");
+    for id in [r#"{"a":1}"#, "[1]", "true"] {
+        c.send_raw(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))
+            .await;
+        let line = c
+            .wait_for(Duration::from_secs(30), |v| {
+                v["error"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("string or a number"))
+            })
+            .await;
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["id"], Value::Null, "{v}");
+    }
+    // Strings and numbers are ids as before.
+    let r = c.request("ping", json!({})).await;
+    assert!(r["result"].is_object(), "{r}");
+    c.send_raw(r#"{"jsonrpc":"2.0","id":"seven","method":"ping"}"#)
+        .await;
+    c.wait_for(Duration::from_secs(30), |v| {
+        v["id"] == json!("seven") && v["result"].is_object()
+    })
+    .await;
+}

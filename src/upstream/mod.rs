@@ -319,6 +319,15 @@ impl ClientSession {
         let msg = match RawMessage::parse(bytes) {
             Ok(m) => m,
             Err(e) => {
+                if bytes.trim_ascii_start().starts_with(b"[") {
+                    self.send(jsonrpc::error_response(
+                        &jsonrpc::raw_null(),
+                        code::INVALID_REQUEST,
+                        "JSON-RPC batches are not supported: MCP sends one message per line (batching left the protocol in 2025-06-18)",
+                        None,
+                    ));
+                    return;
+                }
                 // Answer the request itself when its id can still be read.
                 let id = jsonrpc::request_id_lenient(bytes).unwrap_or_else(jsonrpc::raw_null);
                 self.send(jsonrpc::error_response(
@@ -331,6 +340,20 @@ impl ClientSession {
             }
         };
         match msg.kind() {
+            // An id is a string or a number (JSON-RPC 2.0, MCP): an object, array or boolean is
+            // refused, with no id to answer to.
+            Kind::Request
+                if msg.id.as_deref().is_some_and(|id| {
+                    matches!(id.get().as_bytes().first(), Some(b'{' | b'[' | b't' | b'f'))
+                }) =>
+            {
+                self.send(jsonrpc::error_response(
+                    &jsonrpc::raw_null(),
+                    code::INVALID_REQUEST,
+                    "invalid request: an id must be a string or a number",
+                    None,
+                ));
+            }
             Kind::Request => {
                 // Ids must be unique among a client's requests in flight: a reused one would
                 // take over the first request's cancellation and progress, so it is refused
