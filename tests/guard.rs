@@ -9,7 +9,7 @@ mod common;
 
 use common::{LOOM, RawClient, is_error_result, sample_config, text_of};
 use loom::intercept::extract::find_in_text;
-use loom::store::{Provenance, QueryOutcome, Store, StoreConfig};
+use loom::store::{Provenance, QueryOutcome, Store, StoreConfig, reviewed_functions};
 use proptest::prelude::*;
 use serde_json::json;
 use std::time::Duration;
@@ -108,7 +108,7 @@ impl Fixture {
 fn base_attacks(t: &Targets) -> Vec<String> {
     let (r, p, s, private, spill) = (&t.orders, &t.pinned, &t.secret, &t.private, &t.spill);
     // The name the next ingest of the same tool would get.
-    let next = "sample_list_orders_3";
+    let next = "sample_list_orders_2";
     vec![
         "CREATE TABLE pwn AS SELECT 42 AS v".into(),
         format!("INSERT INTO {r} SELECT * FROM {r}"),
@@ -176,6 +176,14 @@ fn base_attacks(t: &Targets) -> Vec<String> {
         format!("SELECT * FROM glob('{spill}/*')"),
         format!("SELECT * FROM glob(E'{}/*')", private.replace('/', "\\x2f")),
         format!("SELECT * FROM query('SELECT * FROM {r}')"),
+        // F1: SQL bound from a string, constant-folded by the optimizer.
+        "SELECT json_serialize_plan('SELECT current_setting(''temp_directory'') AS x', optimize := true) AS p".into(),
+        "SELECT json_extract_string(json_serialize_plan('SELECT current_setting(''secret_directory'') AS x', optimize := true), '$.plans[0].expressions[0].value.value') AS v".into(),
+        "SELECT json_serialize_sql('SELECT 1') AS p".into(),
+        "SELECT json_deserialize_sql(json_serialize_sql('SELECT 1')) AS p".into(),
+        "SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))".into(),
+        format!("SELECT * FROM query_table('{r}')"),
+        "SELECT getvariable('v') AS v".into(),
         "SELECT current_setting('temp_directory') AS t".into(),
         "SELECT getenv('HOME') AS h".into(),
         "SELECT setseed(0.5)".into(),
@@ -333,6 +341,100 @@ fn the_private_folder_is_the_users_alone() {
         .mode();
     assert_eq!(mode & 0o777, 0o700, "{mode:o}");
     assert!(f.store.spill_dir().starts_with(f.store.private_dir()));
+}
+
+/// A call of `name` (of `kind`, as `duckdb_functions()` spells it) with `args`, in the position
+/// a function of that kind is called from.
+fn call_of(kind: &str, name: &str, args: &str) -> String {
+    let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+    match kind {
+        "table" | "table_macro" => format!("SELECT * FROM {quoted}({args})"),
+        "window" => format!("SELECT {quoted}({args}) OVER () AS x"),
+        _ => format!("SELECT {quoted}({args}) AS x"),
+    }
+}
+
+/// The allowlist as an invariant over every function the engine has: each one the reviewed
+/// list denies is refused by the real guard through every entry point, each one it allows is
+/// called with several argument shapes, and the store's fingerprint (catalog, datasets, both
+/// query connections' settings, the private folder) is unchanged after every batch of them (a
+/// change stays until compared, and the failure names the batch).
+#[test]
+fn every_function_the_engine_has_is_refused_or_harmless() {
+    let f = fixture();
+    let reviewed = reviewed_functions();
+    let engine: Vec<(String, String)> = match f
+        .store
+        .query("SELECT DISTINCT function_type, function_name FROM duckdb_functions() WHERE function_type <> 'pragma' ORDER BY ALL")
+        .expect("the catalog of functions")
+    {
+        QueryOutcome::Dataset(d) => {
+            let rows = f.store.page(&d.dataset_ref, 0, 100_000).expect("page");
+            f.store.drop_dataset(&d.dataset_ref).expect("drop");
+            rows.into_iter()
+                .map(|r| {
+                    let mut cells = r.into_iter().map(Option::unwrap_or_default);
+                    (
+                        cells.next().unwrap_or_default(),
+                        cells.next().unwrap_or_default(),
+                    )
+                })
+                .collect()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert!(engine.len() > 500, "{}", engine.len());
+    let shapes = ["", "'x'", "1", "'x', 'y'", "1, 2", "[1, 2]", "'x', 1"];
+    let before = f.store.fingerprint();
+    let (mut denied, mut allowed) = (0, 0);
+    let mut batch = Vec::new();
+    for (i, (kind, name)) in engine.iter().enumerate() {
+        batch.push(format!("{kind} {name}"));
+        let verdicts: Vec<bool> = reviewed
+            .iter()
+            .filter(|(_, k, n)| k == kind && *n == name.to_lowercase())
+            .map(|(a, _, _)| *a)
+            .collect();
+        assert!(
+            !verdicts.is_empty(),
+            "{kind} {name} is not reviewed in functions.list"
+        );
+        if verdicts.contains(&false) {
+            denied += 1;
+            let sql = call_of(kind, name, "'x'");
+            let refusal = f.store.check_sql(&sql).expect_err(&sql).to_string();
+            assert!(refusal.contains("is not available"), "{sql}: {refusal}");
+            assert!(f.store.query(&sql).is_err(), "loom_query ran {sql}");
+            let mat = f.store.materialize(&sql, &format!("attack_{i}"));
+            assert!(mat.is_err(), "loom_materialize ran {sql}");
+            assert!(
+                f.store.run_result(&sql, 0).is_err(),
+                "the workbench ran {sql}"
+            );
+        } else {
+            allowed += 1;
+            for args in shapes {
+                let sql = call_of(kind, name, args);
+                if let Ok(QueryOutcome::Dataset(d)) = f.store.query(&sql) {
+                    f.store
+                        .drop_dataset(&d.dataset_ref)
+                        .expect("drop the call's result");
+                }
+            }
+        }
+        if batch.len() == 40 || i + 1 == engine.len() {
+            assert_eq!(
+                before,
+                f.store.fingerprint(),
+                "one of these changed the store: {batch:?}"
+            );
+            batch.clear();
+        }
+    }
+    assert!(
+        denied > 50 && allowed > 400,
+        "{denied} denied, {allowed} allowed"
+    );
 }
 
 /// Fragments that statements are composed of: verbs, modifiers, comments, names, quotes.
@@ -514,4 +616,150 @@ async fn hostile_sql_through_the_real_binary_changes_nothing() {
         .call("loom_query", json!({ "sql": "SELECT upper('a') AS u" }))
         .await;
     assert!(text_of(&r).contains("\"A\""), "{r}");
+}
+
+/// A client that takes the names loom's next tables would get (F5 of the attacker's report)
+/// breaks nothing: the next intercept still becomes a dataset and the next large query too,
+/// each under a name of its own; numbers count per prefix, and a name loom gave is never a
+/// client's to take.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_cannot_squat_the_names_loom_draws() {
+    let cfg = sample_config("", "");
+    let mut client = RawClient::spawn(&cfg.path);
+    client.initialize().await;
+    let dataset = |r: &serde_json::Value| {
+        r["result"]["structuredContent"]["ref"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not a dataset: {r}"))
+            .to_owned()
+    };
+    let first = dataset(&client.call("sample_list_orders", json!({})).await);
+    assert_eq!(first, "sample_list_orders_1");
+    for name in [
+        "sample_list_orders_2",
+        "sample_list_orders_3",
+        "q_1",
+        "q_2",
+        "sample_list_customers_1",
+    ] {
+        let m = client
+            .call(
+                "loom_materialize",
+                json!({ "sql": "SELECT 'squatted' AS s", "name": name }),
+            )
+            .await;
+        assert!(!is_error_result(&m), "{name}: {m}");
+    }
+    let again = dataset(&client.call("sample_list_orders", json!({})).await);
+    assert_eq!(again, "sample_list_orders_4");
+    let customers = dataset(&client.call("sample_list_customers", json!({})).await);
+    assert_eq!(customers, "sample_list_customers_2");
+    let big = client
+        .call(
+            "loom_query",
+            json!({ "sql": "SELECT range AS n FROM range(5000)" }),
+        )
+        .await;
+    assert!(!is_error_result(&big), "{big}");
+    assert_eq!(dataset(&big), "q_3");
+    // What the client made is untouched, and a name loom gave stays loom's once it is gone.
+    let r = client
+        .call("loom_query", json!({ "sql": "SELECT s FROM q_1" }))
+        .await;
+    assert!(text_of(&r).contains("squatted"), "{r}");
+    let d = client
+        .call("loom_drop", json!({ "ref": "sample_list_orders_1" }))
+        .await;
+    assert!(!is_error_result(&d), "{d}");
+    let m = client
+        .call(
+            "loom_materialize",
+            json!({ "sql": "SELECT 1 AS x", "name": "sample_list_orders_1" }),
+        )
+        .await;
+    assert!(is_error_result(&m), "{m}");
+}
+
+/// loom's resident sizes from /proc: (VmRSS, VmHWM) in bytes.
+fn resident(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+            .unwrap_or_else(|| panic!("{name} in {status}"))
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// F3 of the attacker's report: with `memory_limit = "100MB"`, queries that build huge strings
+/// outside the engine's buffer manager (one value of gigabytes, or many large ones in a chunk)
+/// get a clear error instead of growing loom by gigabytes, loom answers the next query, and
+/// loom's peak resident size stays within what one query may add: memory_limit + 256 MiB, plus
+/// 128 MiB for what lands between two watchdog ticks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_query_cannot_grow_loom_past_its_memory_bound() {
+    let cfg = sample_config("memory_limit = \"100MB\"", "");
+    let mut client = RawClient::spawn(&cfg.path);
+    client.initialize().await;
+    let pid = client.child.id().expect("loom's pid");
+    let answer = async |client: &mut RawClient| {
+        let r = client
+            .call("loom_query", json!({ "sql": "SELECT 40 + 2 AS v" }))
+            .await;
+        assert!(text_of(&r).contains("42"), "{r}");
+    };
+    answer(&mut client).await;
+    let (rss, hwm) = resident(pid);
+    let start = rss.max(hwm);
+    let bound = start + (100_000_000 + (256 << 20) + (128 << 20));
+    // Each either is stopped with the error, or (the engine freeing as it goes) runs within
+    // the bound; the first three cannot run within it.
+    for (sql, stopped) in [
+        (
+            "SELECT length(repeat('x', 300000000) || repeat('y', 300000000)) AS s",
+            true,
+        ),
+        ("SELECT length(repeat('x', 1500000000)) AS s", true),
+        (
+            "SELECT length(list_value(range(200000000))::VARCHAR) AS s",
+            true,
+        ),
+        (
+            "SELECT sum(length(repeat('x', 10000000))) AS s FROM range(1000)",
+            false,
+        ),
+        (
+            "SELECT max(length(s)) AS m FROM (SELECT repeat(range::VARCHAR, 400000) AS s FROM range(20000) ORDER BY s)",
+            false,
+        ),
+    ] {
+        let q = client.call("loom_query", json!({ "sql": sql })).await;
+        let text = text_of(&q);
+        if stopped {
+            assert!(
+                is_error_result(&q) && text.contains("more memory than one query may use"),
+                "{sql}: {text}"
+            );
+        }
+        if is_error_result(&q) {
+            // Loom's bound, or the engine's own limit where its buffer manager does the work.
+            assert!(
+                (text.contains("more memory than one query may use")
+                    || text.contains("Out of Memory"))
+                    && text.contains("LIMIT"),
+                "{sql}: {text}"
+            );
+        }
+        answer(&mut client).await;
+        let (_, peak) = resident(pid);
+        assert!(
+            peak <= bound,
+            "{sql}: loom peaked at {} MiB, past {} MiB",
+            peak >> 20,
+            bound >> 20
+        );
+    }
 }

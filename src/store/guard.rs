@@ -14,6 +14,7 @@
 //! against what the client wrote. Otherwise the binder sees the client's text before it runs.
 //! This module must never execute a client statement; it only parses and binds.
 
+use super::functions::{Position, allowlist};
 use super::sealed::{SealedDb, StatementKind};
 use serde_json::Value;
 use std::path::Path;
@@ -31,68 +32,8 @@ pub struct Guarded {
     pub bound: bool,
 }
 
-/// DuckDB's statement type for a statement its parser split in several (a dynamic PIVOT).
-const MULTI: u32 = 27;
-
 const ALLOWED: &str =
     "SELECT, WITH … SELECT, FROM-first queries, VALUES, DESCRIBE, SUMMARIZE, PIVOT and EXPLAIN";
-
-/// Table functions a query may use: generators and the catalog's own read-only views. Every
-/// other table function (file readers, settings, secrets, logging switches, checkpoints) is
-/// refused, including ones a later DuckDB adds.
-const TABLE_FUNCTIONS: &[&str] = &[
-    "range",
-    "generate_series",
-    "unnest",
-    "repeat",
-    "repeat_row",
-    "json_each",
-    "json_tree",
-    "duckdb_tables",
-    "duckdb_columns",
-    "duckdb_views",
-    "duckdb_schemas",
-    "duckdb_types",
-    "duckdb_functions",
-    "duckdb_keywords",
-    "duckdb_constraints",
-    "duckdb_indexes",
-    "duckdb_sequences",
-    "duckdb_dependencies",
-    "pragma_table_info",
-    "pragma_show",
-    "pragma_version",
-    "test_all_types",
-];
-
-/// Functions refused wherever they appear: they read files or host paths, reveal settings or
-/// the environment, or change state that later answers depend on.
-const DENIED_FUNCTIONS: &[&str] = &[
-    "glob",
-    "read_text",
-    "read_blob",
-    "read_csv",
-    "read_csv_auto",
-    "sniff_csv",
-    "read_json",
-    "read_json_auto",
-    "read_json_objects",
-    "read_json_objects_auto",
-    "read_ndjson",
-    "read_ndjson_auto",
-    "read_ndjson_objects",
-    "read_parquet",
-    "parquet_scan",
-    "read_duckdb",
-    "read_xlsx",
-    "current_setting",
-    "getenv",
-    "setseed",
-    "nextval",
-    "currval",
-    "query",
-    "query_table",
-];
 
 /// Characters that make a table name a path or a URL, which DuckDB would read by replacement
 /// scan (`FROM 'x.csv'`, `FROM "dir/x.parquet"`).
@@ -134,7 +75,7 @@ pub fn check(db: &SealedDb, sql: &str, private_dir: &Path) -> Result<Guarded, Re
             bound,
         }),
         Err(NotSelect::Refused(r)) => Err(r),
-        Err(NotSelect::OtherType) => Err(not_allowed(db, text)),
+        Err(NotSelect::OtherType) => Err(not_allowed(text)),
     }
 }
 
@@ -169,6 +110,16 @@ fn select(db: &SealedDb, text: &str, private_dir: &Path) -> Result<(String, bool
         // The parser proved the text is the whole of one subquery of loom's frame: the run
         // binds it, and only a failed run needs the binder's word on the client's text.
         return Ok((wrapped, false));
+    }
+    // The text as written must parse as one SELECT-family statement too: a statement of
+    // another type that reads as a table inside loom's frame (`PRAGMA show_tables` is the
+    // table PRAGMA with an alias) is refused by the parser, never bound.
+    let alone = parse(db, text)?;
+    if alone.len() != 1 {
+        return Err(NotSelect::Refused(refuse(format!(
+            "only one statement may run at a time; found {}",
+            alone.len()
+        ))));
     }
     // Bind the statement as written (so error positions match the client's text) and make
     // the binder agree with the parser; this also refuses more than one statement.
@@ -266,28 +217,38 @@ fn parse(db: &SealedDb, text: &str) -> Result<Vec<Value>, NotSelect> {
     }
 }
 
-/// Walks a parsed statement: table functions on the allowlist, no denied function anywhere,
-/// no table name that is a path, no string naming loom's private folder.
+/// Walks a parsed statement: every function it calls on the reviewed allowlist
+/// (`functions.list`) for where it stands, a table function in FROM or any other call in an
+/// expression; no table name that is a path, no string naming loom's private folder.
 fn walk(node: &Value, private_dir: &Path) -> Result<(), Refusal> {
+    let allowed = allowlist();
+    let sealed = |name: &str| {
+        refuse(format!(
+            "{name}() is not available: the engine is sealed and reads only loom's datasets"
+        ))
+    };
     // Compared without case: a folder spelled in another case is no business of a query either.
     let private = private_dir.display().to_string().to_lowercase();
-    let mut stack = vec![node];
-    while let Some(v) = stack.pop() {
+    // Each node with whether it is the call of a table function (its name already checked).
+    let mut stack = vec![(node, false)];
+    while let Some((v, table_call)) = stack.pop() {
         match v {
             Value::Object(map) => {
                 let ty = map.get("type").and_then(Value::as_str);
                 if ty == Some("TABLE_FUNCTION") {
-                    let name = map
-                        .get("function")
+                    let function = map.get("function");
+                    let name = function
                         .and_then(|f| f.get("function_name"))
                         .and_then(Value::as_str)
                         .unwrap_or("")
                         .to_lowercase();
-                    if !TABLE_FUNCTIONS.contains(&name.as_str()) {
-                        return Err(refuse(format!(
-                            "{name}() is not available: the engine is sealed and reads only loom's datasets"
-                        )));
+                    if !allowed.allows(Position::Table, &name) {
+                        return Err(sealed(&name));
                     }
+                    for (key, child) in map {
+                        stack.push((child, key == "function"));
+                    }
+                    continue;
                 }
                 if ty == Some("BASE_TABLE") {
                     for key in ["table_name", "schema_name", "catalog_name"] {
@@ -299,17 +260,16 @@ fn walk(node: &Value, private_dir: &Path) -> Result<(), Refusal> {
                         }
                     }
                 }
-                if let Some(name) = map.get("function_name").and_then(Value::as_str) {
-                    let name = name.to_lowercase();
-                    if DENIED_FUNCTIONS.contains(&name.as_str()) {
-                        return Err(refuse(format!(
-                            "{name}() is not available: the engine is sealed and reads only loom's datasets"
-                        )));
+                if !table_call && let Some(name) = map.get("function_name") {
+                    // A call whose name is not text is no call the list knows.
+                    let name = name.as_str().unwrap_or("").to_lowercase();
+                    if !allowed.allows(Position::Expression, &name) {
+                        return Err(sealed(&name));
                     }
                 }
-                stack.extend(map.values());
+                stack.extend(map.values().map(|c| (c, false)));
             }
-            Value::Array(items) => stack.extend(items),
+            Value::Array(items) => stack.extend(items.iter().map(|c| (c, false))),
             Value::String(s)
                 if !private.is_empty()
                     // Lowercasing at most triples a string's length.
@@ -326,12 +286,20 @@ fn walk(node: &Value, private_dir: &Path) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// Skips whitespace and comments (`--` to the end of the line, nested `/* */`).
+/// Whitespace, or a byte-order mark (an editor's, pasted before the first word).
+fn is_space(c: char) -> bool {
+    c.is_whitespace() || c == '\u{feff}'
+}
+
+/// Skips whitespace, byte-order marks and comments (`--` to the end of the line, nested `/* */`).
 fn skip_space(s: &str) -> &str {
-    let mut s = s.trim_start();
+    let mut s = s.trim_start_matches(is_space);
     loop {
         if let Some(rest) = s.strip_prefix("--") {
-            s = rest.split_once('\n').map_or("", |x| x.1).trim_start();
+            s = rest
+                .split_once('\n')
+                .map_or("", |x| x.1)
+                .trim_start_matches(is_space);
         } else if s.starts_with("/*") {
             let mut depth = 0usize;
             let mut end = None;
@@ -351,7 +319,7 @@ fn skip_space(s: &str) -> &str {
                 }
             }
             match end.and_then(|e| s.get(e..)) {
-                Some(rest) => s = rest.trim_start(),
+                Some(rest) => s = rest.trim_start_matches(is_space),
                 None => return "",
             }
         } else {
@@ -371,22 +339,74 @@ fn explained(text: &str) -> Option<&str> {
         .map(skip_space)
 }
 
-/// Why a statement that is neither a SELECT nor an EXPLAIN is refused: its type, as the binder
-/// sees it.
-fn not_allowed(db: &SealedDb, text: &str) -> Refusal {
-    let kind = match db.classify(text) {
-        Ok(kind) => kind,
-        Err(e) => return refuse(format!("the query was not accepted: {e}")),
-    };
-    if kind == StatementKind::Other(MULTI) {
+/// Words that begin a statement of a type loom refuses, and how a refusal names the type.
+const STATEMENT_WORDS: &[(&str, &str)] = &[
+    ("ALTER", "ALTER"),
+    ("ANALYZE", "ANALYZE"),
+    ("ATTACH", "ATTACH"),
+    ("BEGIN", "transaction"),
+    ("CALL", "CALL"),
+    ("CHECKPOINT", "CHECKPOINT"),
+    ("COMMENT", "COMMENT"),
+    ("COMMIT", "transaction"),
+    ("COPY", "COPY"),
+    ("CREATE", "CREATE"),
+    ("DEALLOCATE", "DEALLOCATE"),
+    ("DELETE", "DELETE"),
+    ("DETACH", "DETACH"),
+    ("DROP", "DROP"),
+    ("END", "transaction"),
+    ("EXECUTE", "EXECUTE"),
+    ("EXPORT", "EXPORT"),
+    ("FORCE", "INSTALL"),
+    ("IMPORT", "IMPORT"),
+    ("INSERT", "INSERT"),
+    ("INSTALL", "INSTALL"),
+    ("LOAD", "LOAD"),
+    ("MERGE", "MERGE INTO"),
+    ("PRAGMA", "PRAGMA"),
+    ("PREPARE", "PREPARE"),
+    ("RESET", "RESET"),
+    ("ROLLBACK", "transaction"),
+    ("SET", "SET"),
+    ("START", "transaction"),
+    ("TRUNCATE", "TRUNCATE"),
+    ("UPDATE", "UPDATE"),
+    ("USE", "USE"),
+    ("VACUUM", "VACUUM"),
+    ("ABORT", "transaction"),
+];
+
+/// Why a statement the parser says is neither a SELECT nor an EXPLAIN is refused. The parser
+/// decided; nothing is bound or prepared to name it (binding a CREATE SECRET or an IMPORT
+/// would reach the seal's refusals, and their words). Only the refusal's wording comes from
+/// the statement's first word.
+fn not_allowed(text: &str) -> Refusal {
+    let start = skip_space(text);
+    let word: String = start
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect::<String>()
+        .to_ascii_uppercase();
+    if let Some((_, kind)) = STATEMENT_WORDS.iter().find(|(w, _)| *w == word) {
+        return refuse(format!(
+            "{kind} statements are not allowed: loom runs only read-only queries ({ALLOWED})"
+        ));
+    }
+    let lower = text.to_lowercase();
+    if lower.contains("pivot") && !body(text).contains(';') {
         // DuckDB's parser turns a PIVOT without an IN list into CREATE TYPE + SELECT.
         return refuse(
             "a PIVOT without an IN list is not allowed: DuckDB would first create a type for its values; name them, as in PIVOT t ON col IN ('a', 'b') USING sum(x)",
         );
     }
+    if body(text).contains(';') {
+        return refuse(format!(
+            "only one statement may run at a time, and each must be a read-only query ({ALLOWED})"
+        ));
+    }
     refuse(format!(
-        "{} statements are not allowed: loom runs only read-only queries ({ALLOWED})",
-        kind.name()
+        "this statement is not allowed: loom runs only read-only queries ({ALLOWED})"
     ))
 }
 
@@ -442,6 +462,47 @@ fn explain(db: &SealedDb, text: &str, inner: &str, private_dir: &Path) -> Result
 mod tests {
     use super::{SealedDb, check, skip_space};
 
+    /// Every macro the list allows expands only to calls the list allows: its body, bound
+    /// after the guard, reaches nothing a client could not call itself.
+    #[test]
+    fn every_allowed_macro_calls_only_allowed_functions() {
+        use super::super::functions::{Position, allowlist};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = SealedDb::open(dir.path(), "1GB", 1).expect("db");
+        let private = dir.path().join("private");
+        let conn = db.connect().expect("connection");
+        let mut stmt = conn
+            .prepare("SELECT function_type, lower(function_name), macro_definition FROM duckdb_functions() WHERE function_type IN ('macro', 'table_macro') AND macro_definition IS NOT NULL")
+            .expect("catalog");
+        let macros: Vec<(String, String, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .expect("rows")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        let mut checked = 0;
+        for (kind, name, body) in &macros {
+            let (position, sql) = if kind == "table_macro" {
+                (Position::Table, body.clone())
+            } else {
+                (Position::Expression, format!("SELECT {body}"))
+            };
+            if !allowlist().allows(position, name) {
+                continue;
+            }
+            let tree = match super::parse(&db, &sql) {
+                Ok(t) => t,
+                Err(_) => panic!("the body of macro {name} does not parse: {sql}"),
+            };
+            for t in &tree {
+                if let Err(e) = super::walk(t, &private) {
+                    panic!("macro {name} is allowed but its body is not: {e}\n{sql}");
+                }
+            }
+            checked += 1;
+        }
+        assert!(checked > 10, "{checked} of {} macros", macros.len());
+    }
+
     /// The parser alone proves the everyday forms, in any script and with trailing comments;
     /// text that closes loom's frame to add to it never takes that path.
     #[test]
@@ -479,11 +540,66 @@ mod tests {
         }
     }
 
+    /// A statement of another type is refused in words that name it, decided by the parser
+    /// and never bound: no refusal repeats what binding it would have touched.
+    #[test]
+    fn other_statements_are_named_without_being_bound() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = SealedDb::open(dir.path(), "1GB", 1).expect("db");
+        let private = dir.path().join("private");
+        for (sql, says) in [
+            ("PRAGMA database_list", "PRAGMA statements are not allowed"),
+            ("PRAGMA show_tables", "PRAGMA statements are not allowed"),
+            ("EXECUTE p2(1)", "EXECUTE statements are not allowed"),
+            (
+                "SET LOCAL memory_limit = '10GB'",
+                "SET statements are not allowed",
+            ),
+            (
+                "\u{feff}EXPLAIN ANALYZE SELECT 1",
+                "EXPLAIN is allowed only as a plain EXPLAIN",
+            ),
+            (
+                "CREATE PERSISTENT SECRET ps (TYPE s3, KEY_ID 'x', SECRET 'y')",
+                "CREATE statements are not allowed",
+            ),
+            (
+                "IMPORT DATABASE '/nonexistent/dump'",
+                "IMPORT statements are not allowed",
+            ),
+            ("/* c */ drop table t", "DROP statements are not allowed"),
+            (
+                "SELECT 1; DROP TABLE t",
+                "only one statement may run at a time",
+            ),
+            (
+                "SELECT 1; SELECT 2",
+                "only one statement may run at a time; found 2",
+            ),
+            (
+                "PIVOT range(3) ON range USING count(*)",
+                "a PIVOT without an IN list",
+            ),
+        ] {
+            let e = check(&db, sql, &private).expect_err(sql).0;
+            assert!(e.contains(says), "{sql}: {e}");
+            for leak in [
+                "stored_secrets",
+                "Cannot access",
+                "does not exist",
+                "Binder",
+            ] {
+                assert!(!e.contains(leak), "{sql}: {e}");
+            }
+        }
+    }
+
     #[test]
     fn skips_nested_comments_and_never_splits_a_character() {
         assert_eq!(skip_space("  /* a /* b */ c */ -- x\n SELECT"), "SELECT");
         assert_eq!(skip_space("/* unterminated"), "");
         assert_eq!(skip_space("/* é */é"), "é");
         assert_eq!(skip_space("-- only"), "");
+        assert_eq!(skip_space("\u{feff} /* bom */ SELECT"), "SELECT");
     }
 }

@@ -8,9 +8,12 @@ pub mod calls_table;
 pub mod describe;
 pub mod envelope;
 mod export;
+mod functions;
 mod guard;
 mod ingest;
 pub mod memories;
+mod memory_bound;
+mod names;
 mod private_dir;
 mod profile;
 mod query;
@@ -51,6 +54,11 @@ pub enum StoreError {
     Cancelled,
     #[error("the query was cancelled after {0:.0}s (query_timeout)")]
     Timeout(f64),
+    /// The query would have grown loom past what one query may use (see `memory_bound.rs`).
+    #[error(
+        "the query was stopped: it needed more memory than one query may use here (memory_limit {limit} plus {headroom_mib} MiB for the values it builds; long strings and lists are built whole, outside the engine's limit). Aggregate or filter first, select fewer or shorter values (left(s, 100), substr), or add a LIMIT."
+    )]
+    MemoryBound { limit: String, headroom_mib: u64 },
     #[error("{0}")]
     Io(String),
 }
@@ -153,7 +161,8 @@ pub struct Store {
     early_cancels: Mutex<std::collections::VecDeque<u64>>,
     pub blobs: blobs::Blobs,
     clock: std::sync::atomic::AtomicU64,
-    counter: std::sync::atomic::AtomicU64,
+    /// The names loom has drawn for its own tables (see `names.rs`).
+    names: Mutex<names::Names>,
     changes: std::sync::OnceLock<ChangeSink>,
     /// Finished calls waiting to be written into `loom_calls` before the next query.
     calls: std::sync::OnceLock<std::sync::Arc<calls_table::CallFeed>>,
@@ -212,6 +221,15 @@ fn ref_base(s: &str) -> String {
         .collect::<String>()
         .trim_end_matches('_')
         .to_owned()
+}
+
+/// The reviewed function list (`functions.list`) as `(allowed, kind, name)`, kinds spelled as
+/// `duckdb_functions()` spells them (and `window`): for tests that prove it against the engine.
+pub fn reviewed_functions() -> Vec<(bool, &'static str, String)> {
+    functions::reviews()
+        .into_iter()
+        .map(|r| (r.allow, r.kind.name(), r.name))
+        .collect()
 }
 
 /// The argument of the hidden command that proves the seal in a child process.
@@ -294,7 +312,7 @@ impl Store {
             early_cancels: Mutex::default(),
             blobs: parked,
             clock: std::sync::atomic::AtomicU64::new(1),
-            counter: std::sync::atomic::AtomicU64::new(1),
+            names: Mutex::default(),
             changes: std::sync::OnceLock::new(),
             calls: std::sync::OnceLock::new(),
             private,
@@ -337,12 +355,25 @@ impl Store {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// A fresh ref starting with `base`.
+    /// A fresh ref starting with `base`, numbered by its own prefix's count: never one drawn
+    /// before, nor one a client holds now (a materialized dataset, a kept result).
     fn new_ref(&self, base: &str) -> String {
-        let n = self
-            .counter
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        format!("{}_{n}", ref_base(base))
+        self.draw_name(&ref_base(base))
+    }
+
+    /// A fresh `<prefix>_<n>` (see `names.rs`).
+    fn draw_name(&self, prefix: &str) -> String {
+        // The catalog and the results are locked one at a time: elsewhere they are taken in
+        // either order.
+        Self::lock(&self.names).draw(prefix, |n| {
+            Self::lock(&self.catalog).contains_key(n) || Self::lock(&self.results).holds(n)
+        })
+    }
+
+    /// A client chose `name` for a dataset: false when loom drew it for one of its own; from
+    /// now on loom never draws it.
+    fn claim_name(&self, name: &str) -> bool {
+        Self::lock(&self.names).claim(name)
     }
 
     fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -110,6 +110,8 @@ pub(super) struct Armed {
     fired: bool,
     /// A person cancelled it.
     cancelled: bool,
+    /// It grew loom past its memory ceiling.
+    memory: bool,
 }
 
 /// The query watchdog: armed for one query on the reader connection at a time. A timer fires
@@ -177,10 +179,24 @@ impl Watchdog {
         true
     }
 
-    /// Repeats a held cancel or timeout of the query armed as `generation`, if it still runs.
+    /// Interrupts the query armed as `generation`, if it still runs, for growing loom past
+    /// its memory ceiling; held and repeated like a timeout.
+    fn stop_for_memory(&self, generation: u64, handle: &duckdb::InterruptHandle) {
+        let mut state = self.lock();
+        if state.generation == generation && generation != 0 {
+            state.memory = true;
+            handle.interrupt();
+        }
+    }
+
+    /// Repeats a held cancel, timeout or memory stop of the query armed as `generation`, if it
+    /// still runs.
     fn repeat(&self, generation: u64, handle: &duckdb::InterruptHandle) {
         let state = self.lock();
-        if state.generation == generation && generation != 0 && (state.cancelled || state.fired) {
+        if state.generation == generation
+            && generation != 0
+            && (state.cancelled || state.fired || state.memory)
+        {
             handle.interrupt();
         }
     }
@@ -233,6 +249,10 @@ pub(super) fn with_timeout<T>(
     let generation = watchdog.arm(asker);
     let dog = watchdog.clone();
     let handle = interrupt.clone();
+    // Held from here to the end of the query: the timer stops it past the ceiling, and the
+    // engine's large allocations past it fail.
+    let held = std::sync::Arc::new(super::memory_bound::Held::start(query_allowance(store)));
+    let watched = held.clone();
     std::thread::spawn(move || {
         let deadline = std::time::Instant::now() + timeout;
         // Once the deadline has passed, the interrupt is repeated like a held cancel until the
@@ -249,6 +269,9 @@ pub(super) fn with_timeout<T>(
                     dog.fire(generation, &handle);
                 }
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if watched.passed() {
+                        dog.stop_for_memory(generation, &handle);
+                    }
                     dog.repeat(generation, &handle);
                 }
                 _ => break,
@@ -257,13 +280,27 @@ pub(super) fn with_timeout<T>(
     });
     let out = f(&reader);
     let ended = watchdog.disarm();
+    let refused = held.refused_any();
+    drop(held);
     let _ = done.send(());
     drop(reader);
     match out {
         Err(_) if ended.cancelled => Err(StoreError::Cancelled),
         Err(_) if ended.fired => Err(StoreError::Timeout(timeout.as_secs_f64())),
+        Err(_) if ended.memory || refused => Err(StoreError::MemoryBound {
+            limit: store.config.memory_limit.clone(),
+            headroom_mib: super::memory_bound::HEADROOM >> 20,
+        }),
         out => out,
     }
+}
+
+/// What one client query may grow loom by: the engine's `memory_limit` and the headroom for
+/// values built outside it (see `memory_bound.rs`).
+fn query_allowance(store: &Store) -> u64 {
+    crate::config::parse_size(&store.config.memory_limit)
+        .unwrap_or(2 << 30)
+        .saturating_add(super::memory_bound::HEADROOM)
 }
 
 /// Guards `sql`, then runs `f` with what the guard returned on the reader connection under the
@@ -346,6 +383,13 @@ pub fn materialize(store: &Store, sql: &str, name: &str) -> Result<DatasetMeta> 
     if Store::lock(&store.catalog).contains_key(name) {
         return Err(StoreError::Refused(format!(
             "a dataset named `{name}` already exists; loom_drop it first or pick another name"
+        )));
+    }
+    // A name loom gave one of its own tables stays that table's for the session, even once it
+    // is gone: a client that remembered it never finds someone else's data under it.
+    if !store.claim_name(name) {
+        return Err(StoreError::Refused(format!(
+            "`{name}` is a name loom gave one of its own tables this session; pick another name"
         )));
     }
     // A reserved word would break the SQL written against it (the envelope's own hint

@@ -36,6 +36,11 @@ pub(super) struct Results {
 }
 
 impl Results {
+    /// Whether `table` is a kept result's.
+    pub(super) fn holds(&self, table: &str) -> bool {
+        self.find(table).is_some()
+    }
+
     fn find(&self, table: &str) -> Option<&ResultTable> {
         self.kept
             .iter()
@@ -84,10 +89,7 @@ impl Store {
         let started = std::time::Instant::now();
         let mut name = String::new();
         let (rows, columns) = run_guarded(self, sql, |conn, guarded| {
-            let n = self
-                .counter
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            name = format!("_loom_result_{n}");
+            name = self.draw_name("_loom_result");
             let t = quote_ident(&name);
             if guarded.kind == StatementKind::Explain {
                 // A plan cannot be wrapped in CREATE TABLE AS; copy its two text columns.
