@@ -24,10 +24,11 @@ pub async fn tui(
         .socket
         .map_err(|e| anyhow::anyhow!("cannot open the session socket: {e}"))?;
     let (session, engine) = (composed.session, composed.engine);
-    let served = compose::serve_http(&session, http, Some(&mut socket)).await?;
+    // The workbench takes the terminal at once: a token loom made could not be shown.
+    let served = compose::serve_http(&session, http, Some(&mut socket), false).await?;
     if let Some(s) = &served {
-        // The title bar says where clients reach this session (the token is in the file
-        // beside the session socket, or the variable the config names).
+        // The title bar says where clients reach this session (the token is in the variable
+        // the config names, or $LOOM_HTTP_TOKEN).
         opts.title = format!("{} · MCP over HTTP at {}", opts.title, s.url);
     }
     let result = crate::tui::run(engine, opts).await;
@@ -333,11 +334,13 @@ pub async fn export(
         Err(e) => anyhow::bail!("{e}"),
     };
     let mut src = std::fs::File::open(&path)?;
-    let mut dst = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(output)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", output.display()))?;
+    // Private like the session's copy: the user widens it when they mean to share it.
+    let mut dst = std::os::unix::fs::OpenOptionsExt::mode(
+        std::fs::OpenOptions::new().write(true).create_new(true),
+        0o600,
+    )
+    .open(output)
+    .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", output.display()))?;
     std::io::copy(&mut src, &mut dst)?;
     eprintln!(
         "exported {rows} rows to {} (session copy: {})",

@@ -142,7 +142,8 @@ fn init_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Result<(
         .context("bad --log-level")?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_target(false);
+        .with_target(false)
+        .fmt_fields(loom::terminal_text::log_fields());
     match file {
         Some(path) => {
             // Opened now, so a log file that cannot be written is reported before anything
@@ -172,10 +173,16 @@ fn init_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Result<(
 
 fn main() -> std::process::ExitCode {
     loom::PROCESS_START.get_or_init(std::time::Instant::now);
-    loom::downstream::guard::forbid_inspection();
     // `args()` panics on an argument that is not UTF-8; clap reports those properly.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let first = args.get(1).and_then(|a| a.to_str());
+    // The built-in sample server holds nothing of loom's (it runs with a server's curated
+    // environment) and stays inspectable, so that the loom running it can read its descriptors
+    // when it checks who is on the other end of an HTTP connection; every other loom process
+    // is non-dumpable.
+    if first != Some("sample-server") {
+        loom::downstream::guard::forbid_inspection();
+    }
     if first == Some(loom::downstream::guard::GUARD_ARG) {
         let skip = if args.get(2).is_some_and(|a| a == "--") {
             3
@@ -369,6 +376,7 @@ fn init_tui_logging(level: &str, file: Option<&std::path::Path>) -> anyhow::Resu
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false)
+        .fmt_fields(loom::terminal_text::log_fields())
         .with_ansi(false)
         .with_writer(std::sync::Mutex::new(LazyLogFile::new(path)))
         .init();

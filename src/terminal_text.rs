@@ -12,9 +12,14 @@ use std::fmt::Write as _;
 
 /// Whether a terminal could act on `c`, or draw text in an order other than the bytes say:
 /// C0 and C1 controls and DEL (`char::is_control`), plus the Unicode bidirectional embedding,
-/// override and isolate controls that reorder what is shown ("Trojan Source").
+/// override and isolate controls that reorder what is shown ("Trojan Source"), and the
+/// direction marks (U+200E, U+200F, U+061C), which move neutral characters across a line.
 pub fn is_unsafe(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+        )
 }
 
 fn escaped(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
@@ -84,6 +89,26 @@ pub fn strip(s: &str) -> Cow<'_, str> {
     Cow::Owned(s.chars().filter(|&c| keep(c)).collect())
 }
 
+/// How loom's log formats the fields of every line (the message included), on a terminal and
+/// in a log file alike: each value passes through [`line`], so a server's stderr, a tool's
+/// name or an engine error quoted in a log line can neither move the cursor (`\r`, CSI),
+/// reorder the line (bidi controls), nor forge a line of its own (`\n`). Escaping here, where
+/// every line is written, leaves no call site to forget.
+pub fn log_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + Send + Sync + 'static
+{
+    use tracing_subscriber::field::MakeExt;
+    tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
+        let shown = format!("{value:?}");
+        let shown = line(&shown);
+        if field.name() == "message" {
+            write!(w, "{shown}")
+        } else {
+            write!(w, "{}={shown}", field.name())
+        }
+    })
+    .delimited(" ")
+}
+
 /// Where machine-readable output (CSV, JSON) goes: a terminal gets it escaped, anything else
 /// (a file, a pipe) gets the exact bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +157,11 @@ mod tests {
             line(hostile),
             "a\\e]52;c;cHdu\\u{7}b\\e[2J\\r\\n\\tc\\u{9b}31m\\u{7f}\\u{202e}d"
         );
+        // The direction marks, which reorder neutral characters, are shown too.
+        assert_eq!(
+            line("a\u{200e}b\u{200f}c\u{61c}"),
+            "a\\u{200e}b\\u{200f}c\\u{61c}"
+        );
         assert_eq!(
             text(hostile),
             "a\\e]52;c;cHdu\\u{7}b\\e[2J\\r\n\tc\\u{9b}31m\\u{7f}\\u{202e}d"
@@ -150,7 +180,53 @@ mod tests {
         assert_eq!(back, value);
     }
 
+    /// Everything one log line writes, through the formatter `loom` installs.
+    fn logged(emit: impl FnOnce()) -> String {
+        #[derive(Clone, Default)]
+        struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let sink = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .fmt_fields(log_fields())
+            .with_ansi(false)
+            .with_writer(move || sink.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, emit);
+        String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn a_log_line_shows_a_servers_controls_as_escapes() {
+        let stderr =
+            "AAA\rSPOOF\u{8}\u{9b}31m\u{202e}RLO\u{2066}\u{200f}Z\u{7f}\u{1b}[31mESC\nforged";
+        let out = logged(|| {
+            let span = tracing::info_span!("server", name = %"x\u{202e}");
+            let _g = span.enter();
+            tracing::warn!(detail = %stderr, "server failed (last stderr: {stderr})");
+        });
+        assert_eq!(out.matches('\n').count(), 1, "{out:?}");
+        assert!(out.contains("last stderr: AAA\\rSPOOF\\u{8}\\u{9b}31m\\u{202e}RLO\\u{2066}\\u{200f}Z\\u{7f}\\e[31mESC\\nforged)"), "{out}");
+        assert!(out.contains("detail=AAA\\r"), "{out}");
+        assert!(out.contains("name=x\\u{202e}"), "{out}");
+    }
+
     proptest! {
+        #[test]
+        fn no_log_line_carries_an_unsafe_character(s in any::<String>()) {
+            let out = logged(|| tracing::warn!(field = %s, quoted = ?s, "{s}"));
+            let body = out.strip_suffix('\n').unwrap_or(&out);
+            prop_assert!(!body.chars().any(is_unsafe), "{:?}", out);
+        }
+
         #[test]
         fn no_unsafe_character_survives(s in any::<String>()) {
             prop_assert!(!line(&s).chars().any(is_unsafe));

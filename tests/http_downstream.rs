@@ -333,7 +333,7 @@ async fn peer(extra_top: &str, token: &str, args: &[&str]) -> (LoomOverHttp, Tem
 /// once, not after a crash loop and a delisting.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_token_is_needs_authentication_with_the_challenge_in_loom_check() {
-    let (down, _down_cfg) = peer("", "right-token", &[]).await;
+    let (down, _down_cfg) = peer("", "right-token-0123456789", &[]).await;
     let cfg = TempConfig::new("");
     let token = cfg.file("token");
     std::fs::write(&token, "wrong-token\n").unwrap();
@@ -365,7 +365,7 @@ async fn a_refused_token_is_needs_authentication_with_the_challenge_in_loom_chec
     );
     assert!(!line.contains("wrong-token"), "the token leaked: {line}");
     // With the right token, the same config is up.
-    std::fs::write(&token, "right-token\n").unwrap();
+    std::fs::write(&token, "right-token-0123456789\n").unwrap();
     let out = tokio::process::Command::new(LOOM)
         .args(["check", "-c"])
         .arg(&cfg.path)
@@ -384,7 +384,7 @@ async fn a_refused_token_is_needs_authentication_with_the_challenge_in_loom_chec
 /// authentication" with the challenge, never counted as a failure nor delisted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_token_is_renewed_by_the_token_command_and_a_refused_one_needs_a_person() {
-    let (mut down, down_cfg) = peer("", "token-1", &[]).await;
+    let (mut down, down_cfg) = peer("", "token-1-0123456789abcdef", &[]).await;
     let port = down
         .url
         .rsplit(':')
@@ -394,15 +394,16 @@ async fn an_expired_token_is_renewed_by_the_token_command_and_a_refused_one_need
         .to_owned();
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "token-1\n").unwrap();
+    std::fs::write(&token, "token-1-0123456789abcdef\n").unwrap();
     let fleet = fleet(&down.url, &token, dir.path()).await;
     up(&fleet).await;
     assert!(text(&result(call(&fleet, "tools/call", weather()).await)).contains("Lima"));
     // The server now wants another token, which the command prints.
     let addr = format!("127.0.0.1:{port}");
     down.child.kill().await.unwrap();
-    std::fs::write(&token, "token-2\n").unwrap();
-    let down2 = LoomOverHttp::start_with(&down_cfg, "token-2", &["--http", &addr]).await;
+    std::fs::write(&token, "token-2-0123456789abcdef\n").unwrap();
+    let down2 =
+        LoomOverHttp::start_with(&down_cfg, "token-2-0123456789abcdef", &["--http", &addr]).await;
     let r = result(call(&fleet, "tools/call", weather()).await);
     assert!(text(&r).contains("Lima"), "{r}");
     let st = status(&fleet);
@@ -414,7 +415,8 @@ async fn an_expired_token_is_renewed_by_the_token_command_and_a_refused_one_need
     // And once more, but the command still prints the old token: a person must act.
     drop(down2);
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let _down3 = LoomOverHttp::start_with(&down_cfg, "token-3", &["--http", &addr]).await;
+    let _down3 =
+        LoomOverHttp::start_with(&down_cfg, "token-3-0123456789abcdef", &["--http", &addr]).await;
     let r = call(&fleet, "tools/call", weather()).await;
     assert!(matches!(r, Reply::Lost(_)), "{r:?}");
     wait_until("needs authentication", async || {
@@ -430,7 +432,7 @@ async fn an_expired_token_is_renewed_by_the_token_command_and_a_refused_one_need
     assert!(
         detail.contains("needs authentication")
             && detail.contains("WWW-Authenticate: Bearer realm=\"loom\"")
-            && !detail.contains("token-2"),
+            && !detail.contains("token-2-0123456789abcdef"),
         "{detail}"
     );
     // A call says what to do.
@@ -440,7 +442,7 @@ async fn an_expired_token_is_renewed_by_the_token_command_and_a_refused_one_need
     };
     assert!(why.contains("needs authentication"), "{why}");
     // The person fixes the token and restarts it: up again.
-    std::fs::write(&token, "token-3\n").unwrap();
+    std::fs::write(&token, "token-3-0123456789abcdef\n").unwrap();
     fleet.restart("d").expect("restart");
     up(&fleet).await;
     assert!(text(&result(call(&fleet, "tools/call", weather()).await)).contains("Lima"));

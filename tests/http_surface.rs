@@ -716,3 +716,203 @@ async fn concurrent_initializes_keep_to_the_session_bound() {
         all.iter().map(|r| r.status()).collect::<Vec<_>>()
     );
 }
+
+const DESCENDANT: &str =
+    "processes this session started (its servers) may not use its HTTP surface";
+
+/// A server loom started is refused on the HTTP surface as on the session socket, whatever
+/// token it holds (here its config hands it the token; a token loom makes is never written
+/// where a server could read it): from the server itself, from a grandchild that double-forked
+/// and left the process group with `setsid`, and from a child that made itself non-dumpable
+/// so that loom cannot read its descriptors. This test, an outside client with the same
+/// token, is served throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_servers_loom_started_are_refused_on_its_http_surface_whatever_token_they_hold() {
+    let cfg = TempConfig::new(&format!(
+        "{SAMPLE}{}env = {{ STOLEN = {TOKEN:?} }}\n",
+        common::testserver_entry("t", &["--probe"])
+    ));
+    let (_loom, url) = served(&cfg).await;
+    let r = post(&url, Some(TOKEN), None, INIT).await;
+    assert_eq!(r.status(), 200);
+    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    post(&url, Some(TOKEN), Some(&sid), note).await;
+    for (id, how, why) in [
+        (2, "direct", DESCENDANT),
+        (3, "escape", DESCENDANT),
+        // Run as root, loom can read every process's descriptors and finds the child; as
+        // anyone else, it cannot tell and refuses all the same.
+        (4, "undumpable", ""),
+    ] {
+        let call = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
+            "name":"t_probe_http","arguments":{"url":url,"token":TOKEN,"how":how}}});
+        let r = json_of(post(&url, Some(TOKEN), Some(&sid), &call.to_string()).await).await;
+        let text = r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.starts_with("403 refused: "), "{how}: {r}");
+        assert!(
+            text.contains(why)
+                && (!why.is_empty()
+                    || text.contains(DESCENDANT)
+                    || text.contains("cannot tell whether the connecting process")),
+            "{how}: {r}"
+        );
+    }
+    // The outside client still gets in, with a session of its own.
+    assert_eq!(post(&url, Some(TOKEN), None, INIT).await.status(), 200);
+}
+
+/// A request whose id is an object, an array or a boolean is answered at once (-32600, no id
+/// to answer to, as on stdio) on a legacy session and on the stateless path, and the session
+/// it came on still ends when it idles: nothing is left waiting for an answer that never comes.
+#[tokio::test]
+async fn a_request_with_an_unusable_id_is_answered_at_once_and_its_session_still_idles_out() {
+    let cfg = TempConfig::new(&format!("http_idle_timeout = 1\n{SAMPLE}"));
+    let (_child, url) = served(&cfg).await;
+    let r = post(&url, Some(TOKEN), None, INIT).await;
+    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    for id in [r#"{"a":1}"#, "[1]", "true", "false"] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let r = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            post(&url, Some(TOKEN), Some(&sid), &body),
+        )
+        .await
+        .expect("answered");
+        assert_eq!(r.status(), 400, "{id}");
+        let v = json_of(r).await;
+        assert_eq!(v["id"], Value::Null, "{v}");
+        assert_eq!(v["error"]["code"], -32600, "{v}");
+        // Stateless: the same.
+        let body = json!({"jsonrpc":"2.0","id":serde_json::from_str::<Value>(id).unwrap(),"method":"tools/list","params":{"_meta":{
+            "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities":{}}}});
+        let r = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            http()
+                .post(&url)
+                .bearer_auth(TOKEN)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/list")
+                .body(body.to_string())
+                .send(),
+        )
+        .await
+        .expect("answered")
+        .unwrap();
+        assert_eq!(r.status(), 400, "{id}");
+        assert_eq!(json_of(r).await["error"]["code"], -32600);
+    }
+    // The session waits for nothing, so it ends once idle.
+    let ping = r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;
+    let mut status = 0;
+    // Each ping touches the session, so each waits longer than the timeout first.
+    for _ in 0..40 {
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        status = post(&url, Some(TOKEN), Some(&sid), ping)
+            .await
+            .status()
+            .as_u16();
+        if status == 404 {
+            break;
+        }
+    }
+    assert_eq!(status, 404, "the session never idled out");
+}
+
+/// The guards read `Host` and `Origin` strictly: twice is 400 (RFC 9112 allows one Host),
+/// lax forms are 403, and an IPv4-mapped loopback listener checks Host as a loopback one does.
+#[tokio::test]
+async fn host_and_origin_are_read_strictly_on_every_loopback_listener() {
+    let cfg = TempConfig::new(SAMPLE);
+    let v4 = LoomOverHttp::start(&cfg, TOKEN).await;
+    let cfg6 = TempConfig::new(SAMPLE);
+    let mapped = LoomOverHttp::start_with(&cfg6, TOKEN, &["--http", "[::ffff:127.0.0.1]:0"]).await;
+    for url in [&v4.url, &mapped.url] {
+        let send = |headers: &[(&str, &[u8])]| {
+            let mut r = http()
+                .post(url.as_str())
+                .bearer_auth(TOKEN)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(INIT);
+            let mut map = reqwest::header::HeaderMap::new();
+            for (k, v) in headers {
+                map.append(
+                    reqwest::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                    reqwest::header::HeaderValue::from_bytes(v).unwrap(),
+                );
+            }
+            r = r.headers(map);
+            async move { r.send().await.unwrap().status().as_u16() }
+        };
+        assert_eq!(send(&[]).await, 200, "{url}");
+        assert_eq!(
+            send(&[("host", b"rebind.evil.example")]).await,
+            403,
+            "{url}"
+        );
+        assert_eq!(send(&[("host", b"[::1]evil.example")]).await, 403);
+        assert_eq!(send(&[("host", b"localhost:evil")]).await, 403);
+        assert_eq!(
+            send(&[("host", b"localhost"), ("host", b"localhost")]).await,
+            400
+        );
+        assert_eq!(send(&[("origin", b"http://localhost:3000")]).await, 200);
+        assert_eq!(send(&[("origin", b"http://[::1]evil.example")]).await, 403);
+        assert_eq!(send(&[("origin", b"http://evil.example\xff")]).await, 403);
+        assert_eq!(
+            send(&[
+                ("origin", b"http://localhost"),
+                ("origin", b"http://evil.example")
+            ])
+            .await,
+            400
+        );
+    }
+}
+
+/// A bearer token shorter than 16 characters is refused at start with a clear error, and a
+/// token loom makes is neither printed to a log (stderr not a terminal) nor written to a file.
+#[tokio::test]
+async fn short_tokens_are_refused_and_a_made_token_is_never_written_down() {
+    let cfg = TempConfig::new(SAMPLE);
+    let out = std::process::Command::new(LOOM)
+        .args(["serve", "--http", "127.0.0.1:0", "-c"])
+        .arg(&cfg.path)
+        .env("XDG_RUNTIME_DIR", cfg.dir.path())
+        .env("LOOM_HTTP_TOKEN", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("$LOOM_HTTP_TOKEN holds a token of 1 characters"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("at least 16"), "{stderr}");
+    let out = std::process::Command::new(LOOM)
+        .args(["serve", "--http", "127.0.0.1:0", "-c"])
+        .arg(&cfg.path)
+        .env("XDG_RUNTIME_DIR", cfg.dir.path())
+        .env_remove("LOOM_HTTP_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("never writes it to a file"), "{stderr}");
+    let files: Vec<String> = std::fs::read_dir(cfg.dir.path().join("loom"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(!files.iter().any(|f| f.ends_with(".token")), "{files:?}");
+}

@@ -251,7 +251,7 @@ async fn a_connection_asks_for_search_over_the_socket_and_over_http() {
     // The config lists everything; each connection asks for the search listing itself.
     // (Promotion lasts for the session, so each transport gets a session of its own.)
     let cfg = TempConfig::new(SAMPLE);
-    let _socket_session = LoomOverHttp::start(&cfg, "tok-listing").await;
+    let _socket_session = LoomOverHttp::start(&cfg, "tok-listing-0123456789").await;
     let dir = format!("XDG_RUNTIME_DIR={}", cfg.dir.path().display());
     let v = find_over(&[
         "--find",
@@ -267,9 +267,9 @@ async fn a_connection_asks_for_search_over_the_socket_and_over_http() {
     .await;
     check_find_and_call(&v);
     let cfg = TempConfig::new(SAMPLE);
-    let loom = LoomOverHttp::start(&cfg, "tok-listing").await;
+    let loom = LoomOverHttp::start(&cfg, "tok-listing-0123456789").await;
     let url = format!("{}?listing=search", loom.url);
-    let v = find_over(&["--find", "auto", "--http", &url, "tok-listing"]).await;
+    let v = find_over(&["--find", "auto", "--http", &url, "tok-listing-0123456789"]).await;
     assert_eq!(v["protocol_version"], "2026-07-28");
     check_find_and_call(&v);
 }

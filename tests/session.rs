@@ -284,6 +284,14 @@ async fn stale_sockets_are_found_and_removed() {
         serde_json::to_vec(&entry).unwrap(),
     )
     .unwrap();
+    // The HTTP token file an older loom wrote, for this session and one of another dead one;
+    // a file of a live process stays.
+    let tokens = [dead, dead - 1].map(|pid| dir.join(format!("{pid}.token")));
+    for t in &tokens {
+        std::fs::write(t, "secret").unwrap();
+    }
+    let live = dir.join(format!("{}.token", std::process::id()));
+    std::fs::write(&live, "secret").unwrap();
     let out = std::process::Command::new(LOOM)
         .env("XDG_RUNTIME_DIR", cfg.dir.path())
         .arg("sessions")
@@ -292,6 +300,10 @@ async fn stale_sockets_are_found_and_removed() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("no loom session is running"));
     assert!(!sock.exists(), "stale socket removed");
     assert!(!dir.join(format!("{dead}.json")).exists());
+    for t in &tokens {
+        assert!(!t.exists(), "stale token file {} removed", t.display());
+    }
+    assert!(live.exists(), "a live process's file stays");
     // `loom connect` with nothing running fails with a clear message.
     let out = std::process::Command::new(LOOM)
         .env("XDG_RUNTIME_DIR", cfg.dir.path())
@@ -714,6 +726,36 @@ async fn count_with_progress(c: &mut RawClient, id: &str, token: &str) -> Vec<St
             );
         }
     }
+}
+
+/// `loom connect` carries an MCP client's messages: the workbench methods (subscribing as a
+/// person, approving calls) are not found on it, as on stdio, so a model cannot approve its
+/// own `ask` calls; its MCP traffic passes as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_through_loom_connect_cannot_call_workbench_methods() {
+    let cfg = sample_config("", "");
+    let (_a, _entry) = started(&cfg).await;
+    let dir = cfg.dir.path().display().to_string();
+    let mut b = RawClient::spawn_args(&["connect"], &[("XDG_RUNTIME_DIR", &dir)]);
+    b.initialize().await;
+    for (method, params) in [
+        ("loom/hello", json!({})),
+        ("loom/subscribe", json!({ "human": true })),
+        (
+            "loom/request",
+            json!({ "approve": { "approval": 1, "scope": "session" } }),
+        ),
+        ("loom/connect", json!({})),
+    ] {
+        let v = b.request(method, params).await;
+        assert_eq!(v["error"]["code"], -32601, "{method}: {v}");
+    }
+    assert!(
+        b.tool_names()
+            .await
+            .iter()
+            .any(|n| n == "sample_get_weather")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,7 +2,7 @@
 //! MCP by URL, whether a bearer token is required, and the bounds on what clients may hold.
 
 use super::fields::{Fields, Problems};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 /// Whether HTTP clients must present the bearer token.
@@ -60,10 +60,17 @@ pub enum HttpRefusal {
     OpenRemote(SocketAddr),
 }
 
+/// Whether an address is this machine's loopback, an IPv4-mapped one (`::ffff:127.0.0.1`)
+/// included. The config's check of `http_auth = "open"`, the HTTP surface's Host guard and its
+/// peer check all ask this one question.
+pub fn is_loopback(ip: IpAddr) -> bool {
+    ip.to_canonical().is_loopback()
+}
+
 impl HttpSettings {
     /// Whether these settings may serve on `addr` (the config's or the command line's).
     pub fn check(&self, addr: SocketAddr) -> Result<(), HttpRefusal> {
-        if self.auth == HttpAuth::Open && !addr.ip().is_loopback() && !self.open_remote {
+        if self.auth == HttpAuth::Open && !is_loopback(addr.ip()) && !self.open_remote {
             return Err(HttpRefusal::OpenRemote(addr));
         }
         Ok(())
@@ -143,6 +150,35 @@ mod tests {
         let c = parse("http = \"127.0.0.1:9\"\nhttp_auth = \"open\"").unwrap();
         assert!(c.http.check("[::1]:9".parse().unwrap()).is_ok());
         assert!(c.http.check("10.0.0.2:9".parse().unwrap()).is_err());
+        // An IPv4-mapped loopback address is loopback too.
+        assert!(
+            c.http
+                .check("[::ffff:127.0.0.1]:9".parse().unwrap())
+                .is_ok()
+        );
+        assert!(
+            c.http
+                .check("[::ffff:10.0.0.2]:9".parse().unwrap())
+                .is_err()
+        );
+        assert!(parse("http = \"[::ffff:127.0.0.1]:9\"\nhttp_auth = \"open\"").is_ok());
+    }
+
+    #[test]
+    fn mapped_loopback_is_loopback() {
+        use super::is_loopback;
+        for ip in ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] {
+            assert!(is_loopback(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "10.0.0.1",
+            "::",
+            "0.0.0.0",
+            "::ffff:10.0.0.1",
+            "::127.0.0.1",
+        ] {
+            assert!(!is_loopback(ip.parse().unwrap()), "{ip}");
+        }
     }
 
     #[test]

@@ -9,7 +9,9 @@ mod listing;
 
 pub use fields::Problem;
 pub use globs::{GlobError, Globs, glob_match};
-pub use http::{DEFAULT_HTTP_ADDR, DEFAULT_TOKEN_ENV, HttpAuth, HttpRefusal, HttpSettings};
+pub use http::{
+    DEFAULT_HTTP_ADDR, DEFAULT_TOKEN_ENV, HttpAuth, HttpRefusal, HttpSettings, is_loopback,
+};
 pub use listing::ListingMode;
 
 use fields::{Fields, Problems};

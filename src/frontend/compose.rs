@@ -10,7 +10,6 @@ use super::socket::{self, SessionSocket};
 use crate::config::{Config, DEFAULT_TOKEN_ENV, HttpAuth};
 use crate::session::Session;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// A session with its in-process engine and its socket.
@@ -65,7 +64,9 @@ pub async fn serve(config: Arc<Config>, http: Option<SocketAddr>) -> anyhow::Res
         .socket
         .map_err(|e| tracing::warn!("no session socket (attach will not find this session): {e}"))
         .ok();
-    let served = serve_http(&composed.session, http, socket.as_mut()).await?;
+    use std::io::IsTerminal;
+    let on_terminal = std::io::stderr().is_terminal();
+    let served = serve_http(&composed.session, http, socket.as_mut(), on_terminal).await?;
     let until = match served {
         Some(_) => super::stdio::Until::Signal,
         None => super::stdio::Until::StdinCloses,
@@ -75,45 +76,36 @@ pub async fn serve(config: Arc<Config>, http: Option<SocketAddr>) -> anyhow::Res
     result
 }
 
-/// The HTTP surface while it serves; dropping it stops it and removes its token file.
+/// The HTTP surface while it serves; dropping it stops it.
 pub struct HttpServing {
     pub url: String,
     task: tokio::task::JoinHandle<()>,
-    token_file: Option<PathBuf>,
 }
 
 impl Drop for HttpServing {
     fn drop(&mut self) {
         self.task.abort();
-        if let Some(f) = &self.token_file {
-            let _ = std::fs::remove_file(f);
-        }
     }
 }
 
 /// Serves MCP over HTTP for `session` when the command line (`cli`) or the config asks for it.
 /// The settings are checked against the address actually used: `http_auth = "open"` off
-/// loopback is refused unless the config says `http_open_remote = true`.
+/// loopback is refused unless the config says `http_open_remote = true`. `show_token` says
+/// whether a token loom makes may be printed on stderr (a person's terminal, never a log).
 pub async fn serve_http(
     session: &Arc<Session>,
     cli: Option<SocketAddr>,
     socket: Option<&mut SessionSocket>,
+    show_token: bool,
 ) -> anyhow::Result<Option<HttpServing>> {
     let settings = &session.config.http;
     let Some(addr) = cli.or(settings.addr) else {
         return Ok(None);
     };
     settings.check(addr)?;
-    let token_path = socket
-        .as_ref()
-        .map(|s| s.entry.socket.with_extension("token"));
-    let (token, token_file) = match settings.auth {
-        HttpAuth::Open => (None, None),
-        HttpAuth::Required => {
-            let (token, written) =
-                http_token(settings.token_env.as_deref(), token_path.as_deref())?;
-            (Some(token), written)
-        }
+    let token = match settings.auth {
+        HttpAuth::Open => None,
+        HttpAuth::Required => Some(http_token(settings.token_env.as_deref(), show_token)?),
     };
     let opts =
         super::http::HttpOptions::new(addr, token, session.config.max_message_bytes, settings);
@@ -130,50 +122,65 @@ pub async fn serve_http(
     {
         tracing::warn!("cannot add the HTTP URL to the session's description: {e}");
     }
-    Ok(Some(HttpServing {
-        url,
-        task,
-        token_file,
-    }))
+    Ok(Some(HttpServing { url, task }))
+}
+
+/// The shortest bearer token loom accepts from a variable: a short one is guessed quickly.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// Why the HTTP surface has no token it may use.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum TokenError {
+    #[error(
+        "http_token_env names ${0}, which is not set: set it, or remove http_token_env to have loom make a token"
+    )]
+    Unset(String),
+    #[error(
+        "${var} holds a token of {chars} characters; a bearer token needs at least {MIN_TOKEN_CHARS} (for example `openssl rand -hex 16`)"
+    )]
+    TooShort { var: String, chars: usize },
+    #[error(
+        "no HTTP bearer token: set ${DEFAULT_TOKEN_ENV} (at least {MIN_TOKEN_CHARS} characters) or name a variable with http_token_env; loom makes one itself only when it can show it on a terminal, and never writes it to a file, where the servers it starts could read it"
+    )]
+    NowhereToShow,
+}
+
+/// A token from `var`, trimmed; `None` when it is unset or blank.
+fn token_in(var: &str) -> Result<Option<String>, TokenError> {
+    let Some(token) = std::env::var(var)
+        .ok()
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+    else {
+        return Ok(None);
+    };
+    let chars = token.chars().count();
+    if chars < MIN_TOKEN_CHARS {
+        return Err(TokenError::TooShort {
+            var: var.to_owned(),
+            chars,
+        });
+    }
+    Ok(Some(token))
 }
 
 /// The bearer token of the HTTP surface: from the variable the config names (which must then be
-/// set), else `$LOOM_HTTP_TOKEN` when set, else a new one, printed once to stderr and written
-/// (0600) beside the session socket for tools of this user; that file is returned.
-fn http_token(
-    named: Option<&str>,
-    file: Option<&std::path::Path>,
-) -> anyhow::Result<(String, Option<PathBuf>)> {
-    let from = |var: &str| {
-        std::env::var(var)
-            .ok()
-            .map(|t| t.trim().to_owned())
-            .filter(|t| !t.is_empty())
-    };
+/// set), else `$LOOM_HTTP_TOKEN` when set, else a new one, printed once to stderr when
+/// `show_token` (stderr is a person's terminal). A token loom makes is never written to a file:
+/// its servers run as the same user and could read any file loom can write.
+fn http_token(named: Option<&str>, show_token: bool) -> anyhow::Result<String> {
     if let Some(var) = named {
-        let token = from(var).ok_or_else(|| {
-            anyhow::anyhow!(
-                "http_token_env names ${var}, which is not set: set it, or remove http_token_env to have loom make a token"
-            )
-        })?;
-        return Ok((token, None));
+        return Ok(token_in(var)?.ok_or_else(|| TokenError::Unset(var.to_owned()))?);
     }
-    if let Some(token) = from(DEFAULT_TOKEN_ENV) {
-        return Ok((token, None));
+    if let Some(token) = token_in(DEFAULT_TOKEN_ENV)? {
+        return Ok(token);
+    }
+    if !show_token {
+        return Err(TokenError::NowhereToShow.into());
     }
     let mut seed = [0u8; 32];
     std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut seed)?;
     let token: String = seed.iter().map(|b| format!("{b:02x}")).collect();
-    let Some(path) = file else {
-        eprintln!("loom: HTTP bearer token: {token}");
-        return Ok((token, None));
-    };
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
-    crate::folders::write_private(dir, path, ".token-", token.as_bytes())
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-    eprintln!(
-        "loom: HTTP bearer token (also in {}): {token}",
-        path.display()
-    );
-    Ok((token, Some(path.to_owned())))
+    eprintln!("loom: HTTP bearer token: {token}");
+    Ok(token)
 }

@@ -9,6 +9,7 @@
 use super::engine::{
     Engine, EngineError, EngineFuture, EventFeed, Origin, Reply, Request, WORKBENCH_PROTOCOL,
 };
+use super::peer::{Ancestry, ancestry};
 use crate::config::ListingMode;
 use crate::downstream::connection::lock;
 use crate::jsonrpc::{self, Line, LineReader, RawMessage, code};
@@ -123,21 +124,28 @@ pub fn sessions() -> Vec<SessionEntry> {
             }
         }
     }
-    // Sockets without a description (a process killed mid-start) are stale too.
+    // Sockets without a description (a process killed mid-start) are stale too, and so is
+    // the HTTP token file an older loom wrote beside its socket once its process is gone.
     if let Ok(read) = std::fs::read_dir(&dir) {
         for e in read.flatten() {
             let p = e.path();
-            if p.extension().and_then(|x| x.to_str()) == Some("sock")
-                && is_socket(&p)
-                && !p.with_extension("json").exists()
-            {
-                let pid = p
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .and_then(|s| s.parse::<u32>().ok());
-                if !pid.is_some_and(alive) {
-                    let _ = std::fs::remove_file(&p);
+            let pid = p
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .filter(|s| s.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|s| s.parse::<u32>().ok());
+            let stale = match p.extension().and_then(|x| x.to_str()) {
+                Some("sock") => {
+                    is_socket(&p) && !p.with_extension("json").exists() && !pid.is_some_and(alive)
                 }
+                Some("token") => {
+                    pid.is_some_and(|pid| !alive(pid))
+                        && std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file())
+                }
+                _ => false,
+            };
+            if stale {
+                let _ = std::fs::remove_file(&p);
             }
         }
     }
@@ -269,16 +277,7 @@ pub fn listen(
                     Some(pid) if pid > 0 => ancestry(pid as u32, std::process::id()),
                     _ => Ancestry::Unknown("the kernel gave no process id for the peer".into()),
                 };
-                let why = match ancestry {
-                    Ancestry::Unrelated => None,
-                    Ancestry::Descendant => Some(
-                        "refused: processes this session started (its servers) may not use its socket"
-                            .to_owned(),
-                    ),
-                    Ancestry::Unknown(what) => Some(format!(
-                        "refused: cannot tell whether the connecting process was started by this session ({what})"
-                    )),
-                };
+                let why = super::peer::refusal(ancestry, "socket");
                 if let Some(why) = why {
                     tracing::warn!("session socket: {why}");
                     tokio::spawn(refuse_with(stream, why));
@@ -306,40 +305,6 @@ pub fn listen(
         }
     });
     Ok(SessionSocket { entry, task })
-}
-
-/// Where a connecting process stands relative to this session.
-#[derive(Debug, PartialEq)]
-enum Ancestry {
-    /// Neither this process nor started by it.
-    Unrelated,
-    /// This process or one it started (directly or further down).
-    Descendant,
-    /// The parent links could not be read; callers refuse.
-    Unknown(String),
-}
-
-/// Whether `pid` is `ancestor` or one of its descendants, by the parent links in /proc. A link
-/// that cannot be read or parsed, or a chain longer than any real one, is `Unknown`.
-fn ancestry(pid: u32, ancestor: u32) -> Ancestry {
-    let mut p = pid;
-    for _ in 0..4096 {
-        if p == ancestor {
-            return Ancestry::Descendant;
-        }
-        if p <= 1 {
-            return Ancestry::Unrelated;
-        }
-        let stat = match std::fs::read(format!("/proc/{p}/stat")) {
-            Ok(s) => s,
-            Err(e) => return Ancestry::Unknown(format!("/proc/{p}/stat: {e}")),
-        };
-        match crate::downstream::guard::parent_pid(&stat) {
-            Some(ppid) => p = ppid,
-            None => return Ancestry::Unknown(format!("/proc/{p}/stat has no parent pid")),
-        }
-    }
-    Ancestry::Unknown("the parent chain does not end".into())
 }
 
 async fn refuse(stream: UnixStream, peer: Option<u32>) {
@@ -376,24 +341,38 @@ async fn serve_connection(
         session.config.max_message_bytes,
     );
     let mut feed_task: Option<tokio::task::JoinHandle<()>> = None;
+    // Set by `loom connect`: the connection carries an MCP client's messages only, so the
+    // workbench methods are not its to call (a model must not approve its own calls).
+    let mut mcp_only = false;
     static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let connection = CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     loop {
         match lines.next_line().await {
             Ok(Some(Line::Complete(bytes))) => {
-                if let Some(msg) = workbench_message(&bytes) {
-                    if msg.method.as_deref() == Some(LISTING_METHOD) {
-                        // `loom connect --listing MODE`: this connection's listing mode.
-                        let mode = msg
+                let workbench = if mcp_only {
+                    None
+                } else {
+                    workbench_message(&bytes)
+                };
+                if let Some(msg) = workbench {
+                    if msg.method.as_deref() == Some(BRIDGE_METHOD) {
+                        // `loom connect [--listing MODE]`: an MCP client's connection, with
+                        // its listing mode.
+                        mcp_only = true;
+                        let listing = msg
                             .params
                             .as_deref()
                             .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
-                            .and_then(|p| p["listing"].as_str().and_then(ListingMode::parse));
-                        match mode {
-                            Some(m) => client.set_listing_mode(m),
-                            None => tracing::warn!(
+                            .and_then(|p| p.get("listing").cloned());
+                        match listing
+                            .as_ref()
+                            .map(|l| l.as_str().and_then(ListingMode::parse))
+                        {
+                            Some(Some(m)) => client.set_listing_mode(m),
+                            Some(None) => tracing::warn!(
                                 "loom connect asked for an unknown listing mode; the config's applies"
                             ),
+                            None => {}
                         }
                         continue;
                     }
@@ -627,22 +606,22 @@ fn line_writer(
 /// Event notifications queued for one attacher before it counts as stuck.
 const EVENT_QUEUE: usize = 8192;
 
-/// `loom connect`: copies stdin to the session socket and the socket to stdout, nothing else.
-/// The notification `loom connect --listing` sends first.
-const LISTING_METHOD: &str = "loom/listing";
+/// The notification `loom connect` sends before anything its MCP client writes: from then on
+/// the connection is that client's alone, and a `loom/…` method on it is answered as stdio
+/// answers it (method not found). Its params may name the listing mode (`--listing`).
+const BRIDGE_METHOD: &str = "loom/connect";
 
-/// `loom connect`: stdio to the session socket, byte for byte; with `listing`, the connection
-/// asks for that listing mode first.
+/// `loom connect`: stdio to the session socket, byte for byte, after one notification that
+/// says the connection is an MCP client's (with `listing`, in that listing mode).
 pub async fn bridge(entry: &SessionEntry, listing: Option<ListingMode>) -> anyhow::Result<()> {
     let stream = dial(entry).await?;
     let (mut r, mut w) = stream.into_split();
-    if let Some(mode) = listing {
-        let line = jsonrpc::notification(
-            LISTING_METHOD,
-            Some(&jsonrpc::to_raw(&json!({ "listing": mode.as_str() }))),
-        );
-        w.write_all(format!("{line}\n").as_bytes()).await?;
-    }
+    let params = match listing {
+        Some(mode) => json!({ "listing": mode.as_str() }),
+        None => json!({}),
+    };
+    let line = jsonrpc::notification(BRIDGE_METHOD, Some(&jsonrpc::to_raw(&params)));
+    w.write_all(format!("{line}\n").as_bytes()).await?;
     let up = tokio::spawn(async move {
         let mut stdin = tokio::io::stdin();
         let _ = tokio::io::copy(&mut stdin, &mut w).await;
@@ -811,7 +790,7 @@ impl Engine for RemoteEngine {
 
 #[cfg(test)]
 mod tests {
-    use super::{Ancestry, ancestry, is_session_description};
+    use super::is_session_description;
     use std::path::Path;
 
     #[test]
@@ -826,29 +805,5 @@ mod tests {
         ] {
             assert!(!is_session_description(Path::new(other)), "{other}");
         }
-    }
-
-    #[test]
-    fn a_child_descends_from_its_parent_and_not_the_other_way() {
-        let mut child = std::process::Command::new("sleep")
-            .arg("5")
-            .spawn()
-            .expect("spawn sleep");
-        let me = std::process::id();
-        assert_eq!(ancestry(child.id(), me), Ancestry::Descendant);
-        assert_eq!(ancestry(me, me), Ancestry::Descendant);
-        assert_eq!(ancestry(me, child.id()), Ancestry::Unrelated);
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-
-    #[test]
-    fn an_unreadable_parent_chain_is_unknown_not_unrelated() {
-        // A pid above the kernel's limit never exists: its /proc entry cannot be read.
-        let gone = u32::MAX - 1;
-        assert!(matches!(
-            ancestry(gone, std::process::id()),
-            Ancestry::Unknown(_)
-        ));
     }
 }

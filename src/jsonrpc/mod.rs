@@ -21,6 +21,9 @@ pub mod code {
     pub const INTERNAL_ERROR: i64 = -32603;
 }
 
+/// What a request whose id is an object, an array or a boolean is refused with.
+pub const UNUSABLE_ID: &str = "invalid request: an id must be a string or a number";
+
 /// One decoded message with its payload left raw.
 #[derive(Debug, Deserialize)]
 pub struct RawMessage {
@@ -74,6 +77,18 @@ impl RawMessage {
             (Some(_), Some(_), false) => Kind::Invalid("request id must not be null"),
             _ => Kind::Invalid("not a request, notification or response"),
         }
+    }
+
+    /// Whether the message carries an id that is an object, an array or a boolean: JSON-RPC
+    /// and MCP allow only strings and numbers (and `null`, which [`RawMessage::kind`] refuses
+    /// on its own), so such a message is refused with no id to answer to.
+    pub fn has_unusable_id(&self) -> bool {
+        self.id.as_deref().is_some_and(|id| {
+            matches!(
+                id.get().trim_start().as_bytes().first(),
+                Some(b'{' | b'[' | b't' | b'f')
+            )
+        })
     }
 
     /// The id as a numeric value, when it is one (loom's own outbound ids are numbers).

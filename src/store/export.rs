@@ -58,10 +58,12 @@ fn create_new(dir: &std::path::Path, stem: &str, ext: &str) -> Result<(PathBuf, 
             format!("{stem}-{n}.{ext}")
         };
         let path = dir.join(name);
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
+        // Readable by the user only, as parked copies of the same data are (0600).
+        match std::os::unix::fs::OpenOptionsExt::mode(
+            std::fs::OpenOptions::new().write(true).create_new(true),
+            0o600,
+        )
+        .open(&path)
         {
             Ok(f) => return Ok((path, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,

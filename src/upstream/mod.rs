@@ -342,15 +342,11 @@ impl ClientSession {
         match msg.kind() {
             // An id is a string or a number (JSON-RPC 2.0, MCP): an object, array or boolean is
             // refused, with no id to answer to.
-            Kind::Request
-                if msg.id.as_deref().is_some_and(|id| {
-                    matches!(id.get().as_bytes().first(), Some(b'{' | b'[' | b't' | b'f'))
-                }) =>
-            {
+            Kind::Request if msg.has_unusable_id() => {
                 self.send(jsonrpc::error_response(
                     &jsonrpc::raw_null(),
                     code::INVALID_REQUEST,
-                    "invalid request: an id must be a string or a number",
+                    jsonrpc::UNUSABLE_ID,
                     None,
                 ));
             }

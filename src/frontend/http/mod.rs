@@ -9,14 +9,20 @@
 //! - stateless 2026-07-28 requests ([`stateless`]): each request carries its own `_meta`, its
 //!   `Mcp-Method` and `Mcp-Name` headers must match its body, and closing its stream cancels it.
 //!
-//! Before anything is read, every request passes, in order: the `Host` check (a loopback
-//! listener answers only to loopback names, so a DNS-rebound page gets 403), the `Origin` check
-//! (a browser page of another origin gets 403), the path (404), and the bearer token (401 with
-//! `WWW-Authenticate: Bearer realm="loom"`, and `error="invalid_token"` when a wrong one was
-//! sent; a token in the URL is never looked at). Bodies are bounded (413), and so are sessions
-//! (503) and the streams of a session (429); idle sessions end. Batches are refused (400), as
-//! the revisions loom serves refuse them. It never answers for a session it does not hold
-//! (404), and never lets one client read another's messages.
+//! A connection from a process this session started (a server, or anything below one, found
+//! from the kernel as the session socket finds it, see [`super::peer`]) gets 403 for every
+//! request, whatever token it sends; so does a local one that cannot be placed. Before anything
+//! is read, every request passes, in order: one `Host` and at most one `Origin` (400 when
+//! sent twice), the `Host` check (a loopback listener, IPv4-mapped ones included, answers only
+//! to loopback names, read strictly, so a DNS-rebound page gets 403), the `Origin` check (a
+//! browser page of another origin, or an origin that does not parse, gets 403), the path (404),
+//! and the bearer token (401 with `WWW-Authenticate: Bearer realm="loom"`, and
+//! `error="invalid_token"` when a wrong one was sent; a token in the URL is never looked at).
+//! Bodies are bounded (413), and so are sessions (503) and the streams of a session (429); idle
+//! sessions end. Batches are refused (400), as the revisions loom serves refuse them, and so is
+//! a request whose id is an object, an array or a boolean (400, -32600, at once). It never
+//! answers for a session it does not hold (404), and never lets one client read another's
+//! messages.
 
 mod legacy;
 mod outbox;
@@ -153,9 +159,19 @@ pub async fn listen(
             let state = state.clone();
             tokio::spawn(async move {
                 let _permit = permit;
+                let refused = peer_refusal(&stream, remote).await;
+                if let Some(why) = &refused {
+                    tracing::warn!("HTTP connection from {remote}: {why}");
+                }
                 let service = hyper::service::service_fn(move |req| {
                     let state = state.clone();
-                    async move { Ok::<_, Infallible>(handle(&state, req, remote).await) }
+                    let refused = refused.clone();
+                    async move {
+                        Ok::<_, Infallible>(match refused {
+                            Some(why) => refuse(StatusCode::FORBIDDEN, &why),
+                            None => handle(&state, req, remote).await,
+                        })
+                    }
                 });
                 let io = hyper_util::rt::TokioIo::new(stream);
                 // A client gets HEADER_TIMEOUT to send a request's headers (a slow drip of
@@ -172,6 +188,25 @@ pub async fn listen(
         }
     });
     Ok((bound, task))
+}
+
+/// Why a connection's peer may not use the HTTP surface, when it may not: a process this
+/// session started (a server, or anything below one) is refused as on the session socket,
+/// whatever token it read, and so is a local peer that cannot be placed.
+async fn peer_refusal(stream: &tokio::net::TcpStream, remote: SocketAddr) -> Option<String> {
+    let local = match stream.local_addr() {
+        Ok(a) => a,
+        Err(e) => {
+            return Some(format!(
+                "refused: the connection has no local address ({e})"
+            ));
+        }
+    };
+    let me = std::process::id();
+    let ancestry = tokio::task::spawn_blocking(move || super::peer::tcp_peer(local, remote, me))
+        .await
+        .unwrap_or_else(|e| super::peer::Ancestry::Unknown(e.to_string()));
+    super::peer::refusal(ancestry, "HTTP surface")
 }
 
 /// A client's connection finds a peer that vanished without closing (a laptop that slept, a
@@ -269,37 +304,96 @@ fn event_stream_beating(
     r
 }
 
-fn is_loopback_name(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+/// The host of a `Host` header or of an origin's authority: `name`, `name:port`, `[v6]` or
+/// `[v6]:port`, with a port of digits only; anything else (`[::1]evil.example`,
+/// `localhost:evil`, a user or a path) is no host at all.
+fn authority_host(authority: &str) -> Option<&str> {
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => {
+            let (host, after) = rest.split_once(']')?;
+            host.parse::<std::net::Ipv6Addr>().ok()?;
+            let port = match after {
+                "" => None,
+                p => Some(p.strip_prefix(':')?),
+            };
+            (host, port)
+        }
+        None => match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
     };
-    matches!(name, "localhost" | "127.0.0.1" | "::1")
+    if let Some(p) = port
+        && (p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None;
+    }
+    Some(host)
+}
+
+/// Whether an authority names this machine's loopback: `localhost` or a loopback address
+/// written out (`127.0.0.1`, `127.0.0.2`, `[::1]`, `[::ffff:127.0.0.1]`; never `127.1` or
+/// `0x7f000001`, which the address parser refuses).
+fn is_loopback_name(authority: &str) -> bool {
+    match authority_host(authority) {
+        Some("localhost") => true,
+        Some(h) => h
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(crate::config::is_loopback),
+        None => false,
+    }
+}
+
+/// Whether a browser's `Origin` is a page on this machine's loopback (`http://` or
+/// `https://` and a loopback authority, nothing after it).
+fn is_loopback_origin(origin: &str) -> bool {
+    origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .is_some_and(is_loopback_name)
+}
+
+/// The one value of a header, `Ok(None)` when it is absent; sent twice (RFC 9112 allows one
+/// `Host`, and a second `Origin` could hide the first), it is refused with 400.
+fn single<'a>(
+    headers: &'a HeaderMap,
+    name: hyper::header::HeaderName,
+) -> Result<Option<&'a HeaderValue>, Box<Response<Body>>> {
+    let mut all = headers.get_all(&name).iter();
+    let first = all.next();
+    if all.next().is_some() {
+        return Err(Box::new(refuse(
+            StatusCode::BAD_REQUEST,
+            &format!("the {name} header was sent more than once"),
+        )));
+    }
+    Ok(first)
 }
 
 /// Whether the guards let the request through; the refusal otherwise.
 fn guard(state: &State, req: &Request<Incoming>) -> Result<(), Box<Response<Body>>> {
     let header = |name| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let host = single(req.headers(), HOST)?;
+    let origin = single(req.headers(), ORIGIN)?;
     // DNS rebinding: a loopback listener answers only to loopback names.
-    if state.opts.addr.ip().is_loopback() {
-        match header(HOST) {
-            Some(h) if is_loopback_name(h) => {}
-            _ => {
-                return Err(Box::new(refuse(
-                    StatusCode::FORBIDDEN,
-                    "this Host is not served here",
-                )));
-            }
-        }
+    if crate::config::is_loopback(state.opts.addr.ip())
+        && !host
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(is_loopback_name)
+    {
+        return Err(Box::new(refuse(
+            StatusCode::FORBIDDEN,
+            "this Host is not served here",
+        )));
     }
-    if let Some(origin) = header(ORIGIN) {
-        let host = origin.split("://").nth(1).unwrap_or("");
-        if !is_loopback_name(host.trim_end_matches('/')) {
-            return Err(Box::new(refuse(
-                StatusCode::FORBIDDEN,
-                "requests from this origin are not allowed",
-            )));
-        }
+    // An Origin that is not plain ASCII is not skipped: it is not a loopback page.
+    if let Some(origin) = origin
+        && !origin.to_str().is_ok_and(is_loopback_origin)
+    {
+        return Err(Box::new(refuse(
+            StatusCode::FORBIDDEN,
+            "requests from this origin are not allowed",
+        )));
     }
     if req.uri().path() != "/mcp" {
         return Err(Box::new(refuse(
@@ -482,14 +576,28 @@ async fn post(
     // What the session reads next is parsed strictly (`jsonrpc` a string, no member twice):
     // a message that fails there is refused here, where its id can still be answered, rather
     // than left for a response that could never find its request.
-    if let Err(e) = crate::jsonrpc::RawMessage::parse(&body) {
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            msg.get("id").unwrap_or(&Value::Null),
-            crate::jsonrpc::code::INVALID_REQUEST,
-            &format!("not a JSON-RPC message: {e}"),
-            None,
-        );
+    match crate::jsonrpc::RawMessage::parse(&body) {
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                msg.get("id").unwrap_or(&Value::Null),
+                crate::jsonrpc::code::INVALID_REQUEST,
+                &format!("not a JSON-RPC message: {e}"),
+                None,
+            );
+        }
+        // The session would refuse it with no id to answer to, so no waiter could ever be
+        // answered: it is refused here, before one is registered (as stdio refuses it).
+        Ok(raw) if raw.has_unusable_id() => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                crate::jsonrpc::code::INVALID_REQUEST,
+                crate::jsonrpc::UNUSABLE_ID,
+                None,
+            );
+        }
+        Ok(_) => {}
     }
     let method = msg.get("method").and_then(Value::as_str);
     if let Some(id) = session_id {
@@ -513,8 +621,10 @@ mod tests {
             "localhost",
             "localhost:7331",
             "127.0.0.1:80",
+            "127.0.0.2",
             "[::1]:7331",
             "[::1]",
+            "[::ffff:127.0.0.1]:7331",
         ] {
             assert!(is_loopback_name(h), "{h}");
         }
@@ -523,8 +633,47 @@ mod tests {
             "127.0.0.1.evil.example",
             "10.0.0.1:7331",
             "",
+            "[::1]evil.example",
+            "[::1]:evil",
+            "localhost:evil",
+            "localhost:",
+            "localhost:123456",
+            "localhost:80:80",
+            "[127.0.0.1]",
+            "[::ffff:10.0.0.1]",
+            "::1",
+            "127.1",
+            "0x7f000001",
+            "LOCALHOST",
+            "localhost.",
+            "127.0.0.1@evil.example",
         ] {
             assert!(!is_loopback_name(h), "{h}");
+        }
+        for o in ["http://localhost:3000", "https://[::1]", "http://127.0.0.1"] {
+            assert!(is_loopback_origin(o), "{o}");
+        }
+        for o in [
+            "null",
+            "file://",
+            "http://[::1]evil.example",
+            "http://127.0.0.1@evil.example",
+            "http://evil.example/http://localhost",
+            "ftp://localhost",
+            "localhost",
+        ] {
+            assert!(!is_loopback_origin(o), "{o}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn authorities_never_panic_and_a_loopback_one_ends_in_its_port(s in "\\PC{0,40}") {
+            let _ = is_loopback_origin(&s);
+            if is_loopback_name(&s) {
+                // Nothing but a host and digits: no user, path, or text after the brackets.
+                proptest::prop_assert!(!s.contains(['@', '/', '?', '#', ' ']));
+            }
         }
     }
 
