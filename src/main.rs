@@ -341,7 +341,9 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             conformance,
             legacy_only,
         } => {
-            init_logging(&cli.log_level, None)?;
+            // rmcp warns on stderr about every error answer (an unknown tool, a cancelled
+            // count): expected here, and loom shows a server's stderr to the person.
+            init_logging(&format!("{},rmcp=error", cli.log_level), None)?;
             if conformance {
                 rt.block_on(loom::sample_server::conformance::serve_stdio(legacy_only))?;
             } else {

@@ -657,3 +657,127 @@ async fn the_servers_guidance_is_in_the_primer_under_each_servers_name() {
     assert!(primer.contains("## t\n"), "{primer}");
     assert!(primer.contains("{\"sampling\": {}}"), "{primer}");
 }
+
+/// `loom sample-server`, on rmcp's server API, speaks to each era as it did on loom's own
+/// JSON-RPC layer: the same tools, integer progress, no `isError` on a success, and a
+/// cancelled count that never answers.
+#[tokio::test]
+async fn the_sample_server_on_rmcp_answers_both_eras_as_before() {
+    let fixture = common::root().join("tests/fixtures/sample-tools.json");
+    let before: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    // The library's own list is the one served.
+    assert_eq!(
+        serde_json::to_value(loom::sample_server::tools()).unwrap(),
+        before
+    );
+
+    let mut legacy = RawClient::spawn_args(&["sample-server"], &[]);
+    let init = legacy.initialize().await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    assert_eq!(init["result"]["serverInfo"]["name"], "loom-sample");
+    assert_eq!(
+        init["result"]["capabilities"]["tools"],
+        json!({ "listChanged": false })
+    );
+    let listed = legacy.request("tools/list", json!({})).await;
+    assert_eq!(listed["result"]["tools"], before, "{listed}");
+    assert!(listed["result"].get("resultType").is_none(), "{listed}");
+    let ok = legacy.call("get_weather", json!({ "city": "Porto" })).await;
+    assert_eq!(
+        ok["result"],
+        json!({ "content": [{ "type": "text", "text": "Porto: 13°C, light rain, humidity 45%" }] })
+    );
+    let bad = legacy.call("list_orders", json!({ "limit": 0 })).await;
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    assert_eq!(
+        text_of(&bad),
+        "`limit` must be an integer between 1 and 100000"
+    );
+    let unknown = legacy.call("nope", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    let id = legacy.next_request_id();
+    legacy
+        .send_raw(
+            &json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "slow_count", "arguments": { "steps": 3, "delay_ms": 0 },
+                "_meta": { "progressToken": "tok" } } })
+            .to_string(),
+        )
+        .await;
+    let mut progress = Vec::new();
+    loop {
+        let line = legacy
+            .next_line(Duration::from_secs(30))
+            .await
+            .expect("line");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["method"] == "notifications/progress" {
+            assert!(!line.contains("\"progress\":1.0"), "{line}");
+            assert_eq!(v["params"]["progressToken"], "tok");
+            progress.push(v["params"]["progress"].as_u64().expect("an integer"));
+        } else if v["id"] == json!(id) {
+            assert_eq!(text_of(&v), "counted to 3");
+            break;
+        }
+    }
+    assert_eq!(progress, vec![1, 2, 3]);
+
+    // 2026-07-28: discovery, then requests that carry the revision in `_meta`.
+    let meta = json!({ "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {} });
+    let mut modern = RawClient::spawn_args(&["sample-server"], &[]);
+    let d = modern
+        .request("server/discover", json!({ "_meta": meta }))
+        .await;
+    assert!(
+        d["result"]["supportedVersions"]
+            .as_array()
+            .is_some_and(|v| v.contains(&json!(MODERN))),
+        "{d}"
+    );
+    assert_eq!(d["result"]["cacheScope"], "public", "{d}");
+    assert_eq!(
+        d["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "loom-sample"
+    );
+    let r = modern
+        .request(
+            "tools/call",
+            json!({ "name": "get_weather", "arguments": { "city": "Rome" }, "_meta": meta }),
+        )
+        .await;
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    assert!(text_of(&r).starts_with("Rome: "), "{r}");
+    // A cancelled count never answers; the next call does.
+    let counting = 9000;
+    modern
+        .send_raw(
+            &json!({ "jsonrpc": "2.0", "id": counting, "method": "tools/call", "params": {
+                "name": "slow_count", "arguments": { "steps": 1000, "delay_ms": 50 }, "_meta": meta } })
+            .to_string(),
+        )
+        .await;
+    modern
+        .notify(
+            "notifications/cancelled",
+            json!({ "requestId": counting, "reason": "test" }),
+        )
+        .await;
+    let after = modern
+        .request(
+            "tools/call",
+            json!({ "name": "get_weather", "arguments": { "city": "Oslo" }, "_meta": meta }),
+        )
+        .await;
+    assert!(text_of(&after).starts_with("Oslo: "), "{after}");
+    modern.close_stdin();
+    assert!(modern.wait_exit(Duration::from_secs(30)).await);
+    while let Some(line) = modern.next_line(Duration::from_millis(10)).await {
+        let v: Value = serde_json::from_str(&line).unwrap();
+        assert_ne!(
+            v["id"],
+            json!(counting),
+            "a cancelled call answered: {line}"
+        );
+    }
+}

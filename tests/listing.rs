@@ -48,7 +48,8 @@ fn served(server: &str, tools: &[Value]) -> Vec<ServedTool> {
 const SERVERS: [&str; 4] = ["everything", "filesystem", "github", "playwright"];
 
 fn all_served() -> Vec<ServedTool> {
-    let mut all = served("sample", loom::sample_server::tools().as_array().unwrap());
+    let sample = serde_json::to_value(loom::sample_server::tools()).unwrap();
+    let mut all = served("sample", sample.as_array().unwrap());
     for s in SERVERS {
         all.extend(corpus(s));
     }

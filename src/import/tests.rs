@@ -1,6 +1,8 @@
-use super::*;
+use super::{Imported, import, strip_jsonc};
 use crate::config::{Config, TransportSpec};
 use proptest::prelude::*;
+use serde_json::Value;
+use std::path::Path;
 
 fn parsed(out: &Imported) -> Config {
     Config::parse(&out.toml, Path::new("/proj"), "imported").unwrap_or_else(|e| {
@@ -177,39 +179,6 @@ fn what_loom_cannot_serve_is_kept_commented_out_with_its_reason() {
 }
 
 #[test]
-fn names_become_loom_names_without_clashes() {
-    let mut names = Names::default();
-    for (src, want) in [
-        ("My Server", "my_server"),
-        ("my-server", "my_server_2"),
-        ("9lives", "s_9lives"),
-        ("loom", "srv_loom"),
-        ("loom_x", "srv_loom_x"),
-        ("", "s"),
-        ("日本語", "s_2"),
-        ("日本語", "s_3"),
-        (
-            "a_very_long_server_name_that_goes_on_and_on",
-            "a_very_long_server_name_that_goe",
-        ),
-        (
-            "a very long server name that goes on and on",
-            "a_very_long_server_name_that_g_2",
-        ),
-    ] {
-        assert_eq!(names.take(src), want, "{src}");
-    }
-    // Many names that all reduce to one stay quick to tell apart.
-    let started = std::time::Instant::now();
-    let mut names = Names::default();
-    for i in 0..5_000 {
-        names.take(&"!".repeat(i % 50 + 1));
-    }
-    assert_eq!(names.taken.len(), 5_000);
-    eprintln!("5,000 clashing names in {:?}", started.elapsed());
-}
-
-#[test]
 fn credentials_in_command_lines_urls_and_values_never_reach_the_file() {
     let src = r#"{ "mcpServers": {
         "pg": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-postgres", "postgresql://app:Hunter2xx@db/prod"] },
@@ -332,31 +301,6 @@ fn no_server_list_and_not_json_are_clear_errors() {
     assert!(e.contains("not JSON") && e.contains("y.json"), "{e}");
 }
 
-#[test]
-fn strip_jsonc_keeps_strings_whole() {
-    let src = "{\"a\": \"x // y /* z */ ,}\", // c\n \"b\": [1, 2, /* d */ ], \"e\": \"\\\"//\",}";
-    let v: Value = serde_json::from_str(&strip_jsonc(src)).expect("json");
-    assert_eq!(v["a"], "x // y /* z */ ,}");
-    assert_eq!(v["b"], serde_json::json!([1, 2]));
-    assert_eq!(v["e"], "\"//");
-}
-
-#[test]
-fn quoted_strings_read_back_as_written() {
-    for s in [
-        "\"",
-        "a\\b",
-        "line\nbreak\ttab",
-        "\u{7f}\u{1b}[31m",
-        "日本語 ✓",
-        "'single'",
-        "\"\"\"",
-    ] {
-        let t: toml::Table = format!("k = {}", quoted(s)).parse().expect(s);
-        assert_eq!(t["k"].as_str(), Some(s));
-    }
-}
-
 fn any_text() -> impl Strategy<Value = String> {
     prop_oneof![
         "\\PC{0,12}",
@@ -425,15 +369,6 @@ proptest! {
     fn any_text_never_panics(text in "\\PC{0,200}") {
         let _ = import(&text, "t");
         let _ = strip_jsonc(&text);
-    }
-
-    /// Comments never change what valid JSON means.
-    #[test]
-    fn plain_json_passes_unchanged(v in prop::collection::btree_map(any_text(), any_text(), 0..6)) {
-        let text = serde_json::to_string_pretty(&v).unwrap();
-        let back: std::collections::BTreeMap<String, String> =
-            serde_json::from_str(&strip_jsonc(&text)).unwrap();
-        prop_assert_eq!(back, v);
     }
 }
 

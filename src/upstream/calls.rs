@@ -57,7 +57,7 @@ impl ClientSession {
             let mut track = self.begin_call(LOOM_SERVER, &name, &params);
             track.summary.via = via.map(str::to_owned);
             let result = match tools::validate(spec, &args) {
-                Err(msg) => tool_error(&msg),
+                Err(wrong) => tool_error(&wrong.to_string()),
                 Ok(()) if refused.is_some() => tool_error(refused.as_deref().unwrap_or_default()),
                 Ok(()) if spec.tool.is_session() => self.run_session_tool(spec.tool, &args).await,
                 Ok(()) if spec.tool.is_memory() => {

@@ -135,11 +135,11 @@ fn id_key(id: &RawValue) -> String {
 /// Runs one of loom's own tools off the async threads; failures become `isError` results.
 async fn run_blocking(
     name: &'static str,
-    f: impl FnOnce() -> Result<Value, String> + Send + 'static,
+    f: impl FnOnce() -> Result<Value, tools::ToolError> + Send + 'static,
 ) -> Box<RawValue> {
     match tokio::task::spawn_blocking(f).await {
         Ok(Ok(v)) => jsonrpc::to_raw(&v),
-        Ok(Err(msg)) => tool_error(&msg),
+        Ok(Err(e)) => tool_error(&e.to_string()),
         Err(e) => tool_error(&format!("{name} failed inside loom: {e}")),
     }
 }

@@ -7,9 +7,14 @@
 
 use crate::store::memories::{Memories, Memory};
 use crate::store::{ExportFormat, QueryOutcome, Store, blobs, envelope};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+mod error;
+pub use error::{ArgumentProblem, ToolError, WrongArguments};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Str,
     Int,
@@ -19,6 +24,7 @@ pub enum Kind {
     Object,
 }
 
+#[derive(Debug, PartialEq)]
 pub struct Field {
     pub name: &'static str,
     pub kind: Kind,
@@ -123,6 +129,7 @@ impl LoomTool {
     }
 }
 
+#[derive(Debug, PartialEq)]
 pub struct ToolSpec {
     pub tool: LoomTool,
     pub title: &'static str,
@@ -150,9 +157,15 @@ pub fn definitions() -> Vec<Value> {
     TOOLS.iter().map(definition).collect()
 }
 
-/// One tool's definition.
+/// One tool's definition, as JSON for the listing.
 pub fn definition(t: &ToolSpec) -> Value {
-    let mut props = Map::new();
+    serde_json::to_value(tool(t)).unwrap_or(Value::Null)
+}
+
+/// One tool's definition as rmcp's model type: loom's tools only read or write loom's own
+/// store and memories, so none is destructive and none reaches the open world.
+pub fn tool(t: &ToolSpec) -> Tool {
+    let mut props = JsonObject::new();
     for f in t.fields {
         let schema = match f.kind {
             Kind::Str => json!({ "type": "string", "description": f.about }),
@@ -171,28 +184,32 @@ pub fn definition(t: &ToolSpec) -> Value {
         .filter(|f| f.required)
         .map(|f| f.name)
         .collect();
-    let mut schema =
-        json!({ "type": "object", "properties": props, "additionalProperties": false });
+    let mut schema = JsonObject::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert("properties".into(), Value::Object(props));
+    schema.insert("additionalProperties".into(), json!(false));
     if !required.is_empty() {
-        schema["required"] = json!(required);
+        schema.insert("required".into(), json!(required));
     }
-    json!({
-        "name": t.name(),
-        "title": t.title,
-        "description": t.description,
-        "inputSchema": schema,
-        "annotations": { "readOnlyHint": t.read_only, "destructiveHint": false, "openWorldHint": false },
-    })
+    Tool::new(t.name(), t.description, Arc::new(schema))
+        .with_title(t.title)
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(t.read_only)
+                .destructive(false)
+                .open_world(false),
+        )
 }
 
-/// Checks arguments; `Err` holds the whole message for an `isError` result.
-pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String> {
+/// Checks arguments: every problem at once, or none.
+pub fn validate(spec: &'static ToolSpec, args: &Map<String, Value>) -> Result<(), WrongArguments> {
     let mut problems = Vec::new();
     for f in spec.fields {
         match args.get(f.name) {
-            None | Some(Value::Null) if f.required => {
-                problems.push(format!("`{}` is required ({})", f.name, f.about))
-            }
+            None | Some(Value::Null) if f.required => problems.push(ArgumentProblem::Missing {
+                name: f.name,
+                about: f.about,
+            }),
             None | Some(Value::Null) => {}
             Some(v) => {
                 let ok = match f.kind {
@@ -205,14 +222,11 @@ pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String
                     Kind::Object => v.is_object(),
                 };
                 if !ok {
-                    let want = match f.kind {
-                        Kind::Int => "an integer",
-                        Kind::Bool => "true or false",
-                        Kind::StrList => "an array of strings",
-                        Kind::Object => "an object",
-                        Kind::Str => "a non-empty string",
-                    };
-                    problems.push(format!("`{}` must be {want}, got {v}", f.name));
+                    problems.push(ArgumentProblem::WrongType {
+                        name: f.name,
+                        kind: f.kind,
+                        got: v.clone(),
+                    });
                 }
             }
         }
@@ -225,46 +239,19 @@ pub fn validate(spec: &ToolSpec, args: &Map<String, Value>) -> Result<(), String
             .fields
             .iter()
             .map(|f| (strsim::levenshtein(k, f.name), f.name))
-            .min();
-        match near {
-            Some((d, name)) if d <= 3 => {
-                problems.push(format!("unknown argument `{k}`; did you mean `{name}`?"))
-            }
-            _ => problems.push(format!("unknown argument `{k}`")),
-        }
+            .min()
+            .filter(|(d, _)| *d <= 3)
+            .map(|(_, name)| name);
+        problems.push(ArgumentProblem::Unknown {
+            name: k.clone(),
+            near,
+        });
     }
     if problems.is_empty() {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(WrongArguments { spec, problems })
     }
-    let required: Vec<&str> = spec
-        .fields
-        .iter()
-        .filter(|f| f.required)
-        .map(|f| f.name)
-        .collect();
-    let optional: Vec<&str> = spec
-        .fields
-        .iter()
-        .filter(|f| !f.required)
-        .map(|f| f.name)
-        .collect();
-    Err(format!(
-        "{} was called with wrong arguments:\n- {}\nrequired: {}; optional: {}\nexample: {} {}",
-        spec.name(),
-        problems.join("\n- "),
-        if required.is_empty() {
-            "none".into()
-        } else {
-            required.join(", ")
-        },
-        if optional.is_empty() {
-            "none".into()
-        } else {
-            optional.join(", ")
-        },
-        spec.name(),
-        spec.example
-    ))
 }
 
 const PAGE: usize = 50;
@@ -277,13 +264,12 @@ fn arg<'a>(args: &'a Map<String, Value>, k: &str) -> &'a str {
     args.get(k).and_then(Value::as_str).unwrap_or_default()
 }
 
-/// Runs one of loom's tools (arguments already validated); `Err` is an `isError` message.
+/// Runs one of loom's tools (arguments already validated); `Err` is an `isError` result.
 /// What it adds to the catalog the store reports as soon as it exists, so a failure after
 /// that (say, profiling) never leaves a dataset the workbench does not know of.
-pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<Value, String> {
-    let e = |e: crate::store::StoreError| e.to_string();
+pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<Value, ToolError> {
     match tool {
-        LoomTool::Query => match store.query(arg(args, "sql")).map_err(e)? {
+        LoomTool::Query => match store.query(arg(args, "sql"))? {
             QueryOutcome::Inline { columns, rows } => {
                 let cols: Vec<Value> = columns
                     .iter()
@@ -306,7 +292,7 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
                 Ok(text_and_structured(text, structured))
             }
             QueryOutcome::Dataset(meta) => {
-                let p = store.profile(&meta.dataset_ref, 5).map_err(e)?;
+                let p = store.profile(&meta.dataset_ref, 5)?;
                 Ok(envelope::render(&meta, &p, store.config().envelope_budget, None).0)
             }
         },
@@ -314,9 +300,7 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
             let all = store.datasets();
             let start: usize = match args.get("cursor").and_then(Value::as_str) {
                 None | Some("") => 0,
-                Some(c) => c.parse().map_err(|_| {
-                    format!("invalid cursor `{c}`: pass the next_cursor of a previous page")
-                })?,
+                Some(c) => c.parse().map_err(|_| ToolError::BadCursor(c.to_owned()))?,
             };
             let page: Vec<Value> = all
                 .iter()
@@ -366,19 +350,17 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
         }
         LoomTool::Describe => {
             let r = arg(args, "ref");
-            let meta = store.dataset(r).map_err(e)?;
-            let p = store.profile(r, 10).map_err(e)?;
+            let meta = store.dataset(r)?;
+            let p = store.profile(r, 10)?;
             Ok(envelope::render(&meta, &p, usize::MAX, None).0)
         }
         LoomTool::Materialize => {
-            let meta = store
-                .materialize(arg(args, "sql"), arg(args, "name"))
-                .map_err(e)?;
-            let p = store.profile(&meta.dataset_ref, 5).map_err(e)?;
+            let meta = store.materialize(arg(args, "sql"), arg(args, "name"))?;
+            let p = store.profile(&meta.dataset_ref, 5)?;
             Ok(envelope::render(&meta, &p, store.config().envelope_budget, None).0)
         }
         LoomTool::Drop => {
-            let meta = store.drop_dataset(arg(args, "ref")).map_err(e)?;
+            let meta = store.drop_dataset(arg(args, "ref"))?;
             Ok(text_and_structured(
                 format!("dropped `{}` ({} rows)", meta.dataset_ref, meta.rows),
                 json!({ "dropped": meta.dataset_ref, "rows": meta.rows }),
@@ -386,12 +368,10 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
         }
         LoomTool::Export => {
             let f = arg(args, "format");
-            let format = ExportFormat::parse(f)
-                .ok_or_else(|| format!("unknown format `{f}`; use csv, json or jsonl"))?;
+            let format =
+                ExportFormat::parse(f).ok_or_else(|| ToolError::UnknownFormat(f.to_owned()))?;
             let filename = args.get("filename").and_then(Value::as_str);
-            let (path, rows) = store
-                .export(arg(args, "ref"), format, filename)
-                .map_err(e)?;
+            let (path, rows) = store.export(arg(args, "ref"), format, filename)?;
             let path = path.display().to_string();
             Ok(text_and_structured(
                 format!("wrote {rows} rows to {path}"),
@@ -405,36 +385,41 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
             let context = int("context_lines").unwrap_or(0);
             let mut problems = Vec::new();
             if offset < 0 {
-                problems.push("`offset` must be 0 or more".to_owned());
+                problems.push(ArgumentProblem::TooSmall {
+                    name: "offset",
+                    min: 0,
+                });
             }
             if !(1..=blobs::MAX_LIMIT as i64).contains(&limit) {
-                problems.push(format!(
-                    "`limit` must be between 1 and {}",
-                    blobs::MAX_LIMIT
-                ));
+                problems.push(ArgumentProblem::OutOfRange {
+                    name: "limit",
+                    min: 1,
+                    max: blobs::MAX_LIMIT as i64,
+                });
             }
             if !(0..=10).contains(&context) {
-                problems.push("`context_lines` must be between 0 and 10".to_owned());
+                problems.push(ArgumentProblem::OutOfRange {
+                    name: "context_lines",
+                    min: 0,
+                    max: 10,
+                });
             }
             if !problems.is_empty() {
-                return Err(format!(
-                    "loom_fetch was called with wrong arguments:\n- {}",
-                    problems.join("\n- ")
-                ));
+                return Err(ToolError::BadValues {
+                    tool: tool.name(),
+                    problems,
+                });
             }
-            let f = store
-                .blobs
-                .fetch(&blobs::FetchRequest {
-                    key: arg(args, "blob_key"),
-                    offset: offset as usize,
-                    limit: limit as usize,
-                    pattern: args
-                        .get("pattern")
-                        .and_then(Value::as_str)
-                        .filter(|p| !p.is_empty()),
-                    context_lines: context as usize,
-                })
-                .map_err(|e| format!("loom_fetch: {e}"))?;
+            let f = store.blobs.fetch(&blobs::FetchRequest {
+                key: arg(args, "blob_key"),
+                offset: offset as usize,
+                limit: limit as usize,
+                pattern: args
+                    .get("pattern")
+                    .and_then(Value::as_str)
+                    .filter(|p| !p.is_empty()),
+                context_lines: context as usize,
+            })?;
             let found = f.found;
             let structured = serde_json::to_value(&f).unwrap_or(Value::Null);
             if !found {
@@ -456,12 +441,19 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
                 .get("ttl_seconds")
                 .and_then(Value::as_i64)
                 .unwrap_or(blobs::DEFAULT_TTL.as_secs() as i64);
-            if !(blobs::MIN_TTL.as_secs() as i64..=blobs::MAX_TTL.as_secs() as i64).contains(&ttl) {
-                return Err(format!(
-                    "`ttl_seconds` must be between {} and {}",
-                    blobs::MIN_TTL.as_secs(),
-                    blobs::MAX_TTL.as_secs()
-                ));
+            let (min, max) = (
+                blobs::MIN_TTL.as_secs() as i64,
+                blobs::MAX_TTL.as_secs() as i64,
+            );
+            if !(min..=max).contains(&ttl) {
+                return Err(ToolError::BadValues {
+                    tool: tool.name(),
+                    problems: vec![ArgumentProblem::OutOfRange {
+                        name: "ttl_seconds",
+                        min,
+                        max,
+                    }],
+                });
             }
             let content = arg(args, "content").to_owned();
             let summary = args
@@ -486,13 +478,16 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
         | LoomTool::MemoryGet
         | LoomTool::MemorySearch
         | LoomTool::MemoryDelete
-        | LoomTool::MemoryHistory => {
-            Err(format!("{} works on memories, not datasets", tool.name()))
-        }
-        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => Err(format!(
-            "{} works on the session, not datasets",
-            tool.name()
-        )),
+        | LoomTool::MemoryHistory => Err(ToolError::WrongRunner {
+            tool,
+            works_on: "memories",
+            asked: "datasets",
+        }),
+        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => Err(ToolError::WrongRunner {
+            tool,
+            works_on: "the session",
+            asked: "datasets",
+        }),
     }
 }
 
@@ -528,7 +523,7 @@ pub fn run_memory(
     tool: LoomTool,
     args: &Map<String, Value>,
     author: &str,
-) -> Result<Value, String> {
+) -> Result<Value, ToolError> {
     let out = run_memory_tool(mem, tool, args, author);
     let Some(notice) = mem.skipped_notice() else {
         return out;
@@ -543,7 +538,10 @@ pub fn run_memory(
             }
             Ok(v)
         }
-        Err(e) => Err(format!("{e}\nNote: {notice}.")),
+        Err(error) => Err(ToolError::WithNotice {
+            error: Box::new(error),
+            notice,
+        }),
     }
 }
 
@@ -552,8 +550,7 @@ fn run_memory_tool(
     tool: LoomTool,
     args: &Map<String, Value>,
     author: &str,
-) -> Result<Value, String> {
-    let e = |e: crate::store::memories::MemoryError| e.to_string();
+) -> Result<Value, ToolError> {
     let strings = |k: &str| -> Vec<String> {
         args.get(k)
             .and_then(Value::as_array)
@@ -568,30 +565,26 @@ fn run_memory_tool(
     match tool {
         LoomTool::MemorySet => {
             // Tags or a pin the caller did not mention stay as they are.
-            let m = mem
-                .set_keeping(
-                    arg(args, "key"),
-                    arg(args, "content"),
-                    args.get("tags").is_some().then(|| strings("tags")),
-                    args.get("pinned").and_then(Value::as_bool),
-                    uint("if_version"),
-                    author,
-                )
-                .map_err(e)?;
+            let m = mem.set_keeping(
+                arg(args, "key"),
+                arg(args, "content"),
+                args.get("tags").is_some().then(|| strings("tags")),
+                args.get("pinned").and_then(Value::as_bool),
+                uint("if_version"),
+                author,
+            )?;
             Ok(text_and_structured(
                 format!("saved {} version {}", m.key, m.version),
                 memory_json(&m),
             ))
         }
         LoomTool::MemoryGet => {
-            let m = mem.get(arg(args, "key"), uint("version")).map_err(e)?;
+            let m = mem.get(arg(args, "key"), uint("version"))?;
             Ok(text_and_structured(memory_text(&m), memory_json(&m)))
         }
         LoomTool::MemorySearch => {
             let limit = uint("limit").unwrap_or(10) as usize;
-            let hits = mem
-                .search(arg(args, "query"), &strings("tags"), limit.min(100))
-                .map_err(e)?;
+            let hits = mem.search(arg(args, "query"), &strings("tags"), limit.min(100))?;
             let text = if hits.is_empty() {
                 "no memories match".to_owned()
             } else {
@@ -607,14 +600,14 @@ fn run_memory_tool(
             Ok(text_and_structured(text, json!({ "results": results })))
         }
         LoomTool::MemoryDelete => {
-            let m = mem.delete(arg(args, "key"), author).map_err(e)?;
+            let m = mem.delete(arg(args, "key"), author)?;
             Ok(text_and_structured(
                 format!("deleted {} (history kept)", m.key),
                 memory_json(&m),
             ))
         }
         LoomTool::MemoryHistory => {
-            let versions = mem.history(arg(args, "key")).map_err(e)?;
+            let versions = mem.history(arg(args, "key"))?;
             let text = versions
                 .iter()
                 .map(|m| {
@@ -638,11 +631,16 @@ fn run_memory_tool(
         | LoomTool::Drop
         | LoomTool::Export
         | LoomTool::Fetch
-        | LoomTool::Park => Err(format!("{} works on datasets, not memories", tool.name())),
-        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => Err(format!(
-            "{} works on the session, not memories",
-            tool.name()
-        )),
+        | LoomTool::Park => Err(ToolError::WrongRunner {
+            tool,
+            works_on: "datasets",
+            asked: "memories",
+        }),
+        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => Err(ToolError::WrongRunner {
+            tool,
+            works_on: "the session",
+            asked: "memories",
+        }),
     }
 }
 
