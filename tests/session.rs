@@ -777,6 +777,73 @@ async fn progress_reaches_only_the_client_whose_call_it_is() {
     assert!(tb.iter().all(|t| t == "tok-b"), "client b saw {tb:?}");
 }
 
+/// A call made without a progress token still shows its progress to a workbench: loom asks
+/// the server for it, tells the attacher (`call_progress`), and sends the client nothing it
+/// did not ask for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workbench_sees_the_progress_of_a_call_that_asked_for_none() {
+    let cfg = sample_config("", "");
+    let (mut client, entry) = started(&cfg).await;
+    let (_eng, mut feed) = attacher(&entry).await;
+    client
+        .send_raw(&json!({ "jsonrpc": "2.0", "id": "c1", "method": "tools/call", "params": { "name": "sample_slow_count", "arguments": { "steps": 3, "delay_ms": 100 } } }).to_string())
+        .await;
+    loop {
+        let line = client
+            .next_line(Duration::from_secs(20))
+            .await
+            .expect("a line in time");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_ne!(v["method"], "notifications/progress", "not asked for: {v}");
+        if v["id"] == json!("c1") {
+            assert_eq!(text_of(&v), "counted to 3", "{v}");
+            break;
+        }
+    }
+    let mut seen = Vec::new();
+    while let Ok(Ok(ev)) = tokio::time::timeout(Duration::from_secs(5), feed.live.recv()).await {
+        match ev.event {
+            Event::CallProgress {
+                progress, total, ..
+            } => seen.push((progress, total)),
+            Event::CallFinished(c) if c.tool == "sample_slow_count" => break,
+            _ => {}
+        }
+    }
+    assert_eq!(
+        seen,
+        vec![(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))],
+        "{seen:?}"
+    );
+}
+
+/// B4: a `loom attach` is a workbench, not an MCP client: the quit question counts only
+/// the clients that speak MCP.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attached_workbench_is_not_counted_as_an_mcp_client() {
+    let cfg = sample_config("", "");
+    let (_client, entry) = started(&cfg).await;
+    let (eng, _feed) = attacher(&entry).await;
+    let (_other, _feed2) = attacher(&entry).await;
+    let clients = |r| match r {
+        Ok(Reply::Session(s)) => s.clients,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        clients(eng.request(Request::Session).await),
+        1,
+        "the stdio client only"
+    );
+    let dir = cfg.dir.path().display().to_string();
+    let mut joined = RawClient::spawn_args(&["connect"], &[("XDG_RUNTIME_DIR", &dir)]);
+    joined.initialize().await;
+    assert_eq!(
+        clients(eng.request(Request::Session).await),
+        2,
+        "and the one that joined"
+    );
+}
+
 /// `loom serve` in front of the probing test server, whose tool `tool` is called with the
 /// session socket's path; returns the config (kept alive), the client and the call's answer.
 async fn probe_from_a_server(tool: &str) -> (TempConfig, RawClient, serde_json::Value) {

@@ -340,3 +340,92 @@ async fn a_person_cancels_a_models_call_and_reads_parked_text_in_the_pager() {
     tmux.wait_for("the pager closed", |s| !s.contains("/error:"));
     tmux.keys(&["q"]);
 }
+
+/// The terminal modes of the pane: alternate screen, any mouse reporting, cursor shown.
+fn modes(tmux: &Tmux) -> String {
+    tmux.cmd(&[
+        "display-message",
+        "-p",
+        "-t",
+        "t",
+        "#{alternate_on} #{mouse_any_flag} #{cursor_flag}",
+    ])
+    .trim()
+    .to_owned()
+}
+
+/// The pid of the one `loom` the pane's shell started.
+fn loom_in_pane(tmux: &Tmux) -> String {
+    let shell = tmux.cmd(&["display-message", "-p", "-t", "t", "#{pane_pid}"]);
+    let out = Command::new("pgrep")
+        .args(["-P", shell.trim()])
+        .output()
+        .expect("run pgrep");
+    let pid = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(
+        !pid.is_empty() && !pid.contains('\n'),
+        "one loom under the shell: {pid:?}"
+    );
+    pid
+}
+
+fn sockets(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join("loom"))
+        .map(|r| {
+            r.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "sock"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The report's B3: `kill -TERM` of `loom tui` (and `kill -HUP` of `loom attach`) gives the
+/// terminal back as `q` does (main screen, no mouse reporting, the cursor shown) and the
+/// session socket goes with the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signal_gives_the_terminal_back_and_closes_the_session() {
+    let cfg = sample_config("", "");
+    let dir = cfg.dir.path().display().to_string();
+    let tmux = Tmux::new("signal");
+    // A shell around loom, so the pane outlives it and its modes can be read after.
+    tmux.start(&format!(
+        "sh -c 'env XDG_RUNTIME_DIR={dir} XDG_DATA_HOME={dir} {LOOM} tui -c {}; echo loom ended $?; sleep 600'",
+        cfg.path.display()
+    ));
+    tmux.wait_for("the sample server", |s| s.contains("sample up"));
+    assert_eq!(modes(&tmux), "1 1 0", "the workbench's own modes first");
+    assert_eq!(sockets(cfg.dir.path()), 1);
+    let pid = loom_in_pane(&tmux);
+    let killed = Command::new("kill").args(["-TERM", &pid]).status();
+    assert!(killed.is_ok_and(|s| s.success()));
+    tmux.wait_for("loom to end", |s| s.contains("loom ended"));
+    assert_eq!(modes(&tmux), "0 0 1", "{}", tmux.screen());
+    assert_eq!(
+        sockets(cfg.dir.path()),
+        0,
+        "the session socket is left behind"
+    );
+    drop(tmux);
+
+    // `loom attach` on a session an MCP client started, ended by a hang-up.
+    let mut client = RawClient::spawn(&cfg.path);
+    client.initialize().await;
+    let tmux = Tmux::new("signal-attach");
+    tmux.start(&format!(
+        "sh -c 'env XDG_RUNTIME_DIR={dir} XDG_DATA_HOME={dir} {LOOM} attach; echo loom ended $?; sleep 600'"
+    ));
+    tmux.wait_for("the attached workbench", |s| {
+        s.contains("loom attach") && s.contains("sample up")
+    });
+    assert_eq!(modes(&tmux), "1 1 0");
+    let pid = loom_in_pane(&tmux);
+    let killed = Command::new("kill").args(["-HUP", &pid]).status();
+    assert!(killed.is_ok_and(|s| s.success()));
+    tmux.wait_for("loom attach to end", |s| s.contains("loom ended"));
+    assert_eq!(modes(&tmux), "0 0 1", "{}", tmux.screen());
+    // The model's session goes on.
+    let r = client
+        .call("sample_get_weather", json!({ "city": "Porto" }))
+        .await;
+    assert!(!common::is_error_result(&r), "{r}");
+}

@@ -408,6 +408,12 @@ fn events() -> Vec<Sequenced> {
             at: "2026-12-01T00:00:00Z".into(),
         },
         Event::CallStarted(summary()),
+        Event::CallProgress {
+            call: 7,
+            progress: 40.0,
+            total: Some(500.0),
+            message: Some("counting".into()),
+        },
         Event::CallFinished(summary()),
         Event::DatasetCreated {
             dataset: "d".into(),
@@ -453,6 +459,7 @@ fn events() -> Vec<Sequenced> {
             Event::ServerState { .. }
             | Event::ServerStderr { .. }
             | Event::CallStarted(_)
+            | Event::CallProgress { .. }
             | Event::CallFinished(_)
             | Event::DatasetCreated { .. }
             | Event::DatasetDropped { .. }

@@ -165,19 +165,30 @@ impl ApprovePolicy {
         if self.allow.matches(tool) {
             return Approval::Allow;
         }
-        let a = annotations.and_then(|a| a.as_object());
-        let destructive = a
-            .and_then(|a| a.get("destructiveHint"))
-            .and_then(|v| v.as_bool());
-        let read_only = a
-            .and_then(|a| a.get("readOnlyHint"))
-            .and_then(|v| v.as_bool());
-        match (destructive, read_only) {
-            (Some(true), _) => Approval::Ask,
-            (None, Some(false)) => Approval::Ask,
-            _ => Approval::Allow,
+        if may_destroy(annotations) {
+            Approval::Ask
+        } else {
+            Approval::Allow
         }
     }
+}
+
+/// Whether a tool's annotations say it may destroy something: `destructiveHint: true`, or
+/// `readOnlyHint: false` with no `destructiveHint` (the spec's default for a tool that
+/// writes). The approval policy asks about these by default, and the workbench's palette asks
+/// before it calls one.
+pub fn may_destroy(annotations: Option<&serde_json::Value>) -> bool {
+    let a = annotations.and_then(|a| a.as_object());
+    let destructive = a
+        .and_then(|a| a.get("destructiveHint"))
+        .and_then(|v| v.as_bool());
+    let read_only = a
+        .and_then(|a| a.get("readOnlyHint"))
+        .and_then(|v| v.as_bool());
+    matches!(
+        (destructive, read_only),
+        (Some(true), _) | (None, Some(false))
+    )
 }
 
 #[derive(Debug, Clone)]

@@ -57,6 +57,15 @@ impl EventBus {
         let _ = self.tx.send(item);
     }
 
+    /// An event for those watching now that a later one soon makes stale (a call's progress):
+    /// it is numbered like every event but not kept for those who subscribe later, so it
+    /// never pushes lasting news out of the backlog.
+    pub fn publish_passing(&self, event: Event) {
+        let mut b = lock(&self.backlog);
+        b.0 += 1;
+        let _ = self.tx.send(Sequenced { seq: b.0, event });
+    }
+
     /// The recent events and a receiver for every later one: nothing missed, nothing twice.
     pub fn subscribe_with_backlog(&self) -> (Vec<Sequenced>, broadcast::Receiver<Sequenced>) {
         let b = lock(&self.backlog);

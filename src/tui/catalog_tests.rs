@@ -497,6 +497,40 @@ fn an_edit_refused_because_someone_changed_it_keeps_the_text() {
     assert!(matches!(a.overlay, Overlay::None));
 }
 
+/// The hint after `ctrl-l` ("ctrl-u brings your text back") holds in one step: not an empty
+/// editor first; `alt-r` (redo) then loads theirs again in one step, and edits made after loading
+/// undo one by one before the load does.
+#[test]
+fn one_ctrl_u_after_loading_theirs_brings_the_persons_text_back() {
+    let mut mem = Memories::default();
+    let mut a = on_memory(&mut mem);
+    run(&mut a, &mut mem, vec![Msg::char('e')]);
+    mem.model_writes("db", "the model changed it");
+    run(&mut a, &mut mem, typed(" MINE"));
+    run(&mut a, &mut mem, vec![Msg::ctrl('s'), Msg::ctrl('l')]);
+    let text = |a: &super::app::App| match &a.overlay {
+        Overlay::Memory(m) => m.text(),
+        _ => panic!("the editor stays open"),
+    };
+    assert_eq!(text(&a), "the model changed it");
+    run(&mut a, &mut mem, vec![Msg::ctrl('u')]);
+    assert_eq!(text(&a), "never touch prod\nask first MINE");
+    let redo = Msg::Key(crossterm::event::KeyEvent::new(
+        KeyCode::Char('r'),
+        crossterm::event::KeyModifiers::ALT,
+    ));
+    run(&mut a, &mut mem, vec![redo]);
+    assert_eq!(text(&a), "the model changed it");
+    run(&mut a, &mut mem, typed("!?"));
+    run(&mut a, &mut mem, vec![Msg::ctrl('u')]);
+    assert_eq!(text(&a), "the model changed it!");
+    run(&mut a, &mut mem, vec![Msg::ctrl('u'), Msg::ctrl('u')]);
+    assert_eq!(text(&a), "never touch prod\nask first MINE");
+    // Further back, the person's own typing undoes as before.
+    run(&mut a, &mut mem, vec![Msg::ctrl('u')]);
+    assert_eq!(text(&a), "never touch prod\nask first MIN");
+}
+
 /// After a save refused for a newer version, `ctrl-s` again writes the person's text over it
 /// (typing more meanwhile keeps the choice on screen).
 #[test]

@@ -377,3 +377,25 @@ fn ctrl_home_and_ctrl_end_go_to_the_ends_of_the_text() {
     )));
     assert_eq!(a.editor.area.cursor(), (0, 0));
 }
+
+/// Annoyance 14: a draft typed into a tab is in `editor-tabs.json` a few seconds later, not
+/// only on quit, a tab switch or a run (a crash or `kill -9` then loses little).
+#[test]
+fn a_draft_is_saved_a_few_seconds_after_it_is_typed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("editor-tabs.json");
+    let mut a = started();
+    a.editor.tabs.file = Some(file.clone());
+    a.now_secs = 1_000;
+    a.focus = Pane::Editor;
+    for c in "SELECT 42".chars() {
+        a.update(Msg::char(c));
+    }
+    assert!(!file.exists(), "not at once, on every key");
+    assert!(a.tick_interval().is_some(), "a tick is due to save it");
+    a.now_secs = 1_000 + super::app::DRAFT_SAVE_SECS;
+    a.update(Msg::Tick);
+    let saved = std::fs::read_to_string(&file).expect("saved");
+    assert!(saved.contains("SELECT 42"), "{saved}");
+    assert_eq!(a.tick_interval(), None, "nothing more to save");
+}

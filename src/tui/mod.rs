@@ -33,9 +33,15 @@ mod grid_tests;
 #[cfg(test)]
 mod layout_tests;
 #[cfg(test)]
+mod palette_tests;
+#[cfg(test)]
 mod safety_tests;
 #[cfg(test)]
 mod servers_tests;
+#[cfg(test)]
+mod text_entry_tests;
+#[cfg(test)]
+mod watching_tests;
 
 use crate::frontend::engine::{Engine, EventFeed};
 use app::{App, Msg};
@@ -144,6 +150,34 @@ fn now_minute() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() / 60)
         .unwrap_or(0)
+}
+
+/// The signals that end the workbench: SIGTERM (`kill`), SIGHUP (the terminal closed) and
+/// SIGINT (`kill -INT`; in raw mode `ctrl-c` is a key, not this signal).
+struct Stop {
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl Stop {
+    fn listen() -> std::io::Result<Stop> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Stop {
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Resolves when one of them arrives.
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.hup.recv() => {}
+            _ = self.int.recv() => {}
+        }
+    }
 }
 
 /// Gives the terminal back: raw mode off, main screen, cursor shown.
@@ -288,6 +322,9 @@ async fn event_loop(
         }
     };
     dispatch(app.start());
+    // Told to end (kill, a closed terminal, `kill -INT`): the loop ends as after `q`, so the
+    // terminal guard gives the terminal back and the caller closes the session socket.
+    let mut stop = Stop::listen()?;
     let frame_gap = Duration::from_millis(16);
     let mut last_draw = Instant::now() - frame_gap;
     let mut dirty = true;
@@ -317,6 +354,7 @@ async fn event_loop(
         let msg = tokio::select! {
             m = rx.recv() => m,
             _ = tokio::time::sleep(timeout) => Some(Msg::Tick),
+            _ = stop.next() => Some(Msg::Stop),
         };
         let Some(msg) = msg else { break };
         let is_tick = matches!(msg, Msg::Tick);

@@ -55,7 +55,8 @@ impl From<&str> for EngineError {
 /// tool list says which server serves each tool (exposed names need not say it). 9: a server
 /// may be in the state "needs authentication" (an HTTP server refused loom's token). 10: a
 /// result that is gone says why (`dropped`); a cancelled query is told apart (`cancelled`).
-pub const WORKBENCH_PROTOCOL: u32 = 10;
+/// 11: a running call's progress (`call_progress`).
+pub const WORKBENCH_PROTOCOL: u32 = 11;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]

@@ -26,6 +26,16 @@ pub enum Event {
         at: String,
     },
     CallStarted(CallSummary),
+    /// A running call's server said how far it is (`notifications/progress`). Not kept in the
+    /// backlog: only the newest matters, and only while the call runs.
+    CallProgress {
+        call: u64,
+        progress: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
     CallFinished(CallSummary),
     DatasetCreated {
         dataset: String,

@@ -91,13 +91,20 @@ impl ClientSession {
         };
         let mut down_token = None;
         let mut up_token = None;
-        if let Some(Value::Object(meta)) = params.get_mut("_meta")
-            && let Some(up) = meta.get("progressToken").cloned()
-        {
-            let down = self.session.next_progress_token();
-            meta.insert("progressToken".into(), Value::String(down.clone()));
-            down_token = Some(Value::String(down).to_string());
-            up_token = Some(up);
+        // A logged call always carries a progress token of loom's, so that the workbench sees
+        // how far it is even when the client asked for no progress.
+        let logged = track.is_some();
+        if logged && !params.contains_key("_meta") {
+            params.insert("_meta".into(), Value::Object(Map::new()));
+        }
+        if let Some(Value::Object(meta)) = params.get_mut("_meta") {
+            let up = meta.get("progressToken").cloned();
+            if up.is_some() || logged {
+                let down = self.session.next_progress_token();
+                meta.insert("progressToken".into(), Value::String(down.clone()));
+                down_token = Some(Value::String(down).to_string());
+                up_token = up;
+            }
         }
         let call_args = params.get("arguments").cloned();
         let caps = request_caps(&params);
@@ -137,17 +144,18 @@ impl ClientSession {
         let is_call = w.method == "tools/call";
         let method = w.method.clone();
         let notify = Arc::new(Notify::new());
-        if let (Some(key), Some(up)) = (&w.down_token, up_token) {
+        let call_no = w.track.as_ref().map(|t| t.summary.call);
+        if let Some(key) = &w.down_token {
             lock(&self.progress).insert(
                 key.clone(),
                 ProgressRoute {
-                    upstream_token: up,
+                    upstream_token: up_token,
                     notify: notify.clone(),
+                    call: call_no,
                 },
             );
         }
         let up_key = id_key(id);
-        let call_no = w.track.as_ref().map(|t| t.summary.call);
         let mut cancel_rx = self.track_in_flight(&up_key, w.server.name(), call_no);
         if self.is_modern() {
             let asks = matches!(

@@ -60,9 +60,13 @@ struct InFlight {
     log_level: Option<String>,
 }
 
+/// Where a server's progress for one request goes: to the client under its own token (when
+/// it asked for progress), and to the bus for the workbench (when the request is a logged
+/// call; loom then asks the server for progress itself if the client did not).
 struct ProgressRoute {
-    upstream_token: Value,
+    upstream_token: Option<Value>,
     notify: Arc<Notify>,
+    call: Option<u64>,
 }
 
 struct RelayedRequest {

@@ -105,8 +105,25 @@ impl ClientSession {
                 let Some(route) = routes.get(&token) else {
                     return;
                 };
-                p.insert("progressToken".into(), route.upstream_token.clone());
                 route.notify.notify_one();
+                if let Some(call) = route.call
+                    && let Some(progress) = p.get("progress").and_then(Value::as_f64)
+                {
+                    self.session.bus.publish_passing(Event::CallProgress {
+                        call,
+                        progress,
+                        total: p.get("total").and_then(Value::as_f64),
+                        message: p
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .map(|m| m.chars().take(200).collect()),
+                    });
+                }
+                // Progress loom asked for itself is the workbench's alone.
+                let Some(up) = route.upstream_token.clone() else {
+                    return;
+                };
+                p.insert("progressToken".into(), up);
                 drop(routes);
                 self.send(jsonrpc::notification(method, Some(&jsonrpc::to_raw(&p))));
             }
@@ -191,8 +208,10 @@ impl FleetListener for ClientSession {
         }
     }
 
+    /// A model's client that spoke MCP (a handshake, or a 2026-07-28 request): a workbench
+    /// attached over the same socket never does, so it is not counted as one.
     fn is_connected_client(&self) -> bool {
-        self.caller == Caller::Model && !self.is_closed()
+        self.caller == Caller::Model && !self.is_closed() && lock(&self.era).is_some()
     }
 
     fn list_changed(&self, kind: ListKind) {

@@ -35,6 +35,7 @@ impl App {
                     .approvals
                     .deny_reason
                     .take()
+                    .map(LineInput::into_string)
                     .filter(|r| !r.trim().is_empty());
                 self.settle(crate::types::events::Decision::Deny { reason });
             }
@@ -205,7 +206,16 @@ impl App {
             Action::RunQuery => self.run_statement_under_cursor(),
             Action::HistoryBrowser => self.open_history(),
             Action::UseQuery => self.use_history(false),
-            Action::Redo => self.editor.redo(),
+            Action::Undo
+            | Action::Redo
+            | Action::SelectAll
+            | Action::DeleteToLineEnd
+            | Action::DeleteWord
+            | Action::Newline => {
+                if let Some(e) = super::text_keys::TextEdit::of(a) {
+                    self.edit_text(e);
+                }
+            }
             Action::NewTab => self.new_tab(),
             Action::CloseTab => self.close_tab(),
             Action::NextTab | Action::PrevTab => self.cycle_tab(a == Action::NextTab),
@@ -236,7 +246,7 @@ impl App {
             Action::ApproveOnce => self.settle(crate::types::events::Decision::Once),
             Action::ApproveSession => self.settle(crate::types::events::Decision::Session),
             Action::Deny if !self.approvals.waiting.is_empty() => {
-                self.approvals.deny_reason = Some(String::new())
+                self.approvals.deny_reason = Some(LineInput::default())
             }
             Action::Deny => {}
         }

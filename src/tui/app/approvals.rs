@@ -31,7 +31,7 @@ pub struct Approvals {
     /// Calls waiting for this person's decision, oldest first.
     pub waiting: Vec<crate::types::events::ApprovalRequest>,
     /// The reason being typed for a denial.
-    pub deny_reason: Option<String>,
+    pub deny_reason: Option<LineInput>,
     /// The approval the screen last showed: a key decides that one, never one the person
     /// has not seen yet.
     pub drawn: std::cell::Cell<Option<u64>>,

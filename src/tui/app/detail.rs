@@ -40,6 +40,8 @@ pub struct DetailPane {
     pub(super) reference_gone: Option<crate::types::data::DropReason>,
     /// The shown call has not started: it waits for a person's approval.
     pub(super) awaiting_approval: bool,
+    /// How far the shown running call is, as its server last said (`40/500 · counting`).
+    pub(super) progress: Option<String>,
 }
 
 impl DetailPane {
@@ -126,10 +128,13 @@ impl DetailPane {
                         None => "waiting".to_owned(),
                     }
                 } else if running {
-                    match elapsed_secs(now_secs, &s.at) {
-                        Some(t) => format!("{t} s so far · c cancels"),
-                        None => "c cancels".to_owned(),
+                    let mut parts: Vec<String> = Vec::new();
+                    if let Some(t) = elapsed_secs(now_secs, &s.at) {
+                        parts.push(format!("{t} s so far"));
                     }
+                    parts.extend(self.progress.clone());
+                    parts.push("c cancels".to_owned());
+                    parts.join(" · ")
                 } else {
                     match s.waited_millis {
                         // The wait for a person is not the server's latency: shown apart.
@@ -237,6 +242,7 @@ impl App {
         self.detail.reference_gone = self.reference_gone(&d);
         self.detail.awaiting_approval =
             matches!(&d, Detail::Call(r) if self.awaits_approval(r.summary.call));
+        self.detail.progress = self.progress_of(&d);
         self.detail
             .set(d, &self.theme, &self.highlighter, self.now_secs);
     }
@@ -245,8 +251,17 @@ impl App {
         self.detail.reference_gone = self.reference_gone(&self.detail.shown);
         self.detail.awaiting_approval = matches!(&self.detail.shown,
             Detail::Call(r) if self.awaits_approval(r.summary.call));
+        self.detail.progress = self.progress_of(&self.detail.shown);
         self.detail
             .rebuild(&self.theme, &self.highlighter, self.now_secs);
+    }
+
+    /// How far a shown call is, when its server said.
+    fn progress_of(&self, d: &Detail) -> Option<String> {
+        match d {
+            Detail::Call(r) => self.traffic.progress_text(r.summary.call),
+            _ => None,
+        }
     }
 
     /// Whether call `call` waits for a person's approval (it has not started yet).

@@ -58,7 +58,15 @@ pub struct EditorPane {
     /// The highlighting of every line, from the frames before: a keystroke re-parses only the
     /// lines it changed.
     pub colours: LineCache,
+    /// When (the runtime's clock) the text first changed since the tabs were last saved: a
+    /// draft is saved a few seconds later, so a crash or `kill -9` loses little.
+    pub(super) draft_since: Option<u64>,
+    /// The text changed since the tabs were saved.
+    pub(super) unsaved: bool,
 }
+
+/// Seconds after a change to the editor's text before the draft is saved.
+pub const DRAFT_SAVE_SECS: u64 = 5;
 
 impl EditorPane {
     pub(super) fn new() -> EditorPane {
@@ -75,6 +83,8 @@ impl EditorPane {
             redo_available: false,
             dirty: false,
             colours: LineCache::default(),
+            draft_since: None,
+            unsaved: false,
         }
     }
 
@@ -219,10 +229,35 @@ impl EditorPane {
             self.dirty = true;
             return;
         }
-        let edited = self.area.input(k);
+        let edited = super::text_keys::type_key(&mut self.area, k);
+        self.after_edit(edited, false, datasets);
+    }
+
+    /// An editing command of the keymap's `[text]` (select all, undo, redo…).
+    pub(super) fn edit(&mut self, e: super::text_keys::TextEdit, datasets: &[DatasetView]) {
+        use super::text_keys::TextEdit;
+        let edited = super::text_keys::apply_edit(&mut self.area, e);
+        match e {
+            TextEdit::Undo => self.redo_available = edited || self.redo_available,
+            // What redo brought back may have more behind it; the next redo says.
+            TextEdit::Redo => self.redo_available = edited,
+            _ => {}
+        }
+        self.after_edit(
+            edited,
+            matches!(e, TextEdit::Undo | TextEdit::Redo),
+            datasets,
+        );
+    }
+
+    /// After a key or a command: colours again; an edit ends a walk through the history and
+    /// narrows the completion list.
+    fn after_edit(&mut self, edited: bool, undoing: bool, datasets: &[DatasetView]) {
+        if edited && !undoing {
+            self.redo_available = false;
+        }
         if edited {
-            let undo = k.code == KeyCode::Char('u') && k.modifiers == KeyModifiers::CONTROL;
-            self.redo_available = undo;
+            self.unsaved = true;
         }
         // Moving the cursor or the selection also re-applies the colours: they are cut out of
         // the selection so that it stays visible.
@@ -235,14 +270,8 @@ impl EditorPane {
         }
     }
 
-    /// `alt-r`: brings back what undo (`ctrl-u`) took, as `ctrl-r` did before it opened the
-    /// history browser.
-    pub(super) fn redo(&mut self) {
-        self.redo_available = self.area.redo();
-        self.dirty = true;
-    }
-
     pub(super) fn paste(&mut self, text: &str) {
+        self.unsaved = true;
         self.redo_available = false;
         self.area.insert_str(text);
         self.dirty = true;

@@ -3,7 +3,9 @@
 //! name. It owns only its form; it never writes a file (the engine does, on the request it
 //! makes) and never draws (see `ui/export_dialog.rs`).
 
+use super::line_input::LineInput;
 use crate::types::engine::{ExportOptions, Request};
+use crossterm::event::{KeyCode, KeyEvent};
 
 /// The formats the engine writes. Parquet is not offered: its writer is a separate extension
 /// of the bundled engine, and the store's seal keeps file access closed.
@@ -39,22 +41,25 @@ pub struct ExportDialog {
     pub format: usize,
     pub delimiter: usize,
     pub header: bool,
-    pub name: String,
+    /// The file name, proposed selected: typing replaces it, the line keys edit it.
+    pub name: LineInput,
     pub field: Field,
 }
 
 impl ExportDialog {
-    /// A dialog for `table`, named after it, as CSV with a header and commas.
+    /// A dialog for `table` as CSV with a header and commas, its file named after `stem`
+    /// (the dataset, or what a query result was read from).
     pub fn new(
         table: &str,
+        stem: &str,
         rows: Option<(u64, u64)>,
         count: Option<u64>,
         export_dir: &str,
     ) -> Self {
-        let name = match rows {
-            Some((offset, limit)) => format!("{table}-rows-{}-{}", offset + 1, offset + limit),
-            None => table.to_owned(),
-        };
+        let name = LineInput::selected(match rows {
+            Some((offset, limit)) => format!("{stem}-rows-{}-{}", offset + 1, offset + limit),
+            None => stem.to_owned(),
+        });
         ExportDialog {
             table: table.to_owned(),
             rows,
@@ -114,28 +119,35 @@ impl ExportDialog {
         }
     }
 
-    /// A typed character: part of the name when the name is the field, else a shortcut
-    /// (`space` changes a choice).
-    pub fn type_char(&mut self, c: char) {
+    /// A key the form's own keys did not take: the name's line keys when the name is the
+    /// field, else a shortcut (`space` changes a choice).
+    pub fn input(&mut self, k: &KeyEvent) {
         match self.field {
-            Field::Name if !c.is_control() => self.name.push(c),
-            Field::Name => {}
-            _ if c == ' ' => self.cycle(true),
+            Field::Name => {
+                self.name.input(k);
+            }
+            _ if k.code == KeyCode::Char(' ') => self.cycle(true),
             _ => {}
         }
     }
 
-    pub fn backspace(&mut self) {
+    /// `left` / `right`: the cursor in the name, else the choice of the field.
+    pub fn sideways(&mut self, right: bool) {
         if self.field == Field::Name {
-            self.name.pop();
+            self.name.input(&KeyEvent::from(if right {
+                KeyCode::Right
+            } else {
+                KeyCode::Left
+            }));
+        } else {
+            self.cycle(right);
         }
     }
 
     /// A pasted text: its first line, into the name.
     pub fn paste(&mut self, text: &str) {
         if self.field == Field::Name {
-            let line = text.lines().next().unwrap_or_default();
-            self.name.extend(line.chars().filter(|c| !c.is_control()));
+            self.name.paste(text.lines().next().unwrap_or_default());
         }
     }
 
@@ -179,9 +191,13 @@ mod tests {
         }
     }
 
+    fn key(c: char) -> KeyEvent {
+        KeyEvent::from(KeyCode::Char(c))
+    }
+
     #[test]
     fn a_new_dialog_writes_the_whole_table_as_csv_with_a_header() {
-        let d = ExportDialog::new("orders_1", None, Some(3), "/tmp/exports");
+        let d = ExportDialog::new("orders_1", "orders_1", None, Some(3), "/tmp/exports");
         let (format, o) = options(&d);
         assert_eq!(format, "csv");
         assert_eq!((o.delimiter, o.header, o.rows), (',', true, None));
@@ -190,14 +206,14 @@ mod tests {
 
     #[test]
     fn choices_cycle_and_fields_follow_the_format() {
-        let mut d = ExportDialog::new("t", Some((10, 5)), Some(5), "/x");
+        let mut d = ExportDialog::new("_loom_result_3", "t", Some((10, 5)), Some(5), "/x");
         assert_eq!(d.name, "t-rows-11-15");
         d.step(true);
         assert_eq!(d.field, Field::Delimiter);
         d.cycle(true);
         d.cycle(true);
         d.step(true);
-        d.type_char(' ');
+        d.input(&key(' '));
         let (_, o) = options(&d);
         assert_eq!(
             (o.delimiter, o.header, o.rows),
@@ -215,16 +231,21 @@ mod tests {
 
     #[test]
     fn the_name_takes_typing_and_pastes_without_control_characters() {
-        let mut d = ExportDialog::new("t", None, None, "/x");
+        let mut d = ExportDialog::new("t", "t", None, None, "/x");
         d.field = Field::Name;
-        d.name.clear();
+        // The proposed name is selected: the first key replaces it.
         for c in "paid\u{1b}[31m".chars() {
-            d.type_char(c);
+            d.input(&key(c));
         }
-        d.backspace();
+        d.input(&KeyEvent::from(KeyCode::Backspace));
         d.paste("\u{7}x\nsecond line");
         assert_eq!(d.name, "paid[31x");
         assert_eq!(d.file_name(), "paid[31x.csv");
+        // The cursor moves in the name; left and right are not the form's choices there.
+        d.sideways(false);
+        d.sideways(false);
+        d.input(&key('-'));
+        assert_eq!(d.name, "paid[3-1x");
         d.name = "  ".into();
         assert_eq!(
             d.file_name(),

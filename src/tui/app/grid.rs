@@ -23,6 +23,9 @@ pub struct Grid {
     pub mark: Option<u64>,
     /// Long cells wrap over a few lines instead of being cut (`w`).
     pub wrap: bool,
+    /// The statement the person ran for it (empty when not from the editor): an export is
+    /// named after what it read.
+    pub sql: String,
 }
 
 /// Rows per page fetched for the grid.
@@ -51,6 +54,7 @@ impl Grid {
             view: None,
             mark: None,
             wrap: false,
+            sql: String::new(),
         }
     }
 
@@ -278,7 +282,7 @@ impl App {
     pub(super) fn copy_grid(&mut self, a: Action) {
         let Some(g) = &self.results.grid else {
             let why = if self.results.query_error.is_some() {
-                "no result to copy: the last query failed"
+                "no result to copy: the last query did not finish"
             } else {
                 "no result to copy: run a query first"
             };
@@ -307,7 +311,7 @@ impl App {
                 if total > COPY_ALL_MAX {
                     self.results.copy_all_pending = false;
                     self.set_status(
-                        format!("{total} rows is too many for the clipboard: export with x (CSV) or X (JSON)"),
+                        format!("{total} rows are too many for the clipboard: export with x (CSV) or X (JSON)"),
                         StatusKind::Error,
                     );
                     return;

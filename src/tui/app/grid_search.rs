@@ -70,8 +70,11 @@ impl App {
             self.set_status("no result to search: run a query first", StatusKind::Error);
             return;
         }
+        // The last search of this grid comes back selected: typing replaces it.
         let last = self.results.search.as_ref().map(|s| s.text.clone());
-        self.results.prompt = Some(GridPrompt::Search(last.unwrap_or_default()));
+        self.results.prompt = Some(GridPrompt::Search(LineInput::selected(
+            last.unwrap_or_default(),
+        )));
     }
 
     /// `enter` on the search: asks the engine for the rows that match.
@@ -126,11 +129,13 @@ impl App {
         }
         self.grid_search_jump(true);
         let more = if n >= MAX_HITS { " (the first)" } else { "" };
+        let (verb, them) = if n == 1 {
+            ("contains", "n and N come back to it")
+        } else {
+            ("contain", "n and N move between them")
+        };
         self.set_status(
-            format!(
-                "{}{more} contain “{text}”: n and N move between them",
-                plural(n, "row")
-            ),
+            format!("{}{more} {verb} “{text}”: {them}", plural(n, "row")),
             StatusKind::Info,
         );
     }

@@ -28,6 +28,8 @@ pub enum Outcome {
     Rows(u64),
     /// The engine's error, shortened to one line.
     Failed(String),
+    /// A person cancelled it.
+    Cancelled,
 }
 
 /// One statement of the history.
@@ -67,6 +69,8 @@ struct Record {
     error: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     kept: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    cancelled: bool,
 }
 
 impl From<&HistoryEntry> for Record {
@@ -84,6 +88,7 @@ impl From<&HistoryEntry> for Record {
                 _ => None,
             },
             kept: e.outcome == Outcome::Kept,
+            cancelled: e.outcome == Outcome::Cancelled,
         }
     }
 }
@@ -94,6 +99,7 @@ impl From<Record> for HistoryEntry {
             (Some(m), _) => Outcome::Failed(shorten_error(&m)),
             (None, Some(n)) => Outcome::Rows(n),
             (None, None) if r.kept => Outcome::Kept,
+            (None, None) if r.cancelled => Outcome::Cancelled,
             (None, None) => Outcome::Unknown,
         };
         HistoryEntry {

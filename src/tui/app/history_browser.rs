@@ -10,7 +10,7 @@ use super::*;
 
 /// The history browser's state.
 pub struct HistoryBrowser {
-    pub filter: String,
+    pub filter: LineInput,
     /// Which of the matches is selected, from the newest.
     pub selected: usize,
     /// Rows on screen, as last drawn: page keys move by it.
@@ -20,7 +20,7 @@ pub struct HistoryBrowser {
 impl HistoryBrowser {
     fn new() -> HistoryBrowser {
         HistoryBrowser {
-            filter: String::new(),
+            filter: LineInput::default(),
             selected: 0,
             rows: std::cell::Cell::new(10),
         }
@@ -52,19 +52,16 @@ impl HistoryBrowser {
     /// search key of the other views, not text.
     fn input(&mut self, k: KeyEvent) {
         let plain = !super::keys::is_chord(&k);
-        match k.code {
-            KeyCode::Char('/') if self.filter.is_empty() => return,
-            KeyCode::Char(c) if plain => self.filter.push(c),
-            KeyCode::Backspace => {
-                self.filter.pop();
-            }
-            _ => return,
+        if plain && k.code == KeyCode::Char('/') && self.filter.is_empty() {
+            return;
         }
-        self.selected = 0;
+        if self.filter.input(&k) {
+            self.selected = 0;
+        }
     }
 
     fn paste(&mut self, text: &str) {
-        self.filter.push_str(&one_line(text));
+        self.filter.paste(&one_line(text));
         self.selected = 0;
     }
 }

@@ -71,12 +71,7 @@ impl App {
                 return;
             }
             Overlay::Export(d) => {
-                match k.code {
-                    KeyCode::Char(_) if is_chord(&k) => {}
-                    KeyCode::Char(c) => d.type_char(c),
-                    KeyCode::Backspace => d.backspace(),
-                    _ => {}
-                }
+                d.input(&k);
                 return;
             }
             Overlay::Memory(m) if m.stage == MemoryStage::Key && k.code == KeyCode::Enter => {
@@ -109,12 +104,12 @@ impl App {
         }
         match &mut self.overlay {
             Overlay::Palette(p) => p.paste(text),
-            Overlay::Filter => self.traffic.filter.push_str(text),
+            Overlay::Filter => self.traffic.filter.paste(text),
             Overlay::Export(d) => d.paste(text),
             Overlay::Memory(m) => m.paste(text),
             Overlay::Pager(p) => {
                 if let Some(t) = &mut p.typing {
-                    t.push_str(&text.replace(['\n', '\r'], " "));
+                    t.paste(text);
                 }
             }
             Overlay::None if self.focus == Pane::Editor => self.editor.paste(text),
@@ -130,14 +125,8 @@ pub(super) fn is_chord(k: &KeyEvent) -> bool {
         .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
 }
 
-/// Typing into a one-line input: a chord (`ctrl-x`, `alt-x`) is never text.
-pub(super) fn edit_line(line: &mut String, k: KeyEvent) {
-    match k.code {
-        KeyCode::Char(_) if is_chord(&k) => {}
-        KeyCode::Char(c) => line.push(c),
-        KeyCode::Backspace => {
-            line.pop();
-        }
-        _ => {}
-    }
+/// Typing into a one-line input: the keys every field shares (see [`LineInput`]); a chord it
+/// does not know (`ctrl-x`, `alt-x`) is never text.
+pub(super) fn edit_line(line: &mut LineInput, k: KeyEvent) {
+    line.input(&k);
 }

@@ -24,7 +24,10 @@ pub enum MemoryStage {
 
 /// The memory editor overlay.
 pub struct MemoryEditor {
+    /// The memory's key: typed into `key_input` for a new one, fixed once the content begins.
     pub key: String,
+    /// A new memory's key as it is typed.
+    pub key_input: LineInput,
     pub stage: MemoryStage,
     pub content: Box<TextArea<'static>>,
     pub tags: Vec<String>,
@@ -39,6 +42,11 @@ pub struct MemoryEditor {
     pub(super) checking: bool,
     /// The newer version a save was refused for: `ctrl-s` writes over it, ctrl-l loads it.
     pub conflict: Option<MemoryView>,
+    /// Undo steps from the text as it is to the text right after loading the newer version
+    /// (negative: undone past it), while that load is still in the undo history. Loading is
+    /// two edits to the text area (clear, insert); one `ctrl-u` must take both back, or the
+    /// person sees an empty editor where the hint promised their text.
+    loaded_at: Option<i64>,
 }
 
 impl MemoryEditor {
@@ -53,6 +61,7 @@ impl MemoryEditor {
     fn new_memory(th: &Theme) -> MemoryEditor {
         MemoryEditor {
             key: String::new(),
+            key_input: LineInput::default(),
             stage: MemoryStage::Key,
             content: Self::area(Vec::new(), th),
             tags: Vec::new(),
@@ -62,6 +71,7 @@ impl MemoryEditor {
             saving: false,
             checking: false,
             conflict: None,
+            loaded_at: None,
         }
     }
 
@@ -73,6 +83,7 @@ impl MemoryEditor {
         content.move_cursor(tui_textarea::CursorMove::End);
         MemoryEditor {
             key: m.key.clone(),
+            key_input: LineInput::default(),
             stage: MemoryStage::Content,
             content,
             tags: m.tags.clone(),
@@ -82,6 +93,7 @@ impl MemoryEditor {
             saving: false,
             checking: false,
             conflict: None,
+            loaded_at: None,
         }
     }
 
@@ -108,6 +120,7 @@ impl MemoryEditor {
         self.content.select_all();
         self.content.insert_str(&newer.content);
         self.content.cancel_selection();
+        self.loaded_at = Some(0);
         self.if_version = newer.version;
         self.tags = newer.tags;
         self.pinned = newer.pinned;
@@ -126,16 +139,71 @@ impl MemoryEditor {
             self.error = None;
         }
         match self.stage {
-            MemoryStage::Key => edit_line(&mut self.key, k),
-            MemoryStage::Content => {
-                self.content.input(k);
+            MemoryStage::Key => edit_line(&mut self.key_input, k),
+            MemoryStage::Content => self.edit_content(k),
+        }
+    }
+
+    /// A key for the content: typing and moving.
+    fn edit_content(&mut self, k: KeyEvent) {
+        if super::text_keys::type_key(&mut self.content, k) {
+            self.edited();
+        }
+    }
+
+    /// An editing command of the keymap's `[text]` on the content. Undo and redo step over
+    /// the loading of a newer version as one step (see `loaded_at`).
+    pub(super) fn edit_text(&mut self, e: super::text_keys::TextEdit) {
+        use super::text_keys::{TextEdit, apply_edit};
+        if self.stage != MemoryStage::Content {
+            return;
+        }
+        if self.conflict.is_none() {
+            self.error = None;
+        }
+        match (self.loaded_at, e) {
+            (Some(0), TextEdit::Undo) => {
+                self.content.undo();
+                self.content.undo();
+                self.loaded_at = Some(-2);
+            }
+            (Some(-2), TextEdit::Redo) => {
+                self.content.redo();
+                self.content.redo();
+                self.loaded_at = Some(0);
+            }
+            (at, TextEdit::Undo) => {
+                if self.content.undo() {
+                    self.loaded_at = at.map(|n| n - 1);
+                }
+            }
+            (at, TextEdit::Redo) => {
+                if self.content.redo() {
+                    self.loaded_at = at.map(|n| n + 1);
+                }
+            }
+            (_, e) => {
+                if apply_edit(&mut self.content, e) {
+                    self.edited();
+                }
             }
         }
     }
 
+    /// The content changed by an edit (not undo or redo): the load of a newer version moves
+    /// one step further down the undo history.
+    fn edited(&mut self) {
+        self.loaded_at = match self.loaded_at {
+            // An edit after undoing past the load drops it from the redo history; one too many
+            // above it pushes it out of the undo history.
+            Some(at) if at >= 0 && at + 3 < self.content.max_histories() as i64 => Some(at + 1),
+            _ => None,
+        };
+    }
+
     pub(super) fn paste(&mut self, text: &str) {
         match self.stage {
-            MemoryStage::Key => self.key.push_str(&text.replace(['\n', '\r'], " ")),
+            MemoryStage::Key => self.key_input.paste(text),
             MemoryStage::Content => {
                 self.content.insert_str(text);
             }
@@ -207,7 +275,7 @@ impl App {
         let Some(m) = self.memory_editor_mut() else {
             return;
         };
-        let key = m.key.trim().to_owned();
+        let key = m.key_input.trim().to_owned();
         if key.is_empty() {
             m.error = Some("type the memory's key first".into());
         } else if taken.contains(&key) {

@@ -18,7 +18,7 @@ pub struct MenuItem {
 /// The menu's state.
 pub struct Menu {
     pub selected: usize,
-    pub filter: String,
+    pub filter: LineInput,
     /// The filter is being typed (after `/`).
     pub typing: bool,
     /// The views under the menu when it opened: an action bound there runs.
@@ -31,7 +31,7 @@ impl Menu {
     pub(super) fn new(beneath: Vec<Context>) -> Menu {
         Menu {
             selected: 0,
-            filter: String::new(),
+            filter: LineInput::default(),
             typing: false,
             beneath,
             rows: std::cell::Cell::new(10),

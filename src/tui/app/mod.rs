@@ -21,6 +21,7 @@ mod grid_search;
 mod history;
 mod history_browser;
 mod keys;
+pub mod line_input;
 mod memory;
 mod menu;
 mod mouse;
@@ -32,6 +33,7 @@ mod results;
 pub mod server_log;
 mod servers;
 mod tabs;
+mod text_keys;
 mod traffic;
 mod view;
 
@@ -43,13 +45,14 @@ pub use confirm::{Confirm, Confirmed};
 pub use describe::Describe;
 pub use detail::{Detail, DetailPane};
 pub(crate) use detail::{hint_text, scalar, top_text};
-pub use editor::{Completion, EditorPane, ErrorMark};
+pub use editor::{Completion, DRAFT_SAVE_SECS, EditorPane, ErrorMark};
 pub use export_dialog::ExportDialog;
 pub use grid_search::GridSearch;
 pub use history::{
     HistoryEntry, Outcome, default_history_file, load_history, parse_history, shorten_error,
 };
 pub use history_browser::{HistoryBrowser, one_line};
+pub use line_input::LineInput;
 pub use memory::{MemoryEditor, MemoryStage, history_text};
 pub use menu::{Menu, MenuItem};
 pub use pager::Pager;
@@ -261,6 +264,9 @@ pub enum Msg {
     SessionEnded,
     /// A thread other than the UI's panicked; the message is what it said.
     WorkerPanicked(String),
+    /// The process was told to end (SIGTERM, SIGHUP, SIGINT): quit at once, as `q` does
+    /// once answered, keeping what the editor holds.
+    Stop,
 }
 
 impl Msg {
@@ -342,8 +348,20 @@ impl App {
         if self.traffic.any_running() || !self.approvals.waiting.is_empty() {
             return Some(Duration::from_secs(1));
         }
-        self.status_left()
-            .map(|left| Duration::from_secs(left.max(1)))
+        let draft = self.editor.draft_since.map(|since| {
+            Duration::from_secs(
+                (since + editor::DRAFT_SAVE_SECS)
+                    .saturating_sub(self.now_secs)
+                    .max(1),
+            )
+        });
+        let status = self
+            .status_left()
+            .map(|left| Duration::from_secs(left.max(1)));
+        match (draft, status) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Seconds until the status line fades; none when there is nothing to fade.
@@ -467,6 +485,13 @@ impl App {
             Msg::Action(a) => self.apply(a),
             Msg::Tick => {
                 self.spinner = self.spinner.wrapping_add(1);
+                if self
+                    .editor
+                    .draft_since
+                    .is_some_and(|t| self.now_secs >= t + editor::DRAFT_SAVE_SECS)
+                {
+                    self.save_tabs();
+                }
                 if self.status_left() == Some(0) {
                     self.status = None;
                 }
@@ -486,6 +511,11 @@ impl App {
                 format!("internal error in loom (details in the log): {what}"),
                 StatusKind::Error,
             ),
+            Msg::Stop => self.quit = true,
+        }
+        // The clock starts the wait for a draft's save at the first change since the last one.
+        if self.editor.unsaved && self.editor.draft_since.is_none() && self.now_secs > 0 {
+            self.editor.draft_since = Some(self.now_secs);
         }
         if self.quit {
             // The last moment this workbench's state is seen: what the editor holds is kept.
@@ -510,6 +540,10 @@ impl App {
         match &self.overlay {
             Overlay::Help(m) if m.typing => vec![Context::Filter],
             Overlay::Help(_) => vec![Context::Help, Context::Global],
+            Overlay::Palette(p) if p.asking() => vec![Context::Ask],
+            Overlay::Palette(p) if p.editing() => {
+                vec![Context::Palette, Context::Text, Context::Global]
+            }
             Overlay::Palette(_) => vec![Context::Palette, Context::Global],
             Overlay::Describe(_) => vec![Context::Describe, Context::Global],
             Overlay::Filter => vec![Context::Filter],
@@ -520,14 +554,22 @@ impl App {
             // Typing filters the list: only its own keys are taken.
             Overlay::History(_) => vec![Context::History],
             // Every key but its own is text.
+            Overlay::Memory(m) if m.stage == MemoryStage::Content => {
+                vec![Context::MemoryEditor, Context::Text]
+            }
             Overlay::Memory(_) => vec![Context::MemoryEditor],
             Overlay::None if self.results.prompt.is_some() => vec![Context::Filter],
             Overlay::None => {
                 if self.focus == Pane::Editor {
                     if self.editor.completion.is_some() {
-                        vec![Context::Completion, Context::Editor, Context::Global]
+                        vec![
+                            Context::Completion,
+                            Context::Editor,
+                            Context::Text,
+                            Context::Global,
+                        ]
                     } else {
-                        vec![Context::Editor, Context::Global]
+                        vec![Context::Editor, Context::Text, Context::Global]
                     }
                 } else {
                     vec![self.focus.context(), Context::Navigation, Context::Global]

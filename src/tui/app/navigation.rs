@@ -98,7 +98,7 @@ impl App {
 
     pub(super) fn move_sideways(&mut self, right: bool) {
         if let Overlay::Export(d) = &mut self.overlay {
-            d.cycle(right);
+            d.sideways(right);
             return;
         }
         match self.focus {

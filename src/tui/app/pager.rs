@@ -16,7 +16,7 @@ pub struct Pager {
     pub lines: Option<Vec<String>>,
     pub top: usize,
     /// The pattern being typed after `/`.
-    pub typing: Option<String>,
+    pub typing: Option<LineInput>,
     /// The last pattern searched and the 0-based lines it matched.
     pub pattern: Option<String>,
     pub matches: Vec<u64>,
@@ -81,7 +81,7 @@ impl Pager {
 
     /// `/`: starts typing a pattern.
     pub(super) fn start_search(&mut self) {
-        self.typing = Some(String::new());
+        self.typing = Some(LineInput::default());
     }
 
     /// Searches text held here by the rules of loom_fetch's pattern: a regular expression,
@@ -158,7 +158,7 @@ impl App {
     /// `enter` after `/`: searches text held here, or asks the engine for the matching lines.
     pub(super) fn pager_run_search(&mut self) {
         let Some(p) = self.pager_mut() else { return };
-        let Some(pattern) = p.typing.take() else {
+        let Some(pattern) = p.typing.take().map(LineInput::into_string) else {
             return;
         };
         if pattern.is_empty() {

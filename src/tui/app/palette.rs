@@ -1,5 +1,8 @@
 //! The tool palette (an overlay): it owns the filter, the chosen tool and the arguments being
 //! typed, prefilled from the tool's schema and checked against it before anything is sent.
+//! A required argument still holding the placeholder it was prefilled with, or a tool that may
+//! destroy something, is asked about (`y` calls, `n` goes back) before it is sent: two
+//! `enter`s must never fire a destructive call with a made-up value.
 //! Listing the tools and calling one are the app's (`App::send`); it never draws.
 
 use super::keys::edit_line;
@@ -17,7 +20,7 @@ pub enum PaletteStage {
 
 /// The palette's state.
 pub struct Palette {
-    pub filter: String,
+    pub filter: LineInput,
     pub selected: usize,
     pub stage: PaletteStage,
     pub error: Option<String>,
@@ -27,18 +30,26 @@ pub struct Palette {
     pub(super) dirty: bool,
     /// The arguments' highlighting, line by line, from the frames before.
     pub(super) colours: LineCache,
+    /// Required arguments prefilled with a placeholder of their type (not a schema default):
+    /// a value still equal to it was not typed by the person.
+    placeholders: Vec<(String, Value)>,
+    /// The question asked before the call is sent (placeholders left, a destructive tool);
+    /// while it is asked, `y` sends and `n`/`esc` goes back to the arguments.
+    pub question: Option<String>,
 }
 
 impl Palette {
     fn new() -> Palette {
         Palette {
-            filter: String::new(),
+            filter: LineInput::default(),
             selected: 0,
             stage: PaletteStage::Pick,
             error: None,
             error_at: None,
             dirty: false,
             colours: LineCache::default(),
+            placeholders: Vec::new(),
+            question: None,
         }
     }
 
@@ -95,8 +106,17 @@ impl Palette {
         self.selected = step(self.selected, self.matches(tools).len(), delta);
     }
 
-    /// `esc` while typing arguments goes back to the list; says whether it did.
+    /// Whether a question waits for `y` or `n` before the call is sent.
+    pub(super) fn asking(&self) -> bool {
+        self.question.is_some()
+    }
+
+    /// `esc` while typing arguments goes back to the list (from a question, to the
+    /// arguments); says whether it did.
     pub(super) fn back(&mut self) -> bool {
+        if self.question.take().is_some() {
+            return true;
+        }
         if !self.editing() {
             return false;
         }
@@ -108,17 +128,34 @@ impl Palette {
 
     /// A key the keymap did not take: it edits the filter or the arguments.
     pub(super) fn input(&mut self, k: KeyEvent) {
+        // A question takes only its own keys: nothing typed then reaches the arguments.
+        if self.asking() {
+            return;
+        }
         match &mut self.stage {
             PaletteStage::Pick => {
                 edit_line(&mut self.filter, k);
                 self.selected = 0;
             }
             PaletteStage::Edit { args, .. } => {
-                args.input(k);
+                super::text_keys::type_key(args, k);
                 self.error = None;
                 self.error_at = None;
                 self.dirty = true;
             }
+        }
+    }
+
+    /// An editing command of the keymap's `[text]` on the arguments.
+    pub(super) fn edit(&mut self, e: super::text_keys::TextEdit) {
+        if self.asking() {
+            return;
+        }
+        if let PaletteStage::Edit { args, .. } = &mut self.stage {
+            super::text_keys::apply_edit(args, e);
+            self.error = None;
+            self.error_at = None;
+            self.dirty = true;
         }
     }
 
@@ -147,6 +184,9 @@ impl Palette {
     }
 
     pub(super) fn paste(&mut self, text: &str) {
+        if self.asking() {
+            return;
+        }
         if let PaletteStage::Edit { args, .. } = &mut self.stage {
             args.insert_str(text);
             self.dirty = true;
@@ -160,7 +200,8 @@ impl Palette {
         let Some(tool) = self.matches(tools).get(self.selected).cloned() else {
             return;
         };
-        let prefill = prefill_arguments(&tool);
+        let (prefill, placeholders) = prefill(&tool);
+        self.placeholders = placeholders;
         let lines: Vec<String> = prefill.lines().map(str::to_owned).collect();
         let cursor = match lines.get(1) {
             Some(l) if lines.len() > 2 => {
@@ -185,6 +226,40 @@ impl Palette {
             args: Box::new(args),
         };
         self.dirty = true;
+    }
+
+    /// What must be asked before `arguments` are sent: required arguments that still hold
+    /// their placeholder, and whether the tool may destroy something. None when nothing.
+    fn question_for(&self, arguments: &Value) -> Option<String> {
+        let PaletteStage::Edit { tool, .. } = &self.stage else {
+            return None;
+        };
+        let name = tool["name"].as_str().unwrap_or_default();
+        let untouched: Vec<String> = self
+            .placeholders
+            .iter()
+            .filter(|(k, v)| arguments.get(k) == Some(v))
+            .map(|(k, v)| format!("`{k}` is still the placeholder {v}"))
+            .collect();
+        let destructive = crate::config::may_destroy(tool.get("annotations"));
+        if untouched.is_empty() && !destructive {
+            return None;
+        }
+        let mut q = String::new();
+        if !untouched.is_empty() {
+            q.push_str(&format!(
+                "{}, not a value you typed. ",
+                untouched.join(", ")
+            ));
+        }
+        if destructive {
+            q.push_str(&format!("{name} may destroy something (destructiveHint). "));
+        }
+        q.push_str(&format!(
+            "Call {name} with {}? y calls · n goes back",
+            serde_json::to_string(arguments).unwrap_or_default()
+        ));
+        Some(q)
     }
 
     /// `enter` on the arguments: the tool's name and arguments when they pass its schema;
@@ -224,7 +299,7 @@ impl App {
     /// prefilled (the list, filtered to its name, if it is no longer listed).
     pub(super) fn open_palette_on(&mut self, name: &str) {
         let mut p = Palette::new();
-        p.filter = name.to_owned();
+        p.filter = name.into();
         if let Some(i) = p
             .matches(&self.tools)
             .iter()
@@ -244,11 +319,19 @@ impl App {
         }
     }
 
-    /// `enter` in the palette: picks the tool, or calls it with the arguments typed.
+    /// `enter` in the palette: picks the tool, or calls it with the arguments typed (after
+    /// asking, when they hold placeholders or the tool may destroy something; `y` answers).
     pub(super) fn confirm_palette(&mut self, mut p: Palette) {
         if !p.editing() {
             p.pick(&self.tools);
         } else if let Some((name, arguments)) = p.checked_call() {
+            if !p.asking()
+                && let Some(q) = p.question_for(&arguments)
+            {
+                p.question = Some(q);
+                self.overlay = Overlay::Palette(p);
+                return;
+            }
             self.send(
                 Purpose::CallTool(name.clone()),
                 Request::CallTool {
@@ -270,6 +353,12 @@ impl App {
 /// Arguments prefilled from a tool's input schema: required ones (their default, else a
 /// placeholder of their type) and optional ones only when the schema gives their default.
 pub fn prefill_arguments(tool: &Value) -> String {
+    prefill(tool).0
+}
+
+/// The prefilled arguments, and the required ones that got a placeholder (not a default).
+fn prefill(tool: &Value) -> (String, Vec<(String, Value)>) {
+    let mut placeholders = Vec::new();
     let schema = &tool["inputSchema"];
     let required: Vec<&str> = schema["required"]
         .as_array()
@@ -285,21 +374,26 @@ pub fn prefill_arguments(tool: &Value) -> String {
             }
             let v = if let Some(d) = p.get("default") {
                 d.clone()
-            } else if let Some(e) = p["enum"].as_array().and_then(|e| e.first()) {
-                e.clone()
             } else {
-                match p["type"].as_str() {
-                    Some("integer") | Some("number") => Value::from(0),
-                    Some("boolean") => Value::Bool(false),
-                    Some("array") => Value::Array(Vec::new()),
-                    Some("object") => Value::Object(Default::default()),
-                    _ => Value::String(String::new()),
-                }
+                let v = if let Some(e) = p["enum"].as_array().and_then(|e| e.first()) {
+                    e.clone()
+                } else {
+                    match p["type"].as_str() {
+                        Some("integer") | Some("number") => Value::from(0),
+                        Some("boolean") => Value::Bool(false),
+                        Some("array") => Value::Array(Vec::new()),
+                        Some("object") => Value::Object(Default::default()),
+                        _ => Value::String(String::new()),
+                    }
+                };
+                placeholders.push((name.clone(), v.clone()));
+                v
             };
             obj.insert(name.clone(), v);
         }
     }
-    serde_json::to_string_pretty(&Value::Object(obj)).unwrap_or_else(|_| "{}".into())
+    let text = serde_json::to_string_pretty(&Value::Object(obj)).unwrap_or_else(|_| "{}".into());
+    (text, placeholders)
 }
 
 /// Checks typed arguments against the tool's schema before anything is sent.

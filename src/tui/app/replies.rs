@@ -25,6 +25,30 @@ impl App {
                 self.ask_tools();
             }
             Event::ListingChanged { .. } => self.ask_tools(),
+            Event::CallProgress {
+                call,
+                progress,
+                total,
+                message,
+            } => {
+                let running =
+                    self.traffic.calls.iter().rev().any(|c| {
+                        c.call == call && c.outcome == crate::types::events::Outcome::Running
+                    });
+                if running {
+                    self.traffic.progress.insert(
+                        call,
+                        super::traffic::CallProgress {
+                            progress,
+                            total,
+                            message,
+                        },
+                    );
+                    if self.detail.shows_running_call() {
+                        self.rebuild_detail_lines();
+                    }
+                }
+            }
             Event::ServerStderr { server, line, at } => {
                 let logged = crate::types::events::LogLine {
                     at,

@@ -33,13 +33,13 @@ pub struct ExportState {
 #[derive(Debug, Clone, PartialEq)]
 pub enum GridPrompt {
     /// The text rows must contain to stay (`&`).
-    Filter(String),
+    Filter(LineInput),
     /// The text to find (`/`).
-    Search(String),
+    Search(LineInput),
 }
 
 impl GridPrompt {
-    pub fn text_mut(&mut self) -> &mut String {
+    pub fn text_mut(&mut self) -> &mut LineInput {
         match self {
             GridPrompt::Filter(t) | GridPrompt::Search(t) => t,
         }
@@ -98,18 +98,24 @@ impl Results {
         self.running = None;
         let mut grid = Grid::new(result);
         grid.view = self.pending_view.take();
+        grid.sql = self.statement_sql.clone();
         if grid.view.is_some()
             && let Some(old) = &self.grid
         {
             grid.keep_place_of(old);
+            grid.sql = old.sql.clone();
         }
         self.grid = Some(grid);
         self.dropped = None;
+        // A search belongs to the rows it searched: a new grid starts without one (no stale
+        // `n`/`N`, no old text to append to).
+        self.search = None;
     }
 
-    /// The query of `ticket` failed with `message`. Results shows the failure, never an older
-    /// result that an export or a copy would then act on. Says whether it was a statement
-    /// from the editor (not a sort or filter of the grid).
+    /// The query of `ticket` failed with `message` (or was cancelled). Results shows why
+    /// above the grid that was on screen, which stays as it was, said to be the previous
+    /// result: a failure or a cancel loses nothing the person was reading. Says whether it was
+    /// a statement from the editor (not a sort or filter of the grid).
     fn failed(&mut self, ticket: u64, message: &str) -> bool {
         if self.running.as_ref().is_some_and(|r| r.ticket == ticket) {
             self.running = None;
@@ -123,7 +129,6 @@ impl Results {
             at,
             cancelled: false,
         });
-        self.grid = None;
         self.copy_all_pending = false;
         self.pending_view.take().is_none() && !self.statement_sql.is_empty()
     }
@@ -196,9 +201,13 @@ impl App {
             q.at = None;
         }
         self.editor.dirty = true;
-        self.editor
-            .finish_run(ticket, Outcome::Failed(shorten_error(e)), None);
-        self.set_status("query cancelled", StatusKind::Info);
+        self.editor.finish_run(ticket, Outcome::Cancelled, None);
+        let shown = if self.results.grid.is_some() {
+            " (the previous result stays)"
+        } else {
+            ""
+        };
+        self.set_status(format!("query cancelled{shown}"), StatusKind::Info);
         if statement {
             self.focus = Pane::Editor;
         }
@@ -233,12 +242,14 @@ impl App {
             (Overlay::Describe(d), _) => d
                 .describe
                 .as_ref()
-                .map(|x| (d.dataset.clone(), Some(x.rows))),
-            (_, Pane::Results) => self
-                .results
-                .grid
-                .as_ref()
-                .map(|g| (g.result.table.clone(), Some(g.result.rows))),
+                .map(|x| (d.dataset.clone(), d.dataset.clone(), Some(x.rows))),
+            (_, Pane::Results) => self.results.grid.as_ref().map(|g| {
+                (
+                    g.result.table.clone(),
+                    export_stem(&g.result.table, &g.sql),
+                    Some(g.result.rows),
+                )
+            }),
             (_, Pane::Catalog) => self.catalog.selected_dataset().map(|d| {
                 let rows = self
                     .catalog
@@ -246,11 +257,11 @@ impl App {
                     .iter()
                     .find(|v| v.dataset == d)
                     .map(|v| v.rows);
-                (d, rows)
+                (d.clone(), d, rows)
             }),
             _ => None,
         };
-        let Some((table, rows)) = table else {
+        let Some((table, stem, rows)) = table else {
             self.set_status(
                 "nothing to export here: select a dataset or run a query",
                 StatusKind::Error,
@@ -263,7 +274,7 @@ impl App {
             .as_ref()
             .map(|s| s.export_dir.clone())
             .unwrap_or_default();
-        let mut dialog = ExportDialog::new(&table, marked, count, &export_dir);
+        let mut dialog = ExportDialog::new(&table, &stem, marked, count, &export_dir);
         if format == "json" {
             dialog.cycle(true);
         }
@@ -301,5 +312,66 @@ impl App {
             None => "mark cleared",
         };
         self.set_status(text, StatusKind::Info);
+    }
+}
+
+/// What an export of `table` is named before the person types: a dataset's own name; for a
+/// query's result (`_loom_result_N`, a name that says nothing), the first table the statement
+/// reads, as `<table>-result`, else `result`.
+pub(super) fn export_stem(table: &str, sql: &str) -> String {
+    if !table.starts_with("_loom_result_") {
+        return table.to_owned();
+    }
+    let lower = sql.to_ascii_lowercase();
+    let from = lower.match_indices("from").map(|(i, _)| i).find(|&i| {
+        let before = lower[..i].chars().next_back();
+        let after = lower[i + 4..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && after.is_some_and(char::is_whitespace)
+    });
+    let name: String = from
+        .and_then(|i| sql.get(i + 4..))
+        .map(|rest| {
+            rest.trim_start()
+                .trim_start_matches('"')
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .take(60)
+                .collect()
+        })
+        .unwrap_or_default();
+    if name.is_empty() {
+        "result".to_owned()
+    } else {
+        format!("{name}-result")
+    }
+}
+
+#[cfg(test)]
+mod stem_tests {
+    use super::export_stem;
+
+    #[test]
+    fn a_result_is_named_after_what_it_read() {
+        assert_eq!(export_stem("orders_1", ""), "orders_1");
+        assert_eq!(
+            export_stem(
+                "_loom_result_9",
+                "SELECT c.name FROM sample_list_orders_1 o JOIN x"
+            ),
+            "sample_list_orders_1-result"
+        );
+        assert_eq!(
+            export_stem("_loom_result_9", "select * from\n\"Ünïcode\" t"),
+            "Ünïcode-result"
+        );
+        assert_eq!(
+            export_stem("_loom_result_9", "SELECT 1 AS fromage"),
+            "result"
+        );
+        assert_eq!(
+            export_stem("_loom_result_9", "SELECT * FROM range(10)"),
+            "range-result"
+        );
     }
 }

@@ -441,6 +441,8 @@ impl App {
 
     /// Writes the tabs file; a failure is said in the status line, and the work goes on.
     pub(super) fn save_tabs(&mut self) {
+        self.editor.unsaved = false;
+        self.editor.draft_since = None;
         let Some(path) = self.editor.tabs.file.clone() else {
             return;
         };

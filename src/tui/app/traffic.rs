@@ -19,7 +19,39 @@ pub struct Traffic {
     /// Whether the selection stays on the newest call as calls arrive.
     pub follow: bool,
     /// The text a call must contain to be listed.
-    pub filter: String,
+    pub filter: LineInput,
+    /// How far each running call is, as its server last said; gone when the call ends.
+    pub progress: HashMap<u64, CallProgress>,
+}
+
+/// A running call's last progress notification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallProgress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+impl CallProgress {
+    /// `40/500`, `40` without a total, then the server's message if it sent one.
+    pub fn text(&self) -> String {
+        let n = |v: f64| {
+            if v.fract() == 0.0 && v.abs() < 1e15 {
+                format!("{}", v as i64)
+            } else {
+                format!("{v:.1}")
+            }
+        };
+        let mut t = match self.total {
+            Some(total) => format!("{}/{}", n(self.progress), n(total)),
+            None => n(self.progress),
+        };
+        if let Some(m) = self.message.as_deref().filter(|m| !m.trim().is_empty()) {
+            t.push_str(" · ");
+            t.push_str(&crate::terminal_text::line(m));
+        }
+        t
+    }
 }
 
 impl Default for Traffic {
@@ -28,7 +60,8 @@ impl Default for Traffic {
             calls: Vec::new(),
             sel: 0,
             follow: true,
-            filter: String::new(),
+            filter: LineInput::default(),
+            progress: HashMap::new(),
         }
     }
 }
@@ -79,7 +112,8 @@ impl Traffic {
             .calls
             .iter()
             .filter(|c| c.server == server && c.outcome != Outcome::Running)
-            .map(|c| c.millis)
+            // The time a call waited for a person is not the server's.
+            .map(|c| c.millis.saturating_sub(c.waited_millis.unwrap_or(0)))
             .collect();
         ms.sort_unstable();
         let p50 = ms.get(ms.len() / 2).copied().filter(|_| !ms.is_empty());
@@ -117,8 +151,16 @@ impl Traffic {
         self.sel = 0;
     }
 
+    /// How far call `call` is, in words, while it runs and its server has said.
+    pub fn progress_text(&self, call: u64) -> Option<String> {
+        self.progress.get(&call).map(CallProgress::text)
+    }
+
     /// A call started or finished: it replaces what was known of it, or joins the list.
     pub(super) fn record(&mut self, c: CallSummary) {
+        if c.outcome != Outcome::Running {
+            self.progress.remove(&c.call);
+        }
         match self.calls.iter_mut().rev().find(|x| x.call == c.call) {
             Some(x) => *x = c,
             None => {

@@ -94,15 +94,17 @@ impl App {
             return;
         };
         let current = g.view.as_ref().and_then(|v| v.filter.clone());
-        self.results.prompt = Some(GridPrompt::Filter(current.unwrap_or_default()));
+        self.results.prompt = Some(GridPrompt::Filter(LineInput::selected(
+            current.unwrap_or_default(),
+        )));
     }
 
     /// `enter` on the prompt: keeps the rows with that text (empty shows them all), or
     /// searches for it.
     pub(super) fn apply_grid_prompt(&mut self) {
         let text = match self.results.prompt.take() {
-            Some(GridPrompt::Filter(text)) => text,
-            Some(GridPrompt::Search(text)) => return self.run_grid_search(text),
+            Some(GridPrompt::Filter(text)) => text.into_string(),
+            Some(GridPrompt::Search(text)) => return self.run_grid_search(text.into_string()),
             None => return,
         };
         let Some(mut view) = self.results.view() else {

@@ -19,7 +19,8 @@ const FOOTER: u16 = 2;
 
 pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: bool) {
     let th = &app.theme;
-    let r = centred(f, area, 64, 60);
+    // A narrow terminal gives the prompt nearly all its width: its text and keys must fit.
+    let r = centred(f, area, if area.width < 110 { 96 } else { 64 }, 60);
     let more = if app.approvals.waiting.len() > 1 {
         format!(" (+{} waiting)", app.approvals.waiting.len() - 1)
     } else {
@@ -99,25 +100,17 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: 
         });
     }
     foot.push(match &app.approvals.deny_reason {
-        Some(reason) => Line::from(vec![
-            Span::styled("reason for denying: ", th.error),
-            Span::raw(format!("{reason}▏")),
-            Span::styled("  (enter denies, esc goes back)", th.muted),
-        ]),
+        Some(reason) => {
+            let mut spans = vec![Span::styled("reason for denying: ", th.error)];
+            spans.extend(reason.spans(ratatui::style::Style::default(), th.selection));
+            spans.push(Span::styled("  (enter denies, esc goes back)", th.muted));
+            Line::from(spans)
+        }
         None if !armed => Line::styled(
             "keys answer in a moment: a key pressed now still goes where it was meant to go",
             th.muted,
         ),
-        None => Line::from(vec![
-            Span::styled(" a ", th.key),
-            Span::raw("approve once  "),
-            Span::styled(" A ", th.key),
-            Span::raw("approve for this session  "),
-            Span::styled(" d ", th.key),
-            Span::raw("deny…  "),
-            Span::styled(" esc ", th.key),
-            Span::raw("later"),
-        ]),
+        None => decision_keys(app, inner.width as usize),
     });
     let foot_area = Rect {
         y: body.y + body.height,
@@ -125,6 +118,46 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: 
         ..inner
     };
     f.render_widget(Paragraph::new(foot), foot_area);
+}
+
+/// The keys that decide, from the keymap, in words that fit `width`: the long words, else
+/// short ones, so `deny` and `later` are never cut off.
+fn decision_keys(app: &App, width: usize) -> Line<'static> {
+    let th = &app.theme;
+    let bound = app.keymap.bindings(Context::Approval);
+    let key = |a: Action| {
+        bound
+            .iter()
+            .find(|(_, b)| *b == a)
+            .map_or_else(|| a.name().to_owned(), |(k, _)| k.label().to_owned())
+    };
+    let long = [
+        (Action::ApproveOnce, "approve once"),
+        (Action::ApproveSession, "approve for this session"),
+        (Action::Deny, "deny…"),
+        (Action::Close, "later"),
+    ];
+    let short = [
+        (Action::ApproveOnce, "once"),
+        (Action::ApproveSession, "session"),
+        (Action::Deny, "deny…"),
+        (Action::Close, "later"),
+    ];
+    let build = |words: &[(Action, &str)]| {
+        let mut spans = Vec::new();
+        for (i, (a, w)) in words.iter().enumerate() {
+            spans.push(Span::styled(format!(" {} ", key(*a)), th.key));
+            let gap = if i + 1 < words.len() { "  " } else { "" };
+            spans.push(Span::raw(format!("{w}{gap}")));
+        }
+        Line::from(spans)
+    };
+    let line = build(&long);
+    if line.width() <= width {
+        line
+    } else {
+        build(&short)
+    }
 }
 
 /// One line over the title row: a call waits, and the key that opens its prompt. Keys stay
@@ -174,8 +207,10 @@ fn scroll_keys(app: &App) -> String {
     .join(" ")
 }
 
-/// Breaks each line into rows of at most `width` display columns, on character boundaries,
-/// keeping every span's style; a character wider than the whole row gets a row of its own.
+/// Breaks each line into rows of at most `width` display columns, between words where it
+/// can (a word longer than a row is broken on character boundaries), keeping every span's
+/// style and every character but the spaces a break replaces; a character wider than the
+/// whole row gets a row of its own.
 fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
     let width = width.max(1);
     let mut out = Vec::new();
@@ -183,23 +218,44 @@ fn wrap(lines: Vec<Line<'static>>, width: usize) -> Vec<Line<'static>> {
         let line_style = line.style;
         let mut row: Vec<Span<'static>> = Vec::new();
         let mut used = 0;
+        let mut break_row = |row: &mut Vec<Span<'static>>, used: &mut usize| {
+            out.push(Line::from(std::mem::take(row)).style(line_style));
+            *used = 0;
+        };
         for span in line.spans {
             let style = span.style;
-            let mut piece = String::new();
-            for ch in span.content.chars() {
-                let w = ch.width().unwrap_or(0);
-                if used + w > width && used > 0 {
-                    if !piece.is_empty() {
-                        row.push(Span::styled(std::mem::take(&mut piece), style));
-                    }
-                    out.push(Line::from(std::mem::take(&mut row)).style(line_style));
-                    used = 0;
+            // Words with the spaces after them.
+            for word in span.content.split_inclusive(' ') {
+                let bare = word.trim_end_matches(' ');
+                let bare_w = super::display_width(bare);
+                if used > 0 && used + bare_w > width {
+                    break_row(&mut row, &mut used);
                 }
-                piece.push(ch);
-                used += w;
-            }
-            if !piece.is_empty() {
-                row.push(Span::styled(piece, style));
+                if bare_w <= width {
+                    // The spaces after the word stay only as far as the row has room.
+                    let mut piece = bare.to_owned();
+                    let spaces = word.len() - bare.len();
+                    let room = width - used - bare_w;
+                    piece.push_str(&" ".repeat(spaces.min(room)));
+                    used += super::display_width(&piece);
+                    row.push(Span::styled(piece, style));
+                    continue;
+                }
+                let mut piece = String::new();
+                for ch in word.chars() {
+                    let w = ch.width().unwrap_or(0);
+                    if used + w > width && used > 0 {
+                        if !piece.is_empty() {
+                            row.push(Span::styled(std::mem::take(&mut piece), style));
+                        }
+                        break_row(&mut row, &mut used);
+                    }
+                    piece.push(ch);
+                    used += w;
+                }
+                if !piece.is_empty() {
+                    row.push(Span::styled(piece, style));
+                }
             }
         }
         out.push(Line::from(row).style(line_style));
@@ -225,5 +281,29 @@ mod tests {
         assert!(rows.iter().all(|r| r.width() <= 10), "{rows:?}");
         // The empty line stays a row of its own.
         assert_eq!(rows.last().map(text).as_deref(), Some(""));
+    }
+
+    /// The report at 80 columns: `serve│r sample`, `withou│t an answer`. Rows break between
+    /// words, and a word is whole on one row.
+    #[test]
+    fn wrapping_breaks_between_words() {
+        let text_in = "#7 from the model · denied in 119 s without an answer";
+        let rows = wrap(vec![Line::raw(text_in)], 20);
+        let shown: Vec<String> = rows.iter().map(text).collect();
+        assert!(rows.iter().all(|r| r.width() <= 20), "{shown:?}");
+        for word in text_in.split(' ') {
+            assert!(
+                shown.iter().any(|r| r.contains(word)),
+                "{word} cut: {shown:?}"
+            );
+        }
+        assert_eq!(
+            shown
+                .iter()
+                .map(|r| r.trim_end())
+                .collect::<Vec<_>>()
+                .join(" "),
+            text_in
+        );
     }
 }

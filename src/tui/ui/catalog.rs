@@ -3,7 +3,7 @@
 //! column names, memory content) is escaped and cut to the pane; the selection is kept in view.
 
 use super::super::app::{App, Group, Node, Pane, Row};
-use super::{fit, human, pane_block};
+use super::{fit, fit_middle, human, pane_block};
 use crate::terminal_text::line as one_line;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -126,7 +126,8 @@ fn row_line<'a>(app: &App, row: &Row, w: usize) -> Line<'a> {
             let rows = view.map_or(String::new(), |v| format!("{:>6}", human(v.rows)));
             let pin = if pinned { "📌" } else { "" };
             let name_w = room.saturating_sub(rows.len() + super::display_width(pin));
-            let name = fit(&one_line(d), name_w);
+            // Cut in the middle: datasets of one tool differ at their end.
+            let name = fit_middle(&one_line(d), name_w);
             let pad = name_w.saturating_sub(super::display_width(&name));
             spans.push(Span::styled(pin, th.accent));
             spans.push(Span::styled(name, th.function));

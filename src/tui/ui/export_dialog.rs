@@ -86,14 +86,20 @@ pub fn draw(f: &mut Frame, area: Rect, th: &Theme, d: &ExportDialog) {
             ),
         ]));
     }
-    let cursor = if d.field == Field::Name { "▏" } else { "" };
-    lines.push(Line::from(vec![
-        label(Field::Name, "File name"),
-        Span::styled(
-            fit(&format!("{}{cursor}", d.name), width.saturating_sub(12)),
-            th.base,
-        ),
-    ]));
+    let mut name = vec![label(Field::Name, "File name")];
+    if d.field == Field::Name
+        && fit(&d.name.with_cursor(), width.saturating_sub(12)) == d.name.with_cursor()
+    {
+        name.extend(d.name.spans(th.base, th.selection));
+    } else {
+        let shown = if d.field == Field::Name {
+            d.name.with_cursor()
+        } else {
+            d.name.to_string()
+        };
+        name.push(Span::styled(fit(&shown, width.saturating_sub(12)), th.base));
+    }
+    lines.push(Line::from(name));
     let dir = if d.export_dir.is_empty() {
         "export_dir".to_owned()
     } else {

@@ -63,11 +63,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, m: &Menu) {
         .map(|(_, l)| l)
         .collect();
     let filter = if m.typing {
-        Line::from(vec![
-            Span::styled("/", th.key),
-            Span::raw(format!("{}▏", m.filter)),
-            Span::styled("  enter keeps it · esc clears", th.muted),
-        ])
+        let mut spans = vec![Span::styled("/", th.key)];
+        spans.extend(
+            m.filter
+                .spans(ratatui::style::Style::default(), th.selection),
+        );
+        spans.push(Span::styled("  enter keeps it · esc clears", th.muted));
+        Line::from(spans)
     } else if m.filter.is_empty() {
         Line::styled("/ filters · enter runs · esc closes", th.muted)
     } else {

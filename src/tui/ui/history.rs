@@ -46,6 +46,7 @@ fn outcome_cell(e: &HistoryEntry, app: &App) -> (String, Style) {
     match &e.outcome {
         Outcome::Rows(n) => (human(*n), th.base),
         Outcome::Failed(_) => ("error".into(), th.error),
+        Outcome::Cancelled => ("cancelled".into(), th.muted),
         Outcome::Kept => ("kept".into(), th.muted),
         Outcome::Running => ("running".into(), th.info),
         Outcome::Unknown => ("—".into(), th.muted),
@@ -79,10 +80,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, b: &HistoryBrowser) {
     let w = inner.width as usize;
     let mut lines = vec![Line::from(vec![
         Span::styled("› ", th.accent),
-        Span::raw(format!(
-            "{}▏",
-            fit(&one_line(&b.filter), w.saturating_sub(4))
-        )),
+        Span::raw(fit(&one_line(&b.filter.with_cursor()), w.saturating_sub(4))),
         Span::styled(
             if b.filter.is_empty() {
                 "  type to filter (any case)"

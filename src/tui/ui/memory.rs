@@ -43,10 +43,14 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, m: &MemoryEditor) {
     match m.stage {
         MemoryStage::Key => {
             let lines = vec![
-                Line::from(vec![
-                    Span::styled("key › ", th.accent),
-                    Span::raw(format!("{key}▏")),
-                ]),
+                Line::from(
+                    std::iter::once(Span::styled("key › ", th.accent))
+                        .chain(
+                            m.key_input
+                                .spans(ratatui::style::Style::default(), th.selection),
+                        )
+                        .collect::<Vec<_>>(),
+                ),
                 Line::raw(""),
                 Line::styled(
                     "The model reads it by this key (loom_memory_get); the content comes next.",

@@ -284,7 +284,22 @@ pub fn centred(f: &mut Frame, area: Rect, pw: u16, ph: u16) -> Rect {
         h,
     );
     f.render_widget(Clear, r);
+    clear_wide_edge(f.buffer_mut(), r);
     r
+}
+
+/// A wide character (an emoji, CJK) just left of `r` spills one column into it, over the
+/// overlay's left border: such cells are blanked so the border is drawn whole.
+fn clear_wide_edge(buf: &mut ratatui::buffer::Buffer, r: Rect) {
+    if r.x == 0 || r.x <= buf.area.x {
+        return;
+    }
+    for y in r.y..r.y.saturating_add(r.height).min(buf.area.bottom()) {
+        let cell = &mut buf[(r.x - 1, y)];
+        if display_width(cell.symbol()) > 1 {
+            cell.set_symbol(" ");
+        }
+    }
 }
 
 /// `1 row`, `2 rows`, `3 matches`: a count with its noun in the right number.
@@ -337,6 +352,44 @@ pub fn fit(s: &str, w: usize) -> String {
     out
 }
 
+/// Cuts `s` to `w` display columns in the middle, marking the cut with `…`: for names that
+/// differ at their end (`sample_list_orders_1`, `sample_list_orders_17`), whose start alone
+/// would read the same.
+pub fn fit_middle(s: &str, w: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    if display_width(s) <= w {
+        return s.to_owned();
+    }
+    if w < 5 {
+        return fit(s, w);
+    }
+    let room = w - 1;
+    let tail_w = room / 2;
+    let mut tail: Vec<char> = Vec::new();
+    let mut used = 0;
+    for c in s.chars().rev() {
+        let cw = c.width().unwrap_or(0);
+        if used + cw > tail_w {
+            break;
+        }
+        tail.push(c);
+        used += cw;
+    }
+    let mut head = String::new();
+    let mut head_used = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if head_used + cw > room - used {
+            break;
+        }
+        head.push(c);
+        head_used += cw;
+    }
+    head.push('…');
+    head.extend(tail.into_iter().rev());
+    head
+}
+
 /// `1234567` → `1.2M`, for bytes and tokens in narrow columns.
 pub fn human(n: u64) -> String {
     match n {
@@ -344,5 +397,31 @@ pub fn human(n: u64) -> String {
         1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
         1_000_000..1_000_000_000 => format!("{:.1}M", n as f64 / 1e6),
         _ => format!("{:.1}G", n as f64 / 1e9),
+    }
+}
+
+#[cfg(test)]
+mod overlay_edge_tests {
+    use super::*;
+    use ratatui::widgets::{Block, Borders, Paragraph};
+
+    /// B9: `📌billing-timeouts` in the Catalog under a pager's left border hid the border.
+    #[test]
+    fn an_overlay_border_is_whole_over_wide_characters() {
+        let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(20, 6)).unwrap();
+        t.draw(|f| {
+            let area = f.area();
+            let pins: Vec<Line> = (0..6).map(|_| Line::raw("📌".repeat(10))).collect();
+            f.render_widget(Paragraph::new(pins), area);
+            let r = centred(f, area, 50, 60);
+            assert_eq!(r.x, 5, "the overlay starts in the middle of an emoji");
+            f.render_widget(Block::default().borders(Borders::ALL), r);
+        })
+        .unwrap();
+        let buf = t.backend().buffer();
+        for y in 1..4 {
+            assert!(display_width(buf[(4, y)].symbol()) <= 1, "row {y}");
+            assert!(["│", "┌", "└"].contains(&buf[(5, y)].symbol()), "row {y}");
+        }
     }
 }

@@ -78,14 +78,15 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Pager) {
     };
     f.render_widget(Paragraph::new(lines), body);
     let foot = match &p.typing {
-        Some(t) => Line::from(vec![
-            Span::styled("/", th.key),
-            Span::raw(format!("{t}▏")),
-            Span::styled(
+        Some(t) => {
+            let mut spans = vec![Span::styled("/", th.key)];
+            spans.extend(t.spans(ratatui::style::Style::default(), th.selection));
+            spans.push(Span::styled(
                 "  enter searches (regex, any case, as loom_fetch) · esc cancels",
                 th.muted,
-            ),
-        ]),
+            ));
+            Line::from(spans)
+        }
         None => Line::styled(
             "/ search  n/N next/previous match  y copy  j/k, space, g/G scroll  esc close",
             th.muted,

@@ -17,10 +17,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Palette) {
             let b = block(" call a tool — type to filter, enter picks, esc closes ".into());
             let inner = b.inner(r);
             f.render_widget(b, r);
-            let mut lines = vec![Line::from(vec![
-                Span::styled("› ", th.accent),
-                Span::raw(format!("{}▏", p.filter)),
-            ])];
+            let mut prompt = vec![Span::styled("› ", th.accent)];
+            prompt.extend(
+                p.filter
+                    .spans(ratatui::style::Style::default(), th.selection),
+            );
+            let mut lines = vec![Line::from(prompt)];
             let matches = p.matches(&app.tools);
             if app.tools.is_empty() {
                 lines.push(Line::styled("loading tools…", th.muted));
@@ -72,9 +74,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Palette) {
         }
         PaletteStage::Edit { tool, args } => {
             let name = tool["name"].as_str().unwrap_or("");
-            let b = block(format!(
-                " {name} — arguments (JSON) · ctrl-s calls · esc back "
-            ));
+            let b = block(if p.question.is_some() {
+                format!(" {name} — call it? y calls · n back ")
+            } else {
+                format!(" {name} — arguments (JSON) · ctrl-s calls · esc back ")
+            });
             let inner = b.inner(r);
             f.render_widget(b, r);
             let desc = tool["description"].as_str().unwrap_or("");
@@ -86,7 +90,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Palette) {
             let room = inner.height.saturating_sub(desc_h);
             // The error sits right under the arguments, where the person is looking, and
             // takes the room it needs to be read whole (up to half the box).
-            let err_h = p.error.as_ref().map_or(0, |e| {
+            let note = p
+                .question
+                .as_ref()
+                .map(|q| (format!("? {q}"), th.warning))
+                .or_else(|| p.error.as_ref().map(|e| (format!("✗ {e}"), th.error)));
+            let err_h = note.as_ref().map_or(0, |(e, _)| {
                 let w = usize::from(inner.width.max(1));
                 let lines = (e.chars().count() + 2).div_ceil(w).max(1);
                 u16::try_from(lines)
@@ -95,17 +104,16 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, p: &Palette) {
                     .max(1)
             });
             let text_h = u16::try_from(args.lines().len()).unwrap_or(u16::MAX);
-            let edit_h = if p.error.is_some() {
+            let edit_h = if note.is_some() {
                 text_h.min(room.saturating_sub(err_h))
             } else {
                 room
             };
             let edit = Rect::new(inner.x, inner.y + desc_h, inner.width, edit_h);
             f.render_widget(args.as_ref(), edit);
-            if let Some(e) = &p.error {
+            if let Some((text, style)) = note {
                 f.render_widget(
-                    Paragraph::new(Line::styled(format!("✗ {e}"), th.error))
-                        .wrap(Wrap { trim: true }),
+                    Paragraph::new(Line::styled(text, style)).wrap(Wrap { trim: true }),
                     Rect::new(inner.x, edit.y + edit_h, inner.width, err_h),
                 );
             }

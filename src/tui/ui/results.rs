@@ -14,8 +14,14 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let th = &app.theme;
     let extra = match &app.results.grid {
         Some(g) => {
+            // After a failure or a cancel, the grid is the result from before.
+            let before = if app.results.query_error.is_some() {
+                "previous result: "
+            } else {
+                ""
+            };
             let mut t = format!(
-                "{} × {} · {} ms",
+                "{before}{} × {} · {} ms",
                 super::plural(g.result.rows, "row"),
                 super::plural(g.result.columns.len() as u64, "column"),
                 g.result.millis
@@ -33,9 +39,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         None => String::new(),
     };
     let block = pane_block(app, Pane::Results, &extra);
-    let inner = block.inner(area);
+    let mut inner = block.inner(area);
     f.render_widget(block, area);
     if let Some(e) = &app.results.query_error {
+        // Why the last query gave nothing, above the grid that was on screen (it stays).
         let (head, style) = if e.cancelled {
             ("query cancelled", th.muted)
         } else {
@@ -49,8 +56,17 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 th.muted,
             ));
         }
-        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
-        return;
+        if app.results.grid.is_none() {
+            f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+            return;
+        }
+        let want = u16::try_from(lines.len()).unwrap_or(u16::MAX);
+        let h = want.min(inner.height / 2);
+        f.render_widget(
+            Paragraph::new(lines).wrap(Wrap { trim: false }),
+            Rect::new(inner.x, inner.y, inner.width, h),
+        );
+        inner = Rect::new(inner.x, inner.y + h, inner.width, inner.height - h);
     }
     let Some(g) = &app.results.grid else {
         if let Some(why) = &app.results.dropped {
@@ -253,11 +269,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             ),
             GridPrompt::Search(t) => ("find: ", t, "  (enter finds, then n / N · esc cancels)"),
         };
-        let line = Line::from(vec![
-            Span::styled(label, th.info),
-            Span::raw(format!("{text}▏")),
-            Span::styled(hint, th.muted),
-        ]);
+        let mut spans = vec![Span::styled(label, th.info)];
+        spans.extend(text.spans(ratatui::style::Style::default(), th.selection));
+        spans.push(Span::styled(hint, th.muted));
+        let line = Line::from(spans);
         f.render_widget(Paragraph::new(line), foot);
         return;
     }

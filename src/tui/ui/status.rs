@@ -127,7 +127,10 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
     }
     if matches!(app.overlay, Overlay::Filter) {
         spans = vec![Span::styled(
-            format!(" filter: {}▏ (enter keeps, esc closes)", app.traffic.filter),
+            format!(
+                " filter: {} (enter keeps, esc closes)",
+                app.traffic.filter.with_cursor()
+            ),
             th.info,
         )];
     }

@@ -84,8 +84,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let typing = matches!(app.overlay, super::super::app::Overlay::Filter);
     if !app.traffic.filter.is_empty() || typing {
         // The cursor only while the filter is being typed.
-        let cursor = if typing { "▏" } else { "" };
-        extra.push_str(&format!(" · filter: {}{cursor}", app.traffic.filter));
+        let shown = if typing {
+            app.traffic.filter.with_cursor()
+        } else {
+            app.traffic.filter.to_string()
+        };
+        extra.push_str(&format!(" · filter: {shown}"));
     }
     let block = pane_block(app, Pane::Traffic, &extra);
     let inner = block.inner(area);
@@ -166,6 +170,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             (Some(r), Outcome::Parked) => format!("⇢ {r}"),
             // Not started: a person has yet to approve it.
             (_, Outcome::Running) if app.awaits_approval(c.call) => "awaiting approval".into(),
+            (_, Outcome::Running) => match app.traffic.progress_text(c.call) {
+                Some(p) => format!("running {p}"),
+                None => "running".into(),
+            },
             (_, o) => o.to_string(),
         };
         let outcome_style = match c.outcome {
