@@ -7,5 +7,6 @@ pub mod compose;
 pub mod engine;
 pub mod http;
 pub mod local;
+mod pipe;
 pub mod socket;
 pub mod stdio;
