@@ -8,5 +8,6 @@ pub mod engine;
 pub mod http;
 pub mod local;
 pub mod peer;
+mod pipe;
 pub mod socket;
 pub mod stdio;

@@ -623,11 +623,11 @@ pub async fn bridge(entry: &SessionEntry, listing: Option<ListingMode>) -> anyho
     let line = jsonrpc::notification(BRIDGE_METHOD, Some(&jsonrpc::to_raw(&params)));
     w.write_all(format!("{line}\n").as_bytes()).await?;
     let up = tokio::spawn(async move {
-        let mut stdin = tokio::io::stdin();
+        let mut stdin = super::pipe::stdin();
         let _ = tokio::io::copy(&mut stdin, &mut w).await;
         let _ = w.shutdown().await;
     });
-    let mut stdout = tokio::io::stdout();
+    let mut stdout = super::pipe::stdout();
     // Flush per chunk: an MCP client waits on each line.
     let mut buf = vec![0u8; 64 * 1024];
     loop {

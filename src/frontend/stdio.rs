@@ -28,7 +28,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<String>();
     let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
+        let mut stdout = super::pipe::stdout();
         while let Some(mut line) = out_rx.recv().await {
             line.push('\n');
             if stdout.write_all(line.as_bytes()).await.is_err() {
@@ -51,7 +51,7 @@ pub async fn serve(
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut lines = LineReader::new(
-        BufReader::with_capacity(256 * 1024, tokio::io::stdin()),
+        BufReader::with_capacity(256 * 1024, super::pipe::stdin()),
         max_message_bytes,
     );
     let signalled = loop {
