@@ -455,7 +455,7 @@ async fn an_expired_token_is_renewed_by_the_token_command_and_a_refused_one_need
 /// for its answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_session_is_renewed_without_a_restart_and_shutdown_awaits_the_delete() {
-    let (down, _down_cfg) = peer("http_idle_timeout = 1", "tok", &[]).await;
+    let (down, _down_cfg) = peer("http_idle_timeout = 1", "tok-0123456789abcdef", &[]).await;
     let relay = Relay::start(
         &down.url,
         Rules {
@@ -468,7 +468,7 @@ async fn an_expired_session_is_renewed_without_a_restart_and_shutdown_awaits_the
     .await;
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "tok").unwrap();
+    std::fs::write(&token, "tok-0123456789abcdef").unwrap();
     let fleet = fleet(&relay.url(), &token, dir.path()).await;
     up(&fleet).await;
     assert_eq!(status(&fleet).era, Some(loom::protocol::Era::Legacy));
@@ -529,7 +529,7 @@ async fn an_expired_session_is_renewed_without_a_restart_and_shutdown_awaits_the
 /// when it drops.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_stream_resumes_after_the_servers_retry_and_the_get_stream_reopens() {
-    let (down, _down_cfg) = peer("", "tok", &[]).await;
+    let (down, _down_cfg) = peer("", "tok-0123456789abcdef", &[]).await;
     let relay = Relay::start(
         &down.url,
         Rules {
@@ -543,7 +543,7 @@ async fn a_dropped_stream_resumes_after_the_servers_retry_and_the_get_stream_reo
     .await;
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "tok").unwrap();
+    std::fs::write(&token, "tok-0123456789abcdef").unwrap();
     let fleet = fleet(&relay.url(), &token, dir.path()).await;
     up(&fleet).await;
     let r = result(
@@ -610,11 +610,11 @@ async fn a_dropped_stream_resumes_after_the_servers_retry_and_the_get_stream_reo
 /// and a name that is not plain ASCII travels in `Mcp-Name` as base64, which the peer accepts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_2026_07_28_a_cancel_closes_the_stream_and_names_travel_base64() {
-    let (down, _down_cfg) = peer("", "tok", &[]).await;
+    let (down, _down_cfg) = peer("", "tok-0123456789abcdef", &[]).await;
     let relay = Relay::start(&down.url, Rules::default()).await;
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "tok").unwrap();
+    std::fs::write(&token, "tok-0123456789abcdef").unwrap();
     let fleet = fleet(&relay.url(), &token, dir.path()).await;
     up(&fleet).await;
     assert_eq!(status(&fleet).era, Some(loom::protocol::Era::Modern));
@@ -723,7 +723,7 @@ impl SessionPeer {
 
     async fn fleet(&self) -> Arc<Fleet> {
         let token = self.dir.path().join("token");
-        std::fs::write(&token, "tok").unwrap();
+        std::fs::write(&token, "tok-0123456789abcdef").unwrap();
         fleet(&self.url(), &token, self.dir.path()).await
     }
 

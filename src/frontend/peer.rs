@@ -323,6 +323,59 @@ mod tests {
         let _ = other.wait();
     }
 
+    /// The invariant, by the shape of the process holding the other end: it is placed as its
+    /// parent links place it, whoever made the connection's socket.
+    #[test]
+    fn the_peer_of_a_connection_is_placed_as_the_process_holding_it_is() {
+        use std::io::Read;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let me = std::process::id();
+        let mut sibling = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port}; echo x; exec sleep 10");
+        let in_child = format!("bash -c '{connect}'; :");
+        let shapes: [(&str, &str, u32, Ancestry); 4] = [
+            ("a child", &connect, me, Ancestry::Descendant),
+            ("a grandchild", &in_child, me, Ancestry::Descendant),
+            (
+                "a child, for another root",
+                &connect,
+                sibling.id(),
+                Ancestry::Unrelated,
+            ),
+            (
+                "a grandchild, for another root",
+                &in_child,
+                sibling.id(),
+                Ancestry::Unrelated,
+            ),
+        ];
+        for (shape, script, root, want) in shapes {
+            let mut holder = std::process::Command::new("bash")
+                .args(["-c", script])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut connected = [0u8; 1];
+            holder
+                .stdout
+                .as_mut()
+                .unwrap()
+                .read_exact(&mut connected)
+                .unwrap();
+            let (server, remote) = listener.accept().unwrap();
+            let local = server.local_addr().unwrap();
+            assert_eq!(tcp_peer(local, remote, root), want, "{shape}");
+            let _ = holder.kill();
+            let _ = holder.wait();
+        }
+        let _ = sibling.kill();
+        let _ = sibling.wait();
+    }
+
     proptest! {
         #[test]
         fn proc_tables_never_panic_the_reader(text in ".{0,400}", a in any::<String>()) {

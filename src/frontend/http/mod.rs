@@ -355,10 +355,10 @@ fn is_loopback_origin(origin: &str) -> bool {
 
 /// The one value of a header, `Ok(None)` when it is absent; sent twice (RFC 9112 allows one
 /// `Host`, and a second `Origin` could hide the first), it is refused with 400.
-fn single<'a>(
-    headers: &'a HeaderMap,
+fn single(
+    headers: &HeaderMap,
     name: hyper::header::HeaderName,
-) -> Result<Option<&'a HeaderValue>, Box<Response<Body>>> {
+) -> Result<Option<&HeaderValue>, Box<Response<Body>>> {
     let mut all = headers.get_all(&name).iter();
     let first = all.next();
     if all.next().is_some() {
