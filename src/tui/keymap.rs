@@ -195,10 +195,10 @@ impl KeySpec {
             || (self.0.len() > 1 && self.0.starts_with('f') && self.0[1..].parse::<u8>().is_ok())
     }
 
-    pub fn parse(text: &str) -> Result<KeySpec, String> {
+    pub fn parse(text: &str) -> Result<KeySpec, KeyError> {
         let t = text.trim();
         if t.is_empty() {
-            return Err("empty key".into());
+            return Err(KeyError::Empty);
         }
         let mut rest = t;
         let mut prefix = String::new();
@@ -241,7 +241,7 @@ impl KeySpec {
         {
             lower
         } else {
-            return Err(format!("unknown key `{text}`"));
+            return Err(KeyError::Unknown(text.to_owned()));
         };
         Ok(KeySpec(format!("{prefix}{base}")))
     }
@@ -249,6 +249,44 @@ impl KeySpec {
     pub fn label(&self) -> &str {
         &self.0
     }
+}
+
+/// A key name that names no key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("empty key")]
+    Empty,
+    #[error("unknown key `{0}`")]
+    Unknown(String),
+}
+
+/// One bad entry of a keymap file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeymapProblem {
+    #[error("unknown context [{}]; contexts: {}", .0, context_names())]
+    UnknownContext(String),
+    #[error("[{context}] {error}")]
+    BadKey { context: String, error: KeyError },
+    #[error("[{context}] `{key}`: unknown action `{action}`")]
+    UnknownAction {
+        context: String,
+        key: String,
+        action: String,
+    },
+}
+
+fn context_names() -> String {
+    let names: Vec<&str> = Context::ALL.iter().map(|c| c.name()).collect();
+    names.join(", ")
+}
+
+/// Why a keymap file was refused: not TOML, or every bad entry at once.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeymapError {
+    #[error("keymap: {0}")]
+    NotToml(String),
+    #[error("keymap: {}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Entries(Vec<KeymapProblem>),
 }
 
 /// Where a key is looked up.
@@ -354,31 +392,32 @@ impl Keymap {
     }
 
     /// Adds or replaces bindings from TOML text; reports every bad entry.
-    pub fn merge(&mut self, text: &str) -> Result<(), String> {
-        let file: KeymapFile = toml::from_str(text).map_err(|e| format!("keymap: {e}"))?;
+    pub fn merge(&mut self, text: &str) -> Result<(), KeymapError> {
+        let file: KeymapFile =
+            toml::from_str(text).map_err(|e| KeymapError::NotToml(e.to_string()))?;
         let mut problems = Vec::new();
         for (ctx_name, keys) in file.0 {
             let Some(ctx) = Context::from_name(&ctx_name) else {
-                problems.push(format!(
-                    "unknown context [{ctx_name}]; contexts: {}",
-                    Context::ALL
-                        .iter()
-                        .map(|c| c.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
+                problems.push(KeymapProblem::UnknownContext(ctx_name));
                 continue;
             };
             for (key, action) in keys {
                 let spec = match KeySpec::parse(&key) {
                     Ok(s) => s,
-                    Err(e) => {
-                        problems.push(format!("[{ctx_name}] {e}"));
+                    Err(error) => {
+                        problems.push(KeymapProblem::BadKey {
+                            context: ctx_name.clone(),
+                            error,
+                        });
                         continue;
                     }
                 };
                 let Some(a) = Action::from_name(&action) else {
-                    problems.push(format!("[{ctx_name}] `{key}`: unknown action `{action}`"));
+                    problems.push(KeymapProblem::UnknownAction {
+                        context: ctx_name.clone(),
+                        key,
+                        action,
+                    });
                     continue;
                 };
                 let list = self.bindings.entry(ctx).or_default();
@@ -389,7 +428,7 @@ impl Keymap {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(format!("keymap: {}", problems.join("; ")))
+            Err(KeymapError::Entries(problems))
         }
     }
 
@@ -471,6 +510,11 @@ mod tests {
                 "[editr]\n\"x\" = \"quit\"\n[editor]\n\"ctrl-r\" = \"fly\"\n\"nokey\" = \"quit\"\n",
             )
             .unwrap_err();
+        let KeymapError::Entries(problems) = &err else {
+            panic!("{err}");
+        };
+        assert_eq!(problems.len(), 3, "{err}");
+        let err = err.to_string();
         assert!(err.contains("unknown context [editr]"), "{err}");
         assert!(err.contains("unknown action `fly`"), "{err}");
         assert!(err.contains("unknown key `nokey`"), "{err}");
