@@ -781,3 +781,90 @@ async fn the_sample_server_on_rmcp_answers_both_eras_as_before() {
         );
     }
 }
+
+/// A 2026-07-28 server started late, as a cold `uvx` start is: past the 10 s loom used to wait
+/// for `server/discover` before sending `initialize` on the same connection (which a modern
+/// server on the Python SDK refuses, -32022; this fixture would answer it as legacy). Loom
+/// waits for the discover answer, so the server comes up in its own era; the primer then says
+/// what it is for; and this legacy client's results carry none of 2026-07-28's members.
+#[tokio::test]
+async fn a_slow_2026_07_28_server_comes_up_in_its_era_and_answers_a_legacy_client_in_the_clients() {
+    let command = format!("sleep 12; exec {LOOM:?} sample-server --conformance");
+    let cfg = TempConfig::new(&format!(
+        "startup_grace = 120\n[[servers]]\nname = \"slow\"\ncommand = \"sh\"\nargs = [\"-c\", {command:?}]\nhandshake_timeout = 40\n"
+    ));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    let names = listed_tools(&mut c).await;
+    assert!(
+        names.contains(&"slow_test_simple_text".to_owned()),
+        "{names:?}\n{}",
+        c.stderr.lock().unwrap()
+    );
+    let entry = session_entry(&cfg).await;
+    let eng = RemoteEngine::connect(&entry).await.expect("attach");
+    let Ok(Reply::Servers { servers }) = eng.request(Request::Servers).await else {
+        panic!("servers")
+    };
+    let slow = servers.iter().find(|s| s.name == "slow").expect("server");
+    assert_eq!(slow.version.as_deref(), Some(MODERN), "{slow:?}");
+    let r = c.request("prompts/get", json!({ "name": "loom" })).await;
+    let primer = r["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        primer.contains("tools): The MCP conformance suite's fixtures.\n"),
+        "{primer}"
+    );
+    let line = c
+        .request_raw(
+            "tools/call",
+            json!({ "name": "slow_test_simple_text", "arguments": {} }),
+            Duration::from_secs(30),
+        )
+        .await;
+    let r: Value = serde_json::from_str(&line).expect("JSON");
+    assert!(!text_of(&r).is_empty(), "{line}");
+    for modern in ["resultType", "io.modelcontextprotocol/serverInfo"] {
+        assert!(!line.contains(modern), "{modern} in {line}");
+    }
+}
+
+/// The servers' tools, waiting as long as a slow start may take on a loaded machine.
+async fn listed_tools(c: &mut RawClient) -> Vec<String> {
+    let line = c
+        .request_raw("tools/list", json!({}), Duration::from_secs(120))
+        .await;
+    let r: Value = serde_json::from_str(&line).expect("JSON");
+    r["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| !n.starts_with("loom_"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A legacy server that answers nothing before `initialize` leaves `server/discover`
+/// unanswered: loom never sends `initialize` after it on the same connection (a slow modern
+/// server would refuse it), but starts a fresh process with `initialize` alone, and the server
+/// comes up.
+#[tokio::test]
+async fn a_server_silent_to_discover_comes_up_on_a_fresh_process_with_initialize() {
+    let cfg = TempConfig::new(&format!(
+        "startup_grace = 120\n{}handshake_timeout = 10\n",
+        testserver_entry("q", &["--quiet-before-init"])
+    ));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    let names = listed_tools(&mut c).await;
+    let log = c.stderr.lock().unwrap().clone();
+    assert!(names.contains(&"q_echo".to_owned()), "{names:?}\n{log}");
+    assert!(
+        log.contains("no answer to server/discover within 10.0s (handshake_timeout); starting it again to try the initialize handshake on a fresh process"),
+        "{log}"
+    );
+    let r = c.call("q_echo", json!({ "x": 1 })).await;
+    assert!(!is_error_result(&r), "{r}");
+}

@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, Full, StreamBody, combinators::UnsyncBoxBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Request, Response, StatusCode};
 use loom::config::Config;
-use loom::downstream::connection::Reply;
+use loom::downstream::connection::{Opening, Reply};
 use loom::downstream::{Fleet, ServerState};
 use loom::protocol::ClientCapabilities;
 use serde_json::{Map, Value, json};
@@ -949,9 +949,10 @@ async fn secrets_in_the_url_stay_out_of_the_error_text() {
     })
     .expect("connect");
     let why = conn
-        .handshake(Duration::from_secs(5))
+        .handshake(Opening::Discover, Duration::from_secs(5))
         .await
-        .expect_err("nothing listens there");
+        .expect_err("nothing listens there")
+        .to_string();
     assert!(
         why.contains(&format!("cannot reach http://127.0.0.1:{port}/mcp")),
         "{why}"

@@ -54,6 +54,27 @@ pub enum StdioFrame {
     CloseStdin,
 }
 
+/// How a handshake begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opening {
+    /// `server/discover`, then `initialize` if the server answers that it is legacy.
+    Discover,
+    /// `initialize` only: for a fresh process after a `server/discover` that went unanswered.
+    Initialize,
+}
+
+/// Why a handshake did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HandshakeError {
+    /// The server never answered `server/discover`: it is slow, hung, or a legacy server that
+    /// ignores requests before `initialize`. The era is unknown, so `initialize` must not follow
+    /// on this connection.
+    #[error("no answer to server/discover within {:.1}s (handshake_timeout)", waited.as_secs_f64())]
+    Unanswered { waited: std::time::Duration },
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// What the server told us in the handshake.
 #[derive(Debug, Clone)]
 pub struct Handshake {
@@ -73,6 +94,8 @@ pub struct Connection {
     era: Mutex<Era>,
     /// What the server said about how to use it, in its handshake.
     instructions: Mutex<Option<String>>,
+    /// The `description` of its `serverInfo` (2025-11-25 and later), in its handshake.
+    description: Mutex<Option<String>>,
     client_caps: ClientCapabilities,
     log_level: Mutex<Option<String>>,
     /// Whether the server said in its handshake that it takes `logging/setLevel`.
@@ -96,6 +119,7 @@ impl Connection {
             closed: watch::channel(None).0,
             era: Mutex::new(Era::Legacy),
             instructions: Mutex::new(None),
+            description: Mutex::new(None),
             client_caps,
             log_level: Mutex::new(None),
             logs: std::sync::atomic::AtomicBool::new(false),
@@ -265,6 +289,7 @@ impl Connection {
     /// Transport work that follows a successful handshake.
     pub fn established(self: &Arc<Self>, hs: &Handshake) {
         lock(&self.instructions).clone_from(&hs.instructions);
+        *lock(&self.description) = hs.server_info["description"].as_str().map(str::to_owned);
         self.logs.store(
             hs.capabilities.get("logging").is_some(),
             std::sync::atomic::Ordering::Relaxed,
@@ -315,6 +340,11 @@ impl Connection {
     /// The server's `instructions` from its handshake.
     pub fn instructions(&self) -> Option<String> {
         lock(&self.instructions).clone()
+    }
+
+    /// The `description` in the server's `serverInfo`, from its handshake.
+    pub fn description(&self) -> Option<String> {
+        lock(&self.description).clone()
     }
 
     fn resolve(&self, id: u64, reply: Reply) {
@@ -504,31 +534,37 @@ impl Connection {
         matches!(&self.outbound, Outbound::Http(sink) if sink.needs_authentication())
     }
 
-    /// Negotiates the era: `server/discover` first, then `initialize` for legacy servers.
+    /// Negotiates the era. With [`Opening::Discover`], `server/discover` is sent and its answer
+    /// waited for until the deadline, however slow the server is to start: only the server's
+    /// own answer chooses the era (a result naming 2026-07-28 is modern; an error, such as
+    /// method not found, or a result without it is legacy, and `initialize` follows on the same
+    /// connection, which cannot race anything since the server has answered). Silence is no
+    /// answer: sending `initialize` after it would reach a slow 2026-07-28 server as a second
+    /// opening, which it refuses, so the handshake fails with [`HandshakeError::Unanswered`]
+    /// and the caller starts a fresh process with [`Opening::Initialize`].
     pub async fn handshake(
         self: &Arc<Self>,
+        opening: Opening,
         timeout: std::time::Duration,
-    ) -> Result<Handshake, String> {
+    ) -> Result<Handshake, HandshakeError> {
         let deadline = tokio::time::Instant::now() + timeout;
-        *lock(&self.era) = Era::Modern;
-        let discover_wait = (timeout / 2).min(std::time::Duration::from_secs(10));
-        let discovered = self.call("server/discover", None, discover_wait).await;
-        if let Some(reason) = self.closed_reason() {
-            return Err(reason);
-        }
-        if let Reply::Result(raw) = &discovered
-            && let Ok(v) = serde_json::from_str::<Value>(raw.get())
-            && v["supportedVersions"]
-                .as_array()
-                .is_some_and(|a| a.iter().any(|x| x == protocol::V_2026_07_28))
-        {
-            return Ok(Handshake {
-                era: Era::Modern,
-                version: protocol::V_2026_07_28.into(),
-                capabilities: v["capabilities"].clone(),
-                server_info: v["_meta"][protocol::META_SERVER_INFO].clone(),
-                instructions: v["instructions"].as_str().map(str::to_owned),
-            });
+        if opening == Opening::Discover {
+            *lock(&self.era) = Era::Modern;
+            let (id, rx) = self.send_request("server/discover", None);
+            let answer = match tokio::time::timeout_at(deadline, rx).await {
+                Ok(Ok(reply)) => reply,
+                Ok(Err(_)) => Reply::Lost("connection dropped".into()),
+                Err(_) => {
+                    self.forget(id);
+                    return Err(HandshakeError::Unanswered { waited: timeout });
+                }
+            };
+            if let Some(reason) = self.closed_reason() {
+                return Err(HandshakeError::Failed(reason));
+            }
+            if let Some(hs) = discovered(&answer) {
+                return Ok(hs);
+            }
         }
         *lock(&self.era) = Era::Legacy;
         let params = json!({
@@ -540,6 +576,7 @@ impl Connection {
             unreachable!("json! object")
         };
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let fail = |why: String| Err(HandshakeError::Failed(why));
         match self
             .call(
                 "initialize",
@@ -549,17 +586,19 @@ impl Connection {
             .await
         {
             Reply::Result(raw) => {
-                let v: Value = serde_json::from_str(raw.get())
-                    .map_err(|e| format!("initialize result is not JSON: {e}"))?;
+                let v: Value = match serde_json::from_str(raw.get()) {
+                    Ok(v) => v,
+                    Err(e) => return fail(format!("initialize result is not JSON: {e}")),
+                };
                 if !v.is_object() {
-                    return Err(format!(
+                    return fail(format!(
                         "server answered initialize with {} instead of an object (protocolVersion, capabilities, serverInfo)",
                         raw.get().chars().take(80).collect::<String>()
                     ));
                 }
                 let version = v["protocolVersion"].as_str().unwrap_or_default().to_owned();
                 if !protocol::is_supported(&version) {
-                    return Err(format!(
+                    return fail(format!(
                         "server answered initialize with unsupported protocol version \"{version}\""
                     ));
                 }
@@ -572,8 +611,8 @@ impl Connection {
                     instructions: v["instructions"].as_str().map(str::to_owned),
                 })
             }
-            Reply::Error(e) => Err(format!("initialize failed: {}", e.get())),
-            Reply::Lost(why) => Err(format!("handshake failed: {why}")),
+            Reply::Error(e) => fail(format!("initialize failed: {}", e.get())),
+            Reply::Lost(why) => fail(format!("handshake failed: {why}")),
         }
     }
 
@@ -615,6 +654,25 @@ impl Connection {
         }
         Err(format!("{method}: gave up after 10000 pages"))
     }
+}
+
+/// The handshake of a server that answered `server/discover` with a result naming 2026-07-28;
+/// `None` for any other answer (the server is legacy).
+fn discovered(answer: &Reply) -> Option<Handshake> {
+    let Reply::Result(raw) = answer else {
+        return None;
+    };
+    let v = serde_json::from_str::<Value>(raw.get()).ok()?;
+    let modern = v["supportedVersions"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|x| x == protocol::V_2026_07_28));
+    modern.then(|| Handshake {
+        era: Era::Modern,
+        version: protocol::V_2026_07_28.into(),
+        capabilities: v["capabilities"].clone(),
+        server_info: v["_meta"][protocol::META_SERVER_INFO].clone(),
+        instructions: v["instructions"].as_str().map(str::to_owned),
+    })
 }
 
 pub fn client_info() -> Value {

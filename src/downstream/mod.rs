@@ -115,6 +115,9 @@ pub struct ServerHandle {
     noted: Mutex<std::collections::HashSet<String>>,
     /// A person asked for a restart: the supervisor stops the server and starts it again.
     restart: tokio::sync::Notify,
+    /// The instructions and description the server gave when it last came up: what the
+    /// primer says of it.
+    guidance: Mutex<(Option<String>, Option<String>)>,
 }
 
 impl ServerHandle {
@@ -284,6 +287,7 @@ impl Fleet {
                     left_out: Mutex::new(Vec::new()),
                     noted: Mutex::new(std::collections::HashSet::new()),
                     restart: tokio::sync::Notify::new(),
+                    guidance: Mutex::new((None, None)),
                 })
             })
             .collect();

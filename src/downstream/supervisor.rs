@@ -2,7 +2,7 @@
 //! exponential backoff when it dies. Failures are counted over a sliding window, so a crash loop
 //! ends in delisting while a long-stable server that crashes once is simply restarted.
 
-use super::connection::{Connection, Inbound, InboundSink, lock};
+use super::connection::{Connection, HandshakeError, Inbound, InboundSink, Opening, lock};
 use super::stdio::{StdioLaunch, StdioProcess};
 use super::{
     Fleet, FleetEvent, ListKind, Lists, ServerHandle, ServerState, entries, env, http, stdio,
@@ -59,6 +59,7 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
                     st.last_error = None;
                 }
                 set_state(&fleet, &server, ServerState::Up, None);
+                announce_guidance(&fleet, &server, &running.conn);
                 if !settled {
                     settled = true;
                     fleet.settled.send_modify(|n| *n += 1);
@@ -158,6 +159,20 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
     }
 }
 
+/// The primer (the `loom` prompt and `loom://primer`) says what each server is for, from its
+/// instructions or description, which are known only once it is up: when they are new or
+/// changed, clients are told their prompt and resource lists changed, so that one which read
+/// the primer before the servers were up reads it again.
+fn announce_guidance(fleet: &Fleet, server: &ServerHandle, conn: &Connection) {
+    let now = (conn.instructions(), conn.description());
+    let before = std::mem::replace(&mut *lock(&server.guidance), now.clone());
+    if before != now {
+        for kind in [ListKind::Prompts, ListKind::Resources] {
+            (fleet.events)(FleetEvent::ListChanged(kind));
+        }
+    }
+}
+
 /// Resolves once the fleet is shutting down.
 async fn stopping(rx: &mut tokio::sync::watch::Receiver<bool>) {
     let stopped = rx.wait_for(|s| *s).await.is_ok();
@@ -166,10 +181,12 @@ async fn stopping(rx: &mut tokio::sync::watch::Receiver<bool>) {
     }
 }
 
-/// Why a launch failed, and whether the server refused loom's credentials.
+/// Why a launch failed, whether the server refused loom's credentials, and whether it never
+/// answered `server/discover` (so a fresh process should try `initialize`).
 struct Failed {
     why: String,
     needs_auth: bool,
+    unanswered: bool,
 }
 
 impl From<String> for Failed {
@@ -177,12 +194,40 @@ impl From<String> for Failed {
         Failed {
             why,
             needs_auth: false,
+            unanswered: false,
         }
     }
 }
 
-/// Starts the server, shakes hands and lists everything, all within the handshake timeout.
+/// Starts the server and shakes hands, `server/discover` first. A server that leaves discover
+/// unanswered until the deadline is stopped and started afresh with `initialize` alone (each
+/// attempt has the whole handshake timeout): `initialize` on the first connection could reach
+/// a slow 2026-07-28 server after its discover, which it refuses.
 async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Running, Failed> {
+    match launch_with(fleet, server, Opening::Discover).await {
+        Err(f) if f.unanswered => {
+            let text = format!(
+                "{}; starting it again to try the initialize handshake on a fresh process",
+                f.why
+            );
+            tracing::warn!(server = %server.name(), "{text}");
+            (fleet.events)(FleetEvent::Note {
+                server: server.name().to_owned(),
+                text,
+            });
+            launch_with(fleet, server, Opening::Initialize).await
+        }
+        other => other,
+    }
+}
+
+/// Starts the server, shakes hands as `opening` says and lists everything, all within the
+/// handshake timeout.
+async fn launch_with(
+    fleet: &Arc<Fleet>,
+    server: &Arc<ServerHandle>,
+    opening: Opening,
+) -> Result<Running, Failed> {
     let spec = &server.spec;
     let caps = fleet.client_caps();
     let inbound: InboundSink = {
@@ -252,8 +297,21 @@ async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Runnin
         conn.set_log_level(Some(level));
     }
     let timeout = spec.handshake_timeout;
+    let deadline = Instant::now() + timeout;
+    // The handshake keeps to the deadline itself, and says whether it was left unanswered.
+    let hs = match conn.handshake(opening, timeout).await {
+        Ok(hs) => hs,
+        Err(e) => {
+            let needs_auth = conn.needs_authentication();
+            stop(fleet, &mut running).await;
+            return Err(Failed {
+                unanswered: matches!(e, HandshakeError::Unanswered { .. }),
+                why: e.to_string(),
+                needs_auth,
+            });
+        }
+    };
     let setup = async {
-        let hs = conn.handshake(timeout).await?;
         conn.established(&hs);
         // A level the client set before this server came up applies to it too.
         let level = lock(&fleet.log_level).clone();
@@ -270,15 +328,18 @@ async fn launch(fleet: &Arc<Fleet>, server: &Arc<ServerHandle>) -> Result<Runnin
             st.era = Some(hs.era);
             st.version = Some(hs.version.clone());
         }
-        let lists = fetch_lists(&conn, &hs.capabilities, timeout).await?;
-        Ok::<_, String>(lists)
+        fetch_lists(&conn, &hs.capabilities, timeout).await
     };
-    let lists = match tokio::time::timeout(timeout, setup).await {
+    let lists = match tokio::time::timeout_at(deadline, setup).await {
         Ok(Ok(lists)) => lists,
         Ok(Err(why)) => {
             let needs_auth = conn.needs_authentication();
             stop(fleet, &mut running).await;
-            return Err(Failed { why, needs_auth });
+            return Err(Failed {
+                why,
+                needs_auth,
+                unanswered: false,
+            });
         }
         Err(_) => {
             stop(fleet, &mut running).await;

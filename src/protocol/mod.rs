@@ -2,6 +2,7 @@
 //! is negotiated, which `_meta` keys carry the per-request protocol data of 2026-07-28, and the
 //! MCP-specific error codes. Nothing here does I/O.
 
+pub mod legacy_result;
 pub mod seal;
 
 use serde_json::{Map, Value};

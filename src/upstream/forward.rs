@@ -246,6 +246,13 @@ impl ClientSession {
                 Ok(None)
             }
             Some(Reply::Result(raw)) => {
+                // A legacy client gets what a legacy server would have sent, before loom
+                // weighs it (a modern server's icons are no part of the result).
+                let raw = if !self.is_modern() && w.conn.era() == Era::Modern {
+                    protocol::legacy_result::for_legacy_client(raw)
+                } else {
+                    raw
+                };
                 let (raw, dataset) = if is_call {
                     match self.intercept(raw, server, tool, call_args).await {
                         Interception::Replaced {

@@ -27,6 +27,28 @@ pub(super) fn one_line(text: &str) -> String {
     cut_chars(cut, 160)
 }
 
+/// What a server's instructions (or description) say it is for, in one line: the first line
+/// of prose, past markdown headings (`## Server Configuration`), rules, fences and blank lines;
+/// a text of headings only gives its first heading's words.
+pub(super) fn about_line(text: &str) -> String {
+    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let heading = |l: &str| l.starts_with('#');
+    let markup = |l: &str| {
+        heading(l)
+            || l.starts_with("```")
+            || l.starts_with("~~~")
+            || l.chars()
+                .all(|c| matches!(c, '-' | '*' | '_' | '=' | ' ' | '|'))
+    };
+    match lines().find(|l| !markup(l)) {
+        Some(prose) => one_line(prose),
+        None => lines()
+            .find(|l| heading(l))
+            .map(|h| one_line(h.trim_start_matches('#')))
+            .unwrap_or_default(),
+    }
+}
+
 /// `text` cut to at most `max` characters, ending in `…` when cut.
 fn cut_chars(text: &str, max: usize) -> String {
     match text.char_indices().nth(max.saturating_sub(1)) {
@@ -364,17 +386,18 @@ impl ClientSession {
             if names.is_empty() {
                 continue;
             }
-            let about = s
-                .connection()
-                .ok()
-                .and_then(|c| c.instructions())
-                .map(|i| {
-                    one_line(&i)
+            let conn = s.connection().ok();
+            let said = |text: Option<String>| {
+                text.map(|t| {
+                    about_line(&t)
                         .chars()
                         .filter(|c| !c.is_control())
                         .collect::<String>()
                 })
                 .filter(|l| !l.is_empty())
+            };
+            let about = said(conn.as_ref().and_then(|c| c.instructions()))
+                .or_else(|| said(conn.as_ref().and_then(|c| c.description())))
                 .unwrap_or_else(|| {
                     let first: Vec<&str> = names.iter().take(4).copied().collect();
                     format!("tools such as {}", first.join(", "))
@@ -743,6 +766,30 @@ mod tests {
             let cut = cut_to_tokens(&text, tokens);
             let body = cut.strip_suffix('…').unwrap_or(&cut);
             proptest::prop_assert!(text.starts_with(body.trim_end()));
+        }
+    }
+
+    #[test]
+    fn the_about_line_skips_markdown_headings_and_markup() {
+        assert_eq!(
+            about_line("## Server Configuration\n\nRead-only access to DuckDB. Use its dialect.\n"),
+            "Read-only access to DuckDB."
+        );
+        assert_eq!(
+            about_line("# Everything Server – Server Instructions\n---\n```\nx\n```"),
+            "x"
+        );
+        assert_eq!(about_line("\n### Only a heading\n\n"), "Only a heading");
+        assert_eq!(about_line("Plain words"), "Plain words");
+        assert_eq!(about_line(" \n\n"), "");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_has_an_about_line_without_a_panic(text in "(#|-|`|\n| |é|a|\\.){0,80}") {
+            let line = about_line(&text);
+            proptest::prop_assert!(!line.contains('\n'));
+            proptest::prop_assert!(line.chars().count() <= 160);
         }
     }
 
