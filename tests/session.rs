@@ -801,7 +801,7 @@ async fn a_workbench_sees_the_progress_of_a_call_that_asked_for_none() {
         }
     }
     let mut seen = Vec::new();
-    while let Ok(Ok(ev)) = tokio::time::timeout(Duration::from_secs(5), feed.live.recv()).await {
+    while let Ok(Some(ev)) = tokio::time::timeout(Duration::from_secs(5), feed.live.recv()).await {
         match ev.event {
             Event::CallProgress {
                 progress, total, ..

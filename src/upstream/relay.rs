@@ -105,7 +105,11 @@ impl ClientSession {
                 let Some(route) = routes.get(&token) else {
                     return;
                 };
-                route.notify.notify_one();
+                // Only progress the client asked for resets the call's timeout, as before loom
+                // asked for progress itself.
+                if route.upstream_token.is_some() {
+                    route.notify.notify_one();
+                }
                 if let Some(call) = route.call
                     && let Some(progress) = p.get("progress").and_then(Value::as_f64)
                 {

@@ -172,7 +172,7 @@ enum Purpose {
 pub enum Overlay {
     None,
     Help(Box<Menu>),
-    Palette(Palette),
+    Palette(Box<Palette>),
     Describe(Box<Describe>),
     Filter,
     Confirm(Confirm),

@@ -292,7 +292,7 @@ impl Palette {
 impl App {
     pub(super) fn open_palette(&mut self) {
         self.want_tools();
-        self.overlay = Overlay::Palette(Palette::new());
+        self.overlay = Overlay::Palette(Box::new(Palette::new()));
     }
 
     /// `enter` on a tool in the catalog: the palette with that tool picked, its arguments
@@ -309,7 +309,7 @@ impl App {
             p.pick(&self.tools);
         }
         self.want_tools();
-        self.overlay = Overlay::Palette(p);
+        self.overlay = Overlay::Palette(Box::new(p));
     }
 
     /// The palette needs the tool list: asks for it unless it is here or already asked for.
@@ -321,7 +321,7 @@ impl App {
 
     /// `enter` in the palette: picks the tool, or calls it with the arguments typed (after
     /// asking, when they hold placeholders or the tool may destroy something; `y` answers).
-    pub(super) fn confirm_palette(&mut self, mut p: Palette) {
+    pub(super) fn confirm_palette(&mut self, mut p: Box<Palette>) {
         if !p.editing() {
             p.pick(&self.tools);
         } else if let Some((name, arguments)) = p.checked_call() {
