@@ -528,3 +528,185 @@ async fn large_arguments_do_not_defeat_interception() {
         described.len()
     );
 }
+
+async fn text_client() -> (TempConfig, RawClient) {
+    let cfg = TempConfig::new(&format!(
+        "token_threshold = 200\n{}",
+        text_server_entry("t")
+    ));
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize().await;
+    c.tool_names().await;
+    (cfg, c)
+}
+
+/// A JSON key `""` is a column like any other (it once failed the ingest and the whole result
+/// reached the model raw), and rows the engine still cannot store (a NUL in a column name)
+/// are parked rather than forwarded whole.
+#[tokio::test]
+async fn an_empty_key_is_a_column_and_rows_that_cannot_be_stored_are_parked() {
+    let (_cfg, mut c) = text_client().await;
+    let rows = |key: &str| {
+        let rows: Vec<Value> = (0..3000)
+            .map(|i| json!({ "n": i, "name": format!("item {i}"), "amount": i % 97, key: "x" }))
+            .collect();
+        Value::Array(rows).to_string()
+    };
+    let r = c.call("t_say", json!({ "text": rows("") })).await;
+    let env = structured(&r);
+    assert_eq!(env["kind"], "dataset", "{r}");
+    assert_eq!(env["rows"], 3000);
+    let names: Vec<&str> = env["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["n", "name", "amount", "column_4"], "{env}");
+    let q = c
+        .call(
+            "loom_query",
+            json!({ "sql": format!("SELECT count(*) AS n FROM {} WHERE column_4 = 'x'", env["ref"].as_str().unwrap()) }),
+        )
+        .await;
+    assert_eq!(structured(&q)["rows"][0]["n"], 3000, "{q}");
+
+    let text = rows("a\u{0}b");
+    let r = c.call("t_say", json!({ "text": text })).await;
+    let p = structured(&r);
+    assert_eq!(p["kind"], "parked", "{r}");
+    assert!(
+        r["result"].to_string().len() < 2000,
+        "a pointer, not the rows"
+    );
+    let page = c
+        .call(
+            "loom_fetch",
+            json!({ "blob_key": p["blob_key"], "offset": 0, "limit": 64000 }),
+        )
+        .await;
+    assert!(
+        text.starts_with(&text_of(&page)),
+        "the parked text is the result's"
+    );
+}
+
+/// `{columns, columnTypes, rows: [[…]]}`, as MotherDuck's DuckDB server answers a query,
+/// becomes a dataset with those names and the declared types, also wrapped in an object.
+#[tokio::test]
+async fn a_columnar_sql_result_becomes_a_typed_dataset() {
+    let (_cfg, mut c) = text_client().await;
+    let rows: Vec<Value> = (0..2000)
+        .map(|i| {
+            json!([
+                7_300_000_000_000_000_000u64 + i,
+                serde_json::from_str::<Value>(&format!("{}.{:02}", 10 + i * 7, i % 100)).unwrap(),
+                format!("2023-01-01 00:{:02}:{:02}.807144", i % 60, i % 60),
+                if i % 3 == 0 {
+                    Value::Null
+                } else {
+                    json!(format!("note {i}"))
+                },
+            ])
+        })
+        .collect();
+    let result = json!({
+        "success": true,
+        "columns": ["order_id", "amount", "ordered_at", "note"],
+        "columnTypes": ["BIGINT", "DECIMAL(12,2)", "TIMESTAMP", "VARCHAR"],
+        "rows": rows,
+        "rowCount": 2000,
+    });
+    for text in [
+        serde_json::to_string_pretty(&result).unwrap(),
+        json!({ "data": result }).to_string(),
+    ] {
+        let r = c.call("t_say", json!({ "text": text })).await;
+        let env = structured(&r);
+        assert_eq!(env["kind"], "dataset", "{r}");
+        assert_eq!(env["rows"], 2000);
+        let cols: Vec<(&str, &str)> = env["columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["name"].as_str().unwrap(), c["type"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            cols,
+            [
+                ("order_id", "BIGINT"),
+                ("amount", "DECIMAL(12,2)"),
+                ("ordered_at", "TIMESTAMP"),
+                ("note", "VARCHAR")
+            ]
+        );
+        let table = env["ref"].as_str().unwrap();
+        let q = c
+            .call(
+                "loom_query",
+                json!({ "sql": format!("SELECT sum(amount)::VARCHAR AS s, max(order_id) AS m, count(note) AS n FROM {table}") }),
+            )
+            .await;
+        let row = &structured(&q)["rows"][0];
+        let want: u64 = (0..2000u64).map(|i| (10 + i * 7) * 100 + i % 100).sum();
+        assert_eq!(
+            row["s"],
+            json!(format!("{}.{:02}", want / 100, want % 100)),
+            "{q}"
+        );
+        assert_eq!(row["m"].to_string(), "7300000000000001999");
+        assert_eq!(row["n"], 1333);
+    }
+}
+
+/// A search that matches inside one enormous line (minified JSON, a repr) returns an excerpt
+/// around the match within `limit`, and where to read on, never the whole line.
+#[tokio::test]
+async fn a_pattern_match_in_an_enormous_line_is_cut_to_the_limit() {
+    let (_cfg, mut c) = text_client().await;
+    let mut line = String::new();
+    let mut i = 0;
+    while line.chars().count() < 815_000 {
+        line.push_str(&format!("({i}, '名前 {i}', 12.5), "));
+        i += 1;
+    }
+    line.push_str("(99999, '李 Crab🦀', 1.0)");
+    while line.chars().count() < 815_611 {
+        line.push('x');
+    }
+    let r = c.call("t_say", json!({ "text": line })).await;
+    let p = structured(&r);
+    assert_eq!(p["kind"], "parked", "{r}");
+    let key = p["blob_key"].clone();
+    for limit in [500, 4000, 64000, 40] {
+        let f = c
+            .call(
+                "loom_fetch",
+                json!({ "blob_key": key, "pattern": "李 Crab", "limit": limit }),
+            )
+            .await;
+        let text = text_of(&f);
+        assert!(
+            text.chars().count() <= limit,
+            "{limit}: {} chars",
+            text.chars().count()
+        );
+        assert!(text.contains("李 Crab"), "{limit}: {text}");
+        let st = structured(&f);
+        assert_eq!(st["matched_lines"], 1);
+        assert_eq!(st["next_offset"], -1);
+        // Reading on from where the excerpt ends gives the text that follows it.
+        let at = st["cut_at"].as_u64().unwrap() as usize;
+        let rest = c
+            .call(
+                "loom_fetch",
+                json!({ "blob_key": key, "offset": at, "limit": 10 }),
+            )
+            .await;
+        let want: String = line.chars().skip(at).take(10).collect();
+        assert_eq!(text_of(&rest), want);
+        if limit >= 500 {
+            assert!(text.contains(&format!("offset {at}")), "{text}");
+        }
+    }
+}

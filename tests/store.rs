@@ -82,7 +82,7 @@ fn ingest_keeps_exact_types_order_and_context() {
             ("order_id", "BIGINT"),
             ("customer_id", "BIGINT"),
             ("status", "VARCHAR"),
-            ("amount", "DOUBLE"),
+            ("amount", "DECIMAL(18,2)"),
             ("created_at", "TIMESTAMP"),
             ("day", "DATE"),
             ("meta.channel", "VARCHAR"),
@@ -119,7 +119,11 @@ fn envelope_profile_and_join_hints() {
     let status = p.columns.iter().find(|c| c.name == "status").unwrap();
     assert_eq!(status.top[0], (json!("paid"), 2));
     let amount = p.columns.iter().find(|c| c.name == "amount").unwrap();
-    assert_eq!(amount.min, Some(json!(5.0)));
+    // Money is an exact DECIMAL, read back at its scale.
+    assert_eq!(
+        amount.min.as_ref().map(Value::to_string),
+        Some("5.00".to_owned())
+    );
     let hint = p
         .join_hints
         .iter()
@@ -148,10 +152,11 @@ fn envelope_profile_and_join_hints() {
     );
     assert_eq!(
         rows,
-        vec![
-            json!({ "name": "Ana", "total": 15.5 }),
-            json!({ "name": "Bruno", "total": 99.99 })
-        ]
+        // The exact sum of DECIMAL(18,2) money, at its scale.
+        serde_json::from_str::<Vec<Value>>(
+            r#"[{"name": "Ana", "total": 15.50}, {"name": "Bruno", "total": 99.99}]"#
+        )
+        .unwrap()
     );
 }
 
@@ -422,7 +427,7 @@ fn materialize_drop_and_export() {
         ),
         "{text}"
     );
-    assert!(text.contains("7300000000000007919,1,paid,10.5,"), "{text}");
+    assert!(text.contains("7300000000000007919,1,paid,10.50,"), "{text}");
     assert!(
         text.contains("\"[\"\"a\"\",\"\"b\"\"]\""),
         "JSON cells are quoted: {text}"
@@ -685,7 +690,9 @@ fn every_column_type_survives_the_chunked_append_with_nulls() {
                 "u": or_null(json!(u64::MAX - i)),
                 "h": or_null(if i == 0 { json!(-1) } else { serde_json::from_str::<Value>(&format!("-{}", u64::MAX as u128 + i as u128)).unwrap() }),
                 "w": or_null(serde_json::from_str::<Value>(&format!("1234567890123456789012345678901234567{}", i % 10)).unwrap()),
-                "d": or_null(json!(i as f64 + 0.25)),
+                // Written with an exponent, so a DOUBLE; plain two-decimal money is DECIMAL.
+                "d": or_null(serde_json::from_str::<Value>(&format!("{}e-2", i * 100 + 25)).unwrap()),
+                "m": or_null(serde_json::from_str::<Value>(&format!("{i}.{:02}", i % 100)).unwrap()),
                 "b": or_null(json!(i % 2 == 0)),
                 "day": or_null(json!(format!("2024-02-{:02}", 1 + i % 29))),
                 "ts": or_null(json!(format!("2025-01-31T10:00:{:02}", i % 60))),
@@ -699,15 +706,15 @@ fn every_column_type_survives_the_chunked_append_with_nulls() {
     let got = inline(
         &store,
         &format!(
-            "SELECT typeof(i) AS ti, typeof(u) AS tu, typeof(h) AS th, typeof(w) AS tw, typeof(d) AS td, \
+            "SELECT typeof(i) AS ti, typeof(u) AS tu, typeof(h) AS th, typeof(w) AS tw, typeof(d) AS td, typeof(m) AS tm, \
              typeof(b) AS tb, typeof(day) AS tday, typeof(ts) AS tts, typeof(tz) AS ttz, typeof(s) AS ts_, \
-             typeof(j) AS tj, i, u::VARCHAR AS u, h::VARCHAR AS h, w::VARCHAR AS w, d, b, day::VARCHAR AS day, \
+             typeof(j) AS tj, i, u::VARCHAR AS u, h::VARCHAR AS h, w::VARCHAR AS w, d, m::VARCHAR AS m, b, day::VARCHAR AS day, \
              ts::VARCHAR AS ts, tz::VARCHAR AS tz, s, j::VARCHAR AS j FROM {r} LIMIT 1 OFFSET 4999"
         ),
     );
     let row = &got[0];
     let types: Vec<&str> = [
-        "ti", "tu", "th", "tw", "td", "tb", "tday", "tts", "ttz", "ts_", "tj",
+        "ti", "tu", "th", "tw", "td", "tm", "tb", "tday", "tts", "ttz", "ts_", "tj",
     ]
     .iter()
     .map(|k| row[*k].as_str().unwrap())
@@ -720,6 +727,7 @@ fn every_column_type_survives_the_chunked_append_with_nulls() {
             "HUGEINT",
             "HUGEINT",
             "DOUBLE",
+            "DECIMAL(18,2)",
             "BOOLEAN",
             "DATE",
             "TIMESTAMP",
@@ -733,6 +741,7 @@ fn every_column_type_survives_the_chunked_append_with_nulls() {
     assert_eq!(row["h"], format!("-{}", u64::MAX as u128 + 4999));
     assert_eq!(row["w"], "12345678901234567890123456789012345679");
     assert_eq!(row["d"], 4999.25);
+    assert_eq!(row["m"], "4999.99");
     assert_eq!(row["b"], false);
     assert_eq!(row["day"], "2024-02-12");
     assert_eq!(row["ts"], "2025-01-31 10:00:19");
@@ -744,7 +753,7 @@ fn every_column_type_survives_the_chunked_append_with_nulls() {
     let nulls = inline(
         &store,
         &format!(
-            "SELECT count(*) FILTER (WHERE i IS NULL AND u IS NULL AND h IS NULL AND w IS NULL AND d IS NULL \
+            "SELECT count(*) FILTER (WHERE i IS NULL AND u IS NULL AND h IS NULL AND w IS NULL AND d IS NULL AND m IS NULL \
              AND b IS NULL AND day IS NULL AND ts IS NULL AND tz IS NULL AND s IS NULL AND j IS NULL) AS all_null, \
              count(*) FILTER (WHERE i IS NULL OR j IS NULL) AS any_null, \
              count(*) FILTER (WHERE i IS NULL AND (rowid % 97) <> 3) AS misplaced FROM {r}"
@@ -878,5 +887,311 @@ fn options_all(delimiter: char) -> loom::types::engine::ExportOptions {
     loom::types::engine::ExportOptions {
         delimiter,
         ..Default::default()
+    }
+}
+
+/// Column names a server might send that once bent a row: the engine's own keywords, every
+/// alias loom's SQL uses, quotes, case, Unicode and names that are almost empty.
+fn hostile_column_names() -> Vec<String> {
+    let engine = duckdb::Connection::open_in_memory().unwrap();
+    let mut stmt = engine
+        .prepare("SELECT keyword_name FROM duckdb_keywords()")
+        .unwrap();
+    let mut names: Vec<String> = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    names.extend(loom::tui::sql::KEYWORDS.iter().map(|k| k.to_string()));
+    for n in [
+        "t",
+        "T",
+        "x",
+        "a",
+        "b",
+        "v",
+        "r",
+        "g",
+        "i",
+        "n",
+        "lo",
+        "mn",
+        "mx",
+        "row",
+        "rowid",
+        "*",
+        "t.*",
+        "\"",
+        "\"\"",
+        "'",
+        "''",
+        "a\"b",
+        "it's",
+        "'); DROP TABLE x; --",
+        "\\",
+        "json",
+        "to_json",
+        "struct",
+        "columns",
+        "COLUMNS(*)",
+        " ",
+        "  t  ",
+        "\t",
+        "é",
+        "世界",
+        "🦀",
+        "👩‍👩‍👧",
+        "Ω",
+        "ǅ",
+        "t_2",
+        "column_1",
+        "NULL",
+        "null",
+        "true",
+        "1",
+        "0.5",
+        "$1",
+        "?",
+        "%s",
+        "{}",
+        "[]",
+        ".",
+        "a.b",
+        "-",
+        "",
+        "loom_row",
+        "LOOM_ROW",
+        "loom_row_2",
+    ] {
+        names.push(n.to_owned());
+    }
+    names
+}
+
+/// Nothing a server names a column may change what loom returns: every column of every row
+/// comes back, under its own name, from query rows, envelope samples, `loom_describe` and the
+/// JSON and JSON Lines exports (a column named `t` once dropped every other column).
+#[test]
+fn no_column_name_changes_a_row() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let pool = hostile_column_names();
+    let mut runner = TestRunner::new(Config {
+        cases: 48,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = prop::collection::vec(prop::sample::select(pool), 1..5);
+    runner
+        .run(&strategy, |mut names| {
+            let mut seen = std::collections::HashSet::new();
+            names.retain(|n| seen.insert(n.clone()));
+            let value = |row: usize, i: usize| {
+                if i.is_multiple_of(2) {
+                    json!(row * 10 + i)
+                } else {
+                    json!(format!("v{row}-{i} ✓"))
+                }
+            };
+            let rows: Vec<Value> = (0..3)
+                .map(|row| {
+                    Value::Object(
+                        names
+                            .iter()
+                            .enumerate()
+                            .map(|(i, n)| (n.clone(), value(row, i)))
+                            .collect(),
+                    )
+                })
+                .collect();
+            let r = ingest_json(&store, "cols", &Value::Array(rows).to_string());
+            let meta = store.dataset(&r).unwrap();
+            // Names the same up to case (or empty) are renamed by ingest: compare by position.
+            let kept: Vec<String> = meta.columns.iter().map(|(n, _)| n.clone()).collect();
+            prop_assert_eq!(kept.len(), names.len(), "{:?} for {:?}", kept, names);
+            for (k, n) in kept.iter().zip(&names) {
+                prop_assert!(
+                    k == n || k.starts_with(n.as_str()) || n.is_empty(),
+                    "{k:?} for {n:?}"
+                );
+            }
+            let expected: Vec<Value> = (0..3)
+                .map(|row| {
+                    Value::Object(
+                        kept.iter()
+                            .enumerate()
+                            .map(|(i, n)| (n.clone(), value(row, i)))
+                            .collect(),
+                    )
+                })
+                .collect();
+            let select = format!("SELECT * FROM {r}");
+            prop_assert_eq!(
+                &inline(&store, &select),
+                &expected,
+                "query rows for {:?}",
+                names
+            );
+            let p = store.profile(&r, 5).unwrap();
+            prop_assert_eq!(&p.samples, &expected, "envelope samples for {:?}", names);
+            let d = store.describe(&r).unwrap();
+            prop_assert_eq!(&d.sample_rows, &expected, "describe for {:?}", names);
+            let (path, n) = store.export(&r, ExportFormat::Json, None).unwrap();
+            prop_assert_eq!(n, 3);
+            let json: Value =
+                serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            prop_assert_eq!(
+                &json,
+                &Value::Array(expected.clone()),
+                "json export for {:?}",
+                names
+            );
+            let (path, _) = store.export(&r, ExportFormat::Jsonl, None).unwrap();
+            let lines: Vec<Value> = std::fs::read_to_string(path)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            prop_assert_eq!(&lines, &expected, "jsonl export for {:?}", names);
+            // The same names as aliases in the model's own query.
+            let aliases: Vec<String> = kept
+                .iter()
+                .enumerate()
+                .map(|(i, n)| format!("{i} AS \"{}\"", n.replace('"', "\"\"")))
+                .collect();
+            let row = inline(&store, &format!("SELECT {}", aliases.join(", ")));
+            let want: Value = Value::Object(
+                kept.iter()
+                    .enumerate()
+                    .map(|(i, n)| (n.clone(), json!(i)))
+                    .collect(),
+            );
+            prop_assert_eq!(&row, &vec![want], "aliases {:?}", kept);
+            store.drop_dataset(&r).unwrap();
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// MotherDuck's answer to a 25k-row query, `{success, columns, columnTypes, rows: [[…]],
+/// rowCount}`: a dataset with the declared types (exact DECIMAL money, 19-digit BIGINT ids,
+/// microsecond TIMESTAMPs, NULLs), so `sum(amount)` is the true sum. A declared type the
+/// values contradict is not believed.
+#[test]
+fn a_motherduck_result_is_a_dataset_with_its_declared_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let n = 25_168u64;
+    let rows: Vec<Value> = (0..n)
+        .map(|i| {
+            let amount: Value =
+                serde_json::from_str(&format!("{}.{:02}", (i * 7919) % 20_000, i % 100)).unwrap();
+            let status = ["paid", "returned", "pending", "李 Crab🦀"][(i % 4) as usize];
+            json!([
+                1_000_000_000_000_000_000u64 + i * 15_838,
+                amount,
+                if i % 7 == 0 {
+                    Value::Null
+                } else {
+                    json!(i as f64 / 8.0)
+                },
+                format!("2023-01-{:02} {:02}:33:03.807144", 1 + i % 28, i % 24),
+                status,
+                Value::Null,
+                if i == 3 {
+                    json!("not a number")
+                } else {
+                    json!(i)
+                },
+            ])
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&json!({
+        "success": true,
+        "columns": ["order_id", "amount", "discount", "ordered_at", "status", "shipped_at", "qty"],
+        "columnTypes": ["BIGINT", "DECIMAL(12,2)", "DOUBLE", "TIMESTAMP", "VARCHAR", "TIMESTAMP", "INTEGER"],
+        "rows": rows,
+        "rowCount": n,
+    }))
+    .unwrap();
+    let r = ingest_json(&store, "execute_query", &text);
+    let meta = store.dataset(&r).unwrap();
+    assert_eq!(meta.rows, n);
+    assert_eq!(meta.context.get("rowCount"), Some(&json!(n)));
+    let types: Vec<(&str, &str)> = meta
+        .columns
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            ("order_id", "BIGINT"),
+            ("amount", "DECIMAL(12,2)"),
+            ("discount", "DOUBLE"),
+            ("ordered_at", "TIMESTAMP"),
+            ("status", "VARCHAR"),
+            ("shipped_at", "TIMESTAMP"),
+            // Declared INTEGER, but one value is text: the values decide.
+            ("qty", "VARCHAR"),
+        ]
+    );
+    let cents: u64 = (0..n).map(|i| ((i * 7919) % 20_000) * 100 + i % 100).sum();
+    let row = &inline(
+        &store,
+        &format!(
+            "SELECT sum(amount)::VARCHAR AS s, max(order_id) AS m, min(ordered_at)::VARCHAR AS t0, count(*) FILTER (WHERE status = 'returned') AS ret, count(shipped_at) AS shipped FROM {r}"
+        ),
+    )[0];
+    assert_eq!(
+        row["s"],
+        json!(format!("{}.{:02}", cents / 100, cents % 100))
+    );
+    assert_eq!(
+        row["m"].to_string(),
+        (1_000_000_000_000_000_000u64 + (n - 1) * 15_838).to_string()
+    );
+    assert_eq!(row["t0"], "2023-01-01 00:33:03.807144");
+    assert_eq!(row["ret"], n / 4);
+    assert_eq!(row["shipped"], 0);
+}
+
+/// Two-decimal money, whichever rung found it, is DECIMAL: `sum` is exact. DOUBLE stays for
+/// numbers written with an exponent, and text for numbers no DECIMAL or DOUBLE holds.
+#[test]
+fn money_is_decimal_in_csv_and_json_and_sums_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let amounts: Vec<String> = (0..3000)
+        .map(|i| format!("{}.{:02}", (i * 7919) % 20_000, (i * 37) % 100))
+        .collect();
+    let mut csv = "id,amount,ratio\n".to_owned();
+    let mut json_rows = Vec::new();
+    for (i, a) in amounts.iter().enumerate() {
+        csv.push_str(&format!("{i},{a},{}e-3\n", i % 10));
+        json_rows.push(format!(
+            r#"{{"id": {i}, "amount": {a}, "ratio": {}e-3}}"#,
+            i % 10
+        ));
+    }
+    let json = format!("[{}]", json_rows.join(","));
+    let cents: u64 = (0..3000u64)
+        .map(|i| ((i * 7919) % 20_000) * 100 + (i * 37) % 100)
+        .sum();
+    for text in [csv, json] {
+        let r = ingest_json(&store, "money", &text);
+        let meta = store.dataset(&r).unwrap();
+        let types: Vec<&str> = meta.columns.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(types, ["BIGINT", "DECIMAL(18,2)", "DOUBLE"], "{r}");
+        let row = &inline(
+            &store,
+            &format!("SELECT sum(amount)::VARCHAR AS s FROM {r}"),
+        )[0];
+        assert_eq!(
+            row["s"],
+            json!(format!("{}.{:02}", cents / 100, cents % 100))
+        );
     }
 }

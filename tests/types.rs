@@ -101,7 +101,21 @@ fn every_type() -> Vec<(Tier, &'static str, ColumnType, Vec<Value>)> {
             Tier::Json,
             "x",
             Double,
-            vec![json!(1.5), json!(2), json!(-3.25), json!(1e10)],
+            vec![
+                json!(1.5),
+                json!(2),
+                json!(-3.25),
+                serde_json::from_str::<Value>("1e10").unwrap(),
+            ],
+        ),
+        (
+            Tier::Json,
+            "money",
+            Decimal {
+                precision: 18,
+                scale: 2,
+            },
+            vec![json!(15004.17), json!(0.01), json!(-3.5), json!(7)],
         ),
         (
             Tier::Json,
@@ -172,6 +186,20 @@ fn every_type() -> Vec<(Tier, &'static str, ColumnType, Vec<Value>)> {
         ),
         (
             Tier::Text,
+            "tmoney",
+            Decimal {
+                precision: 38,
+                scale: 2,
+            },
+            vec![
+                json!("123456789012345678901.25"),
+                json!("0.01"),
+                json!(""),
+                json!("-2"),
+            ],
+        ),
+        (
+            Tier::Text,
             "tb",
             Boolean,
             vec![json!("true"), json!("False"), json!("TRUE"), json!("")],
@@ -234,7 +262,7 @@ fn battery(ty: &str) -> Vec<&'static str> {
         "SELECT c, lag(c) OVER (ORDER BY rid) AS prev FROM t",
     ];
     match ty {
-        "BIGINT" | "UBIGINT" | "HUGEINT" | "DOUBLE" => b.extend([
+        "BIGINT" | "UBIGINT" | "HUGEINT" | "DOUBLE" | "DECIMAL(18,2)" | "DECIMAL(38,2)" => b.extend([
             "SELECT sum(c) AS s, avg(c) AS a, stddev(c) AS sd, median(c) AS m FROM t",
             "SELECT count(*) AS n FROM t WHERE c > 1 AND c < 1e30",
             "SELECT c // 2 AS half, c % 7 AS m, round(c / 3, 2) AS r, abs(c) AS a FROM t",

@@ -80,6 +80,7 @@ fn description() -> Description {
             ty: "DOUBLE".into(),
             null_fraction: 0.0,
             distinct: 300,
+            distinct_exact: false,
             min: Some(json!(0.5)),
             max: Some(json!(299.5)),
             top: vec![(json!(1.5), 4)],

@@ -36,21 +36,9 @@ pub fn decide(result: &RawValue, threshold: usize) -> Decision {
     if v.get("isError").and_then(Value::as_bool) == Some(true) {
         return Decision::Pass("error result");
     }
-    let blocks = v
-        .get("content")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let mut texts = Vec::with_capacity(blocks.len());
-    for b in blocks {
-        match (
-            b.get("type").and_then(Value::as_str),
-            b.get("text").and_then(Value::as_str),
-        ) {
-            (Some("text"), Some(t)) => texts.push(t),
-            _ => return Decision::Pass("non-text content"),
-        }
-    }
+    let Some(texts) = text_blocks(&v) else {
+        return Decision::Pass("non-text content");
+    };
     let structured = v.get("structuredContent").filter(|s| !s.is_null());
     let mut tokens: usize = texts.iter().map(|t| tokens::estimate(t)).sum();
     if let Some(s) = structured {
@@ -62,11 +50,45 @@ pub fn decide(result: &RawValue, threshold: usize) -> Decision {
     match extract::find_rows(structured, &texts).and_then(extract::Found::into_table) {
         Some(table) => Decision::Table { table, tokens },
         None if !texts.is_empty() => Decision::Text {
-            text: texts.join("\n\n"),
+            text: joined(&texts),
             tokens,
         },
         None => Decision::Pass("structured content that is not a table"),
     }
+}
+
+/// The text of every content block, or `None` when a block is not text.
+fn text_blocks(v: &Value) -> Option<Vec<&str>> {
+    let blocks = v
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    blocks
+        .iter()
+        .map(|b| {
+            match (
+                b.get("type").and_then(Value::as_str),
+                b.get("text").and_then(Value::as_str),
+            ) {
+                (Some("text"), Some(t)) => Some(t),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Text blocks as one parked text.
+fn joined(texts: &[&str]) -> String {
+    texts.join("\n\n")
+}
+
+/// A result's text as it would be parked, when it is all text: for a table that could not be
+/// stored, which is then parked rather than forwarded whole.
+pub fn text_of(result: &RawValue) -> Option<String> {
+    let v = serde_json::from_str::<Value>(result.get()).ok()?;
+    let texts = text_blocks(&v)?;
+    (!texts.is_empty()).then(|| joined(&texts))
 }
 
 #[cfg(test)]

@@ -110,6 +110,10 @@ pub struct Fetched {
     pub next_offset: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub matched_lines: Option<usize>,
+    /// When a matching line was too long for `limit` and was cut around its match: the
+    /// character offset where the excerpt ends, from which a plain read (no pattern) goes on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_at: Option<usize>,
     pub expires_at: String,
 }
 
@@ -276,11 +280,12 @@ impl Blobs {
                 offset: req.offset,
                 next_offset: -1,
                 matched_lines: None,
+                cut_at: None,
                 expires_at: String::new(),
             });
         };
         let limit = req.limit.clamp(1, MAX_LIMIT);
-        let (content, next, matched) = match req.pattern {
+        let g = match req.pattern {
             None => {
                 let start = blob.byte_of(req.offset);
                 let end = blob.byte_of(req.offset.saturating_add(limit));
@@ -289,7 +294,12 @@ impl Blobs {
                 } else {
                     -1
                 };
-                (blob.content[start..end].to_owned(), next, None)
+                Grepped {
+                    content: blob.content[start..end].to_owned(),
+                    next,
+                    matched: None,
+                    cut_at: None,
+                }
             }
             Some(p) => grep(
                 &blob.content,
@@ -301,14 +311,15 @@ impl Blobs {
         };
         Ok(Fetched {
             found: true,
-            content,
+            content: g.content,
             content_type: blob.content_type.clone(),
             summary: blob.summary.clone(),
             total_chars: blob.total_chars,
             total_lines: blob.total_lines,
             offset: req.offset,
-            next_offset: next,
-            matched_lines: matched,
+            next_offset: g.next,
+            matched_lines: g.matched,
+            cut_at: g.cut_at,
             expires_at: iso(blob.expires()),
         })
     }
@@ -323,8 +334,6 @@ fn write_private(
     crate::folders::write_private(dir, path, ".blob-", bytes)
 }
 
-/// Matching lines as `lineno: text` with `lineno- text` context; `offset` skips matches and
-/// `limit` caps the characters returned. Returns (content, next match offset, total matches).
 /// A `pattern` the regex engine refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid pattern: {0}")]
@@ -352,13 +361,26 @@ pub fn matching_lines(text: &str, pattern: &str, max: usize) -> Result<Vec<u64>,
         .collect())
 }
 
+/// What one read returned: the text, the offset to go on from (-1: nothing more), how many
+/// lines matched, and where a cut excerpt ends.
+struct Grepped {
+    content: String,
+    next: i64,
+    matched: Option<usize>,
+    cut_at: Option<usize>,
+}
+
+/// Matching lines as `lineno: text` with `lineno- text` context; `offset` skips matches and
+/// `limit` caps the characters returned. A match whose block alone is longer than `limit`
+/// (one minified JSON line can be a megabyte) comes back alone, cut around the match, with
+/// the character offset to read on from.
 fn grep(
     text: &str,
     pattern: &str,
     offset: usize,
     limit: usize,
     context: usize,
-) -> Result<(String, i64, Option<usize>), BadPattern> {
+) -> Result<Grepped, BadPattern> {
     let re = fetch_regex(pattern)?;
     let lines: Vec<&str> = text.lines().collect();
     let matches: Vec<usize> = lines
@@ -368,8 +390,10 @@ fn grep(
         .map(|(i, _)| i)
         .collect();
     let mut out = String::new();
+    let mut out_chars = 0;
     let mut last_printed: Option<usize> = None;
     let mut next = -1i64;
+    let mut cut_at = None;
     for (n, &m) in matches.iter().enumerate().skip(offset) {
         let from = m.saturating_sub(context);
         let to = (m + context).min(lines.len().saturating_sub(1));
@@ -388,15 +412,89 @@ fn grep(
             };
             block.push_str(&format!("{}{sep} {line}\n", i + 1));
         }
-        if !out.is_empty() && out.chars().count() + block.chars().count() > limit {
-            next = n as i64;
+        let block_chars = block.chars().count();
+        if out_chars + block_chars > limit {
+            if out.is_empty() {
+                let line = lines.get(m).copied().unwrap_or_default();
+                let (excerpt, end) = cut_around_match(text, line, m, &re, limit);
+                out = excerpt;
+                cut_at = Some(end);
+                if n + 1 < matches.len() {
+                    next = (n + 1) as i64;
+                }
+            } else {
+                next = n as i64;
+            }
             break;
         }
         out.push_str(&block);
+        out_chars += block_chars;
         last_printed = Some(to);
     }
-    Ok((out, next, Some(matches.len())))
+    Ok(Grepped {
+        content: out,
+        next,
+        matched: Some(matches.len()),
+        cut_at,
+    })
 }
+
+/// Line `line` (number `index`, a slice of `text`) cut to a window around its first match,
+/// as `lineno: …excerpt…` and a note saying where the excerpt lies, all within `limit`
+/// characters; and the character offset in `text` where the excerpt ends. With a limit too
+/// small for the note, the excerpt alone.
+fn cut_around_match(
+    text: &str,
+    line: &str,
+    index: usize,
+    re: &regex::Regex,
+    limit: usize,
+) -> (String, usize) {
+    // Where the line starts in the text, in characters: `line` is a slice of `text`.
+    let line_byte = (line.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    let line_start = text.get(..line_byte).map_or(0, |t| t.chars().count());
+    let line_chars = line.chars().count();
+    let (m_start, m_end) = re.find(line).map_or((0, 0), |m| {
+        (
+            line.get(..m.start()).map_or(0, |p| p.chars().count()),
+            line.get(..m.end()).map_or(0, |p| p.chars().count()),
+        )
+    });
+    let prefix = format!("{}: ", index + 1);
+    // Only its context was too long: the line whole, alone.
+    if prefix.len() + line_chars < limit {
+        return (format!("{prefix}{line}\n"), line_start + line_chars);
+    }
+    // The note's numbers are at most as long as the text's length in digits.
+    let widest = (line_start + line_chars).to_string().len();
+    let note_room = NOTE.len() + 3 * widest + 1;
+    let (budget, noted) = match limit.checked_sub(prefix.len() + 2 + note_room) {
+        Some(b) if b > 0 => (b, true),
+        _ => (limit, false),
+    };
+    // Centre the match (or its start, when it is longer than the window) in the window.
+    let m_len = (m_end - m_start).min(budget);
+    let start = m_start
+        .saturating_sub((budget - m_len) / 2)
+        .min(line_chars.saturating_sub(budget));
+    let end = (start + budget).min(line_chars);
+    let excerpt: String = line.chars().skip(start).take(end - start).collect();
+    let (abs_start, abs_end) = (line_start + start, line_start + end);
+    if !noted {
+        return (excerpt, abs_end);
+    }
+    let lead = if start > 0 { "…" } else { "" };
+    let trail = if end < line_chars { "…" } else { "" };
+    let note = NOTE
+        .replacen("{}", &abs_start.to_string(), 1)
+        .replacen("{}", &abs_end.to_string(), 1)
+        .replacen("{}", &abs_end.to_string(), 1);
+    (format!("{prefix}{lead}{excerpt}{trail}\n{note}"), abs_end)
+}
+
+/// How a cut excerpt says where it lies (the three `{}` are character offsets).
+const NOTE: &str =
+    "[cut to fit the limit: characters {}–{} of the text; read on with offset {} and no pattern]";
 
 /// The first line or two of `text`, cut, for a summary.
 pub fn first_lines(text: &str) -> String {
@@ -680,5 +778,43 @@ mod tests {
             })
             .is_err()
         );
+    }
+}
+
+#[cfg(test)]
+mod pattern_properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            proptest::sample::select(
+                &["ab", "x", "é", "東京", "😀", "👩‍👩‍👧", "\n", "\r\n", " ", "AB"][..]
+            )
+            .prop_map(str::to_owned),
+            any::<char>().prop_map(String::from),
+        ];
+        proptest::collection::vec(piece, 0..400).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Any text, pattern, offset, limit and context: no panic, never more than `limit`
+        /// characters, and a cut excerpt says where plain reading goes on.
+        #[test]
+        fn a_pattern_read_stays_within_its_limit(
+            t in text(),
+            pattern in proptest::sample::select(&["ab", "東", "😀|x", ".", "^", "$", "a.*b", "\\s"][..]),
+            offset in 0usize..4,
+            limit in 1usize..300,
+            context in 0usize..3,
+        ) {
+            let g = grep(&t, pattern, offset, limit, context).unwrap();
+            prop_assert!(g.content.chars().count() <= limit, "{} > {limit}", g.content.chars().count());
+            if let Some(at) = g.cut_at {
+                prop_assert!(at <= t.chars().count());
+            }
+        }
     }
 }

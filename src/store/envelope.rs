@@ -6,7 +6,7 @@
 //! call with large arguments still gets its envelope. Strings are cut on character boundaries
 //! only: they are written by others.
 
-use super::{DatasetMeta, Profile};
+use super::{ColumnStats, DatasetMeta, Profile};
 use crate::intercept::tokens;
 use serde_json::{Map, Value, json};
 
@@ -215,6 +215,11 @@ const STEPS: [Detail; 8] = [
     },
 ];
 
+/// Whether a column is a key: counted exactly, no nulls, a different value in every row.
+fn is_unique(meta: &DatasetMeta, c: &ColumnStats) -> bool {
+    c.distinct_exact && c.null_fraction == 0.0 && meta.rows > 1 && c.distinct == meta.rows
+}
+
 fn pct(f: f64) -> String {
     format!("{:.0}%", f * 100.0)
 }
@@ -276,6 +281,11 @@ fn structured(
                     json!((c.null_fraction * 1000.0).round() / 1000.0),
                 );
                 o.insert("distinct".into(), json!(c.distinct));
+                if is_unique(meta, c) {
+                    o.insert("unique".into(), json!(true));
+                } else if !c.distinct_exact {
+                    o.insert("distinct_estimated".into(), json!(true));
+                }
                 if let Some(m) = &c.min {
                     o.insert("min".into(), cut_strings(m));
                 }
@@ -362,11 +372,14 @@ fn text(
             s.push_str(&format!(" ({note})"));
         }
         if d.stats {
-            s.push_str(&format!(
-                "  nulls {} distinct≈{}",
-                pct(c.null_fraction),
-                c.distinct
-            ));
+            let distinct = if is_unique(meta, c) {
+                "unique".to_owned()
+            } else if c.distinct_exact {
+                format!("distinct {}", c.distinct)
+            } else {
+                format!("distinct≈{}", c.distinct)
+            };
+            s.push_str(&format!("  nulls {} {distinct}", pct(c.null_fraction)));
             if let (Some(lo), Some(hi)) = (&c.min, &c.max) {
                 s.push_str(&format!(
                     "  range {} … {}",
@@ -509,6 +522,7 @@ mod tests {
                 ty: "VARCHAR".into(),
                 null_fraction: 0.0,
                 distinct: 2,
+                distinct_exact: false,
                 min: Some(cell.clone()),
                 max: Some(cell.clone()),
                 top: vec![(cell.clone(), 2)],

@@ -163,7 +163,10 @@ pub fn export(
             }
         }
         ExportFormat::Json | ExportFormat::Jsonl => {
-            let mut stmt = reader.prepare(&format!("SELECT to_json(t)::VARCHAR FROM {t} t"))?;
+            let mut stmt = {
+                let (row, from) = super::profile::row_json(&t, &columns);
+                reader.prepare(&format!("SELECT {row} FROM {from}"))?
+            };
             let mut rows = stmt.query([])?;
             let json = format == ExportFormat::Json;
             if json {

@@ -34,7 +34,8 @@ impl Lane {
             ColumnType::UBigInt => Lane::UBigInt,
             ColumnType::HugeInt => Lane::HugeInt,
             ColumnType::Double => Lane::Double,
-            ColumnType::Date
+            ColumnType::Decimal { .. }
+            | ColumnType::Date
             | ColumnType::Timestamp
             | ColumnType::TimestampUtc
             | ColumnType::Varchar

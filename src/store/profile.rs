@@ -18,6 +18,9 @@ pub struct Profile {
 }
 
 const TOP_VALUES_MAX_DISTINCT: u64 = 20;
+/// Up to this many cells (rows × columns) distinct counts are exact, cheap next to the ingest
+/// that made the dataset; beyond it they are estimated (and said to be).
+const EXACT_DISTINCT_CELLS: u64 = 5_000_000;
 const JOIN_BUDGET: Duration = Duration::from_millis(500);
 
 fn is_ordered(ty: &str) -> bool {
@@ -57,6 +60,33 @@ fn column_notes(
         })?
         .collect::<std::result::Result<_, _>>()?;
     Ok(notes)
+}
+
+/// Columns counted per statement by [`exact_distinct`]: many exact distinct aggregates in one
+/// statement overflow the engine's stack (80 did on a test thread).
+const DISTINCT_COLUMNS_PER_QUERY: usize = 16;
+
+/// The exact number of distinct non-null values of each column of `table`, in order.
+fn exact_distinct(
+    conn: &duckdb::Connection,
+    table: &str,
+    columns: &[(String, String)],
+) -> Result<Vec<u64>> {
+    let mut out = Vec::with_capacity(columns.len());
+    for chunk in columns.chunks(DISTINCT_COLUMNS_PER_QUERY) {
+        let exprs: Vec<String> = chunk
+            .iter()
+            .map(|(n, _)| format!("count(DISTINCT {})::UBIGINT", quote_ident(n)))
+            .collect();
+        let sql = format!("SELECT {} FROM {table}", exprs.join(", "));
+        conn.query_row(&sql, [], |r| {
+            for i in 0..chunk.len() {
+                out.push(r.get::<_, u64>(i)?);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(out)
 }
 
 /// One exact JSON value from its JSON text (as the engine's `to_json` renders it).
@@ -106,9 +136,37 @@ pub fn finite_json(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// The first `n` rows of `table`, as exact JSON objects in column order.
-pub fn first_rows(conn: &duckdb::Connection, from: &str, n: usize) -> Result<Vec<Value>> {
-    let sql = format!("SELECT to_json(t)::VARCHAR FROM (SELECT * FROM {from} LIMIT {n}) t");
+/// One row of `from` (whose columns are `columns`) as JSON text: the select expression and
+/// the FROM clause it needs. The row is named by an alias that no column has (compared as the
+/// engine compares names), because a column named like the alias binds first and the row
+/// would shrink to that one column (`to_json(t) … t` with a column `t`): no name a server
+/// gives a column may change a row. (Building the object from the column list instead
+/// overflows the engine's stack on a table thousands of columns wide.)
+pub fn row_json(from: &str, columns: &[(String, String)]) -> (String, String) {
+    let taken = |a: &str| columns.iter().any(|(n, _)| n.eq_ignore_ascii_case(a));
+    let mut alias = "loom_row".to_owned();
+    let mut i = 2;
+    while taken(&alias) {
+        alias = format!("loom_row_{i}");
+        i += 1;
+    }
+    let alias = quote_ident(&alias);
+    (
+        format!("to_json({alias})::VARCHAR"),
+        format!("{from} AS {alias}"),
+    )
+}
+
+/// The first `n` rows of `from` (whose columns are `columns`), as exact JSON objects in
+/// column order.
+pub fn first_rows(
+    conn: &duckdb::Connection,
+    from: &str,
+    columns: &[(String, String)],
+    n: usize,
+) -> Result<Vec<Value>> {
+    let (row, from) = row_json(&format!("(SELECT * FROM {from} LIMIT {n})"), columns);
+    let sql = format!("SELECT {row} FROM {from}");
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt
         .query_map([], |r| r.get::<_, String>(0))?
@@ -125,6 +183,9 @@ pub fn profile(
     let t = quote_ident(&meta.dataset_ref);
     let mut columns = Vec::with_capacity(meta.columns.len());
     let mut notes = column_notes(conn, &meta.dataset_ref)?;
+    // A key's estimate (48,604 distinct of 50,000 unique ids) reads as duplicates: count
+    // exactly whenever that is cheap.
+    let exact = meta.rows.saturating_mul(meta.columns.len() as u64) <= EXACT_DISTINCT_CELLS;
     if !meta.columns.is_empty() {
         let mut exprs = vec!["count(*)::UBIGINT".to_owned()];
         for (name, ty) in &meta.columns {
@@ -153,7 +214,18 @@ pub fn profile(
             }
             Ok(out)
         })?;
-        for ((name, ty), (total, non_null, distinct, min, max)) in meta.columns.iter().zip(stats) {
+        let exact_counts = if exact {
+            Some(exact_distinct(conn, &t, &meta.columns)?)
+        } else {
+            None
+        };
+        for (i, ((name, ty), (total, non_null, distinct, min, max))) in
+            meta.columns.iter().zip(stats).enumerate()
+        {
+            let distinct = exact_counts
+                .as_ref()
+                .and_then(|e| e.get(i).copied())
+                .unwrap_or(distinct);
             let mut top = Vec::new();
             let distinct = distinct.min(non_null);
             if distinct > 0
@@ -179,6 +251,7 @@ pub fn profile(
                     1.0 - non_null as f64 / total as f64
                 },
                 distinct,
+                distinct_exact: exact,
                 min: min.map(|m| json_of(Some(m))),
                 max: max.map(|m| json_of(Some(m))),
                 top,
@@ -186,7 +259,7 @@ pub fn profile(
             });
         }
     }
-    let samples = first_rows(conn, &t, samples)?;
+    let samples = first_rows(conn, &t, &meta.columns, samples)?;
     let join_hints = join_hints(conn, meta, others).unwrap_or_default();
     Ok(Profile {
         rows: meta.rows,

@@ -5,7 +5,7 @@
 //! query: it is armed for one query and can no longer fire once that query has ended.
 
 use super::guard::Guarded;
-use super::profile::{first_rows, shape};
+use super::profile::{first_rows, row_json, shape};
 use super::sealed::StatementKind;
 use super::{DatasetKind, DatasetMeta, Result, Store, StoreError, quote_ident, valid_ref};
 use serde_json::Value;
@@ -326,9 +326,13 @@ enum Ran {
 const INLINE_ENVELOPES: usize = 4;
 
 /// The bytes `table`'s rows take as JSON, counted in the engine.
-fn inline_bytes(conn: &duckdb::Connection, table: &str) -> Result<usize> {
-    let sql =
-        format!("SELECT coalesce(sum(strlen(to_json(t)::VARCHAR)), 0)::UBIGINT FROM {table} t");
+fn inline_bytes(
+    conn: &duckdb::Connection,
+    table: &str,
+    columns: &[(String, String)],
+) -> Result<usize> {
+    let (row, from) = row_json(table, columns);
+    let sql = format!("SELECT coalesce(sum(strlen({row})), 0)::UBIGINT FROM {from}");
     Ok(conn.query_row(&sql, [], |r| r.get::<_, u64>(0))? as usize)
 }
 
@@ -354,8 +358,8 @@ pub fn run(store: &Store, sql: &str) -> Result<QueryOutcome> {
         let table = quote_ident(&name);
         conn.execute_batch(&format!("CREATE TABLE {table} AS {}", guarded.sql))?;
         let (rows, columns) = shape(conn, &name)?;
-        if rows as usize <= inline_rows && inline_bytes(conn, &table)? <= inline_max {
-            let data = first_rows(conn, &table, inline_rows);
+        if rows as usize <= inline_rows && inline_bytes(conn, &table, &columns)? <= inline_max {
+            let data = first_rows(conn, &table, &columns, inline_rows);
             let _ = conn.execute_batch(&format!("DROP TABLE IF EXISTS {table}"));
             return Ok(Ran::Inline(QueryOutcome::Inline {
                 columns,

@@ -73,6 +73,7 @@ pub(super) fn orders_describe() -> Box<Description> {
                 ty: ty.into(),
                 null_fraction: nulls,
                 distinct,
+                distinct_exact: false,
                 min: range.as_ref().map(|r| r.0.clone()),
                 max: range.map(|r| r.1),
                 top: vec![],

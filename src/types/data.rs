@@ -43,6 +43,9 @@ pub struct ColumnStats {
     pub ty: String,
     pub null_fraction: f64,
     pub distinct: u64,
+    /// Whether `distinct` was counted exactly (it is estimated on very large datasets).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub distinct_exact: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -70,6 +70,44 @@ impl ClientSession {
         let original = raw.clone();
         let original_len = raw.get().len();
         let work = tokio::task::spawn_blocking(move || -> Result<Replacement, String> {
+            let park = |text: String, tokens: usize| -> Result<Replacement, String> {
+                let content_type = if serde_json::from_str::<Value>(&text).is_ok() {
+                    "application/json"
+                } else {
+                    "text/plain"
+                };
+                let summary = format!(
+                    "{server_name}/{tool}: {}",
+                    crate::store::blobs::first_lines(&text)
+                );
+                let blob = store.park(
+                    text,
+                    summary,
+                    content_type.into(),
+                    crate::store::blobs::DEFAULT_TTL,
+                );
+                let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
+                let pointer_tokens = crate::intercept::tokens::estimate(&pointer.to_string());
+                if pointer_tokens < tokens {
+                    Ok((
+                        jsonrpc::to_raw(&pointer),
+                        (Outcome::Parked, blob.key.clone()),
+                        tokens,
+                    ))
+                } else {
+                    Err("the pointer to parked text would not be smaller".into())
+                }
+            };
+            // Rows that could not be stored are still too large to forward whole: their text
+            // is parked instead, as text that is not a table would be.
+            let park_instead = |why: String, tokens: usize| -> Result<Replacement, String> {
+                match crate::intercept::text_of(&raw) {
+                    Some(text) if park_text => {
+                        park(text, tokens).map_err(|e| format!("{why}; parking it failed too: {e}"))
+                    }
+                    _ => Err(why),
+                }
+            };
             let (mut table, tokens) = match crate::intercept::decide(&raw, threshold) {
                 crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
                     (table, tokens)
@@ -80,32 +118,7 @@ impl ClientSession {
                     );
                 }
                 crate::intercept::Decision::Text { text, tokens } if park_text => {
-                    let content_type = if serde_json::from_str::<Value>(&text).is_ok() {
-                        "application/json"
-                    } else {
-                        "text/plain"
-                    };
-                    let summary = format!(
-                        "{server_name}/{tool}: {}",
-                        crate::store::blobs::first_lines(&text)
-                    );
-                    let blob = store.park(
-                        text,
-                        summary,
-                        content_type.into(),
-                        crate::store::blobs::DEFAULT_TTL,
-                    );
-                    let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
-                    let pointer_tokens = crate::intercept::tokens::estimate(&pointer.to_string());
-                    return if pointer_tokens < tokens {
-                        Ok((
-                            jsonrpc::to_raw(&pointer),
-                            (Outcome::Parked, blob.key.clone()),
-                            tokens,
-                        ))
-                    } else {
-                        Err("the pointer to parked text would not be smaller".into())
-                    };
+                    return park(text, tokens);
                 }
                 crate::intercept::Decision::Text { .. } => {
                     return Err("text that is not a table, and parking is off for this tool (park, park_never)".into());
@@ -118,8 +131,8 @@ impl ClientSession {
                 table.context = context;
             }
             let provenance = crate::store::Provenance {
-                server: server_name,
-                tool,
+                server: server_name.clone(),
+                tool: tool.clone(),
                 arguments: provenance_args,
                 at: crate::store::now_iso(),
                 rung: table.rung.to_owned(),
@@ -127,8 +140,8 @@ impl ClientSession {
             let meta = match store.ingest(&table, provenance) {
                 Ok(m) => m,
                 Err(e) => {
-                    tracing::warn!("ingest failed, passing the result through: {e}");
-                    return Err(format!("the table could not be stored: {e}"));
+                    tracing::warn!("ingest failed, parking the result instead: {e}");
+                    return park_instead(format!("the table could not be stored: {e}"), tokens);
                 }
             };
             let envelope = store.profile(&meta.dataset_ref, 5).map(|p| {
@@ -149,8 +162,9 @@ impl ClientSession {
                 }
                 Ok(_) => "the envelope would not be smaller than the result".to_owned(),
                 Err(e) => {
-                    tracing::warn!("profiling failed, passing the result through: {e}");
-                    format!("the table could not be profiled: {e}")
+                    tracing::warn!("profiling failed, parking the result instead: {e}");
+                    let _ = store.drop_dataset(&meta.dataset_ref);
+                    return park_instead(format!("the table could not be profiled: {e}"), tokens);
                 }
             };
             let _ = store.drop_dataset(&meta.dataset_ref);

@@ -4,7 +4,7 @@
 //! goes to the fast reader (`json_rows`) first; this general path decides whatever it declines.
 
 use super::{Found, Records, json_rows};
-use crate::intercept::table::Tier;
+use crate::intercept::table::{ColumnType, Table, Tier, declared_type};
 use serde_json::{Map, Value};
 
 /// Whether `items` are rows: every element an object, or every one a scalar (then one `value`
@@ -41,8 +41,112 @@ fn scalars(obj: &Map<String, Value>, prefix: &str, into: &mut Map<String, Value>
     }
 }
 
+/// The header of a columnar result (`{columns, columnTypes?, rows: [[…]]}`, as DuckDB,
+/// MotherDuck and many SQL servers answer): the column names, and the declared types when
+/// the result gives one per column. `None` unless `rows` is a non-empty array of arrays and
+/// `columns` names every column (strings, or objects with a string `name` and maybe a
+/// `type`).
+fn columnar_header(obj: &Map<String, Value>) -> Option<(Vec<String>, Vec<Option<ColumnType>>)> {
+    let rows = obj.get("rows")?.as_array()?;
+    if rows.is_empty() || !rows.iter().all(Value::is_array) {
+        return None;
+    }
+    let columns = obj.get("columns")?.as_array()?;
+    if columns.is_empty() {
+        return None;
+    }
+    let mut names = Vec::with_capacity(columns.len());
+    let mut inline_types = Vec::with_capacity(columns.len());
+    for c in columns {
+        match c {
+            Value::String(name) => {
+                names.push(name.clone());
+                inline_types.push(None);
+            }
+            Value::Object(o) => {
+                names.push(o.get("name")?.as_str()?.to_owned());
+                inline_types.push(
+                    o.get("type")
+                        .and_then(Value::as_str)
+                        .and_then(declared_type),
+                );
+            }
+            _ => return None,
+        }
+    }
+    // Types beside the names count only when there is exactly one for each column; a list
+    // that does not line up says nothing reliable about any of them.
+    let declared = ["columnTypes", "column_types", "types"]
+        .iter()
+        .find_map(|k| obj.get(*k)?.as_array())
+        .filter(|types| types.len() == names.len())
+        .map(|types| {
+            types
+                .iter()
+                .map(|t| t.as_str().and_then(declared_type))
+                .collect()
+        })
+        .unwrap_or(inline_types);
+    Some((names, declared))
+}
+
+/// Where columnar results are in `obj`: itself (an empty path), or its members at depth 1
+/// and 2.
+fn columnar_paths(obj: &Map<String, Value>) -> Vec<Vec<String>> {
+    if columnar_header(obj).is_some() {
+        return vec![Vec::new()];
+    }
+    let mut found = Vec::new();
+    for (k, v) in obj {
+        let Value::Object(inner) = v else { continue };
+        if columnar_header(inner).is_some() {
+            found.push(vec![k.clone()]);
+        }
+        for (k2, v2) in inner {
+            if let Value::Object(deeper) = v2
+                && columnar_header(deeper).is_some()
+            {
+                found.push(vec![k.clone(), k2.clone()]);
+            }
+        }
+    }
+    found
+}
+
+/// The columnar result at `path` in `obj` as a table whose context is the scalars around it.
+fn columnar(mut obj: Map<String, Value>, path: &[String], rung: &'static str) -> Option<Found> {
+    let mut context = Map::new();
+    let mut at = &mut obj;
+    let mut prefix = String::new();
+    scalars(at, &prefix, &mut context);
+    for key in path {
+        let Some(Value::Object(inner)) = at.get_mut(key) else {
+            return None;
+        };
+        prefix = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        at = inner;
+        scalars(at, &prefix, &mut context);
+    }
+    let (names, declared) = columnar_header(at)?;
+    let Some(Value::Array(rows)) = at.remove("rows") else {
+        return None;
+    };
+    let rows = rows
+        .into_iter()
+        .map(|r| match r {
+            Value::Array(cells) => Some(cells),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Table::from_columnar(names, &declared, rows, context, rung).map(Found::Typed)
+}
+
 /// Finds the one row array at depth 0, 1 or 2 and moves it out. Two candidate arrays are
-/// ambiguous: none.
+/// ambiguous: none. A columnar result (`{columns, rows: [[…]]}`) is read by its header.
 pub fn rows_in_value(v: Value, rung: &'static str) -> Option<Found> {
     match v {
         Value::Array(items) => is_rows(&items).then(|| {
@@ -53,59 +157,67 @@ pub fn rows_in_value(v: Value, rung: &'static str) -> Option<Found> {
                 rung,
             })
         }),
-        Value::Object(mut obj) => {
-            let mut candidates: Vec<(Vec<String>, bool)> = Vec::new();
-            for (k, v) in &obj {
-                match v {
-                    Value::Array(items) if is_rows(items) => {
-                        candidates.push((vec![k.clone()], items.iter().all(Value::is_object)))
-                    }
-                    Value::Object(inner) => {
-                        for (k2, v2) in inner {
-                            if let Value::Array(items) = v2
-                                && is_rows(items)
-                            {
-                                candidates.push((
-                                    vec![k.clone(), k2.clone()],
-                                    items.iter().all(Value::is_object),
-                                ));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            // Arrays of scalars next to a row array of objects are context, not rows.
-            if candidates.len() > 1 {
-                candidates.retain(|(_, objects)| *objects);
-            }
-            let [(path, _)] = candidates.as_slice() else {
-                return None;
-            };
-            let path = path.clone();
-            let mut context = Map::new();
-            scalars(&obj, "", &mut context);
-            let items = if path.len() == 2 {
-                let Some(Value::Object(inner)) = obj.get_mut(&path[0]) else {
-                    return None;
-                };
-                scalars(inner, &path[0], &mut context);
-                inner.remove(&path[1])
-            } else {
-                obj.remove(&path[0])
-            };
-            let Some(Value::Array(items)) = items else {
-                return None;
-            };
-            Some(Found::Records(Records {
-                records: take_rows(items),
-                tier: Tier::Json,
-                context,
-                rung,
-            }))
-        }
+        Value::Object(obj) => match columnar_paths(&obj).as_slice() {
+            [] => row_array_in(obj, rung),
+            [path] => columnar(obj, path, rung),
+            // Two columnar results side by side are ambiguous: none.
+            _ => None,
+        },
         _ => None,
     }
+}
+
+/// The one row array at depth 0, 1 or 2 of `obj`, moved out.
+fn row_array_in(mut obj: Map<String, Value>, rung: &'static str) -> Option<Found> {
+    let mut candidates: Vec<(Vec<String>, bool)> = Vec::new();
+    for (k, v) in &obj {
+        match v {
+            Value::Array(items) if is_rows(items) => {
+                candidates.push((vec![k.clone()], items.iter().all(Value::is_object)))
+            }
+            Value::Object(inner) => {
+                for (k2, v2) in inner {
+                    if let Value::Array(items) = v2
+                        && is_rows(items)
+                    {
+                        candidates.push((
+                            vec![k.clone(), k2.clone()],
+                            items.iter().all(Value::is_object),
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // Arrays of scalars next to a row array of objects are context, not rows.
+    if candidates.len() > 1 {
+        candidates.retain(|(_, objects)| *objects);
+    }
+    let [(path, _)] = candidates.as_slice() else {
+        return None;
+    };
+    let path = path.clone();
+    let mut context = Map::new();
+    scalars(&obj, "", &mut context);
+    let items = if path.len() == 2 {
+        let Some(Value::Object(inner)) = obj.get_mut(&path[0]) else {
+            return None;
+        };
+        scalars(inner, &path[0], &mut context);
+        inner.remove(&path[1])
+    } else {
+        obj.remove(&path[0])
+    };
+    let Some(Value::Array(items)) = items else {
+        return None;
+    };
+    Some(Found::Records(Records {
+        records: take_rows(items),
+        tier: Tier::Json,
+        context,
+        rung,
+    }))
 }
 
 /// JSON text, or JSON in the only fenced block when that block is most of the text.

@@ -250,3 +250,87 @@ proptest! {
         type_strings(&[s.clone(), s]);
     }
 }
+
+/// Columnar answers (`{columns, columnTypes?, rows: [[…]]}`) with any cells, declared types
+/// true or false, rows of the wrong length, and the header as strings or objects.
+fn columnar_value() -> impl Strategy<Value = Value> {
+    let ty = prop_oneof![
+        proptest::sample::select(
+            &[
+                "BIGINT",
+                "DECIMAL(12,2)",
+                "DECIMAL(3,3)",
+                "DECIMAL(38,0)",
+                "DOUBLE",
+                "VARCHAR",
+                "TIMESTAMP",
+                "TIMESTAMPTZ",
+                "DATE",
+                "BOOLEAN",
+                "JSON",
+                "UBIGINT",
+                "HUGEINT",
+                "DECIMAL(",
+                "numeric(1,x)",
+                "",
+                "Int32",
+            ][..]
+        )
+        .prop_map(str::to_owned),
+        any::<String>(),
+    ];
+    let cell = prop_oneof![
+        json_value(),
+        proptest::sample::select(FRAGMENTS).prop_map(|f| Value::String(f.to_owned())),
+        "-?[0-9]{0,40}(\\.[0-9]{0,40})?"
+            .prop_map(|n| serde_json::from_str(&n).unwrap_or(Value::String(n))),
+    ];
+    (
+        proptest::collection::vec(("\\PC{0,6}", ty), 1..5),
+        proptest::collection::vec(proptest::collection::vec(cell, 0..6), 1..8),
+        any::<bool>(),
+        0usize..3,
+    )
+        .prop_map(|(cols, rows, objects, wrap)| {
+            let names: Vec<Value> = cols
+                .iter()
+                .map(|(n, t)| {
+                    if objects {
+                        serde_json::json!({ "name": n, "type": t })
+                    } else {
+                        Value::String(n.clone())
+                    }
+                })
+                .collect();
+            let types: Vec<Value> = cols.iter().map(|(_, t)| Value::String(t.clone())).collect();
+            let v = serde_json::json!({
+                "columns": names,
+                "columnTypes": types,
+                "rows": rows,
+                "rowCount": rows.len(),
+            });
+            match wrap {
+                0 => v,
+                1 => serde_json::json!({ "result": v }),
+                _ => serde_json::json!({ "ok": true, "data": { "query": v } }),
+            }
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn columnar_answers_panic_no_rung(v in columnar_value()) {
+        let text = v.to_string();
+        every_rung(&text);
+        if let Some(t) = json::rows_in_value(v, "json").and_then(Found::into_table) {
+            read_all(&t);
+        }
+    }
+
+    #[test]
+    fn declared_types_take_any_text(s in any::<String>()) {
+        let _ = crate::intercept::table::declared_type(&s);
+    }
+}

@@ -14,7 +14,7 @@ use crate::types::time::civil_from_days;
 use scalars::*;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
 /// Objects nested deeper than this become JSON columns.
@@ -26,6 +26,13 @@ pub enum ColumnType {
     BigInt,
     UBigInt,
     HugeInt,
+    /// Exact decimals: `precision` digits in all, `scale` of them after the point. Numbers that
+    /// all have at most `scale` fractional digits get this rather than DOUBLE, so sums of
+    /// money are exact.
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
     Double,
     Date,
     Timestamp,
@@ -38,18 +45,20 @@ pub enum ColumnType {
 }
 
 impl ColumnType {
-    pub fn sql(self) -> &'static str {
+    /// The type as the engine spells it (and `duckdb_columns()` reports it).
+    pub fn sql(self) -> String {
         match self {
-            ColumnType::Boolean => "BOOLEAN",
-            ColumnType::BigInt => "BIGINT",
-            ColumnType::UBigInt => "UBIGINT",
-            ColumnType::HugeInt => "HUGEINT",
-            ColumnType::Double => "DOUBLE",
-            ColumnType::Date => "DATE",
-            ColumnType::Timestamp => "TIMESTAMP",
-            ColumnType::TimestampUtc => "TIMESTAMP",
-            ColumnType::Varchar => "VARCHAR",
-            ColumnType::Json => "JSON",
+            ColumnType::Boolean => "BOOLEAN".into(),
+            ColumnType::BigInt => "BIGINT".into(),
+            ColumnType::UBigInt => "UBIGINT".into(),
+            ColumnType::HugeInt => "HUGEINT".into(),
+            ColumnType::Decimal { precision, scale } => format!("DECIMAL({precision},{scale})"),
+            ColumnType::Double => "DOUBLE".into(),
+            ColumnType::Date => "DATE".into(),
+            ColumnType::Timestamp => "TIMESTAMP".into(),
+            ColumnType::TimestampUtc => "TIMESTAMP".into(),
+            ColumnType::Varchar => "VARCHAR".into(),
+            ColumnType::Json => "JSON".into(),
         }
     }
 }
@@ -178,18 +187,27 @@ pub fn flatten(record: Map<String, Value>) -> Vec<(String, Value)> {
     out
 }
 
-/// DuckDB identifiers are case-insensitive: names equal up to case get a numeric suffix.
+/// DuckDB identifiers are case-insensitive: names equal up to case get a numeric suffix. An
+/// empty name (a JSON key `""`) is no identifier at all: it becomes `column_N` after its
+/// position, never taking a name the server gave another column.
 fn dedupe(names: &[String]) -> Vec<String> {
-    let mut used: HashMap<String, usize> = HashMap::new();
+    let given: HashSet<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    let mut used: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(names.len());
-    for n in names {
-        let mut candidate = n.clone();
+    for (pos, n) in names.iter().enumerate() {
+        let (base, avoid) = if n.is_empty() {
+            (format!("column_{}", pos + 1), &given)
+        } else {
+            (n.clone(), &used)
+        };
+        let mut candidate = base.clone();
         let mut i = 2;
-        while used.contains_key(&candidate.to_lowercase()) {
-            candidate = format!("{n}_{i}");
+        while used.contains(&candidate.to_lowercase()) || avoid.contains(&candidate.to_lowercase())
+        {
+            candidate = format!("{base}_{i}");
             i += 1;
         }
-        used.insert(candidate.to_lowercase(), 1);
+        used.insert(candidate.to_lowercase());
         out.push(candidate);
     }
     out
@@ -217,6 +235,22 @@ struct Seen {
     widest: u8, // 0 i64, 1 u64, 2 i128, 3 wider
     negative: bool,
     big_for_double: bool,
+    /// The most digits before and after the point among the numbers, and whether one was not
+    /// a plain decimal (an exponent): what decides whether the column can be DECIMAL.
+    int_digits: u32,
+    frac_digits: u32,
+    not_plain: bool,
+}
+
+/// Notes the digits of one number's text (already known to be a number) for DECIMAL.
+fn digits(seen: &mut Seen, text: &str) {
+    match decimal_digits(text) {
+        Some((int, frac)) => {
+            seen.int_digits = seen.int_digits.max(int);
+            seen.frac_digits = seen.frac_digits.max(frac);
+        }
+        None => seen.not_plain = true,
+    }
 }
 
 fn widen(seen: &mut Seen, text: &str) {
@@ -262,6 +296,9 @@ impl Seen {
         self.widest = self.widest.max(o.widest);
         self.negative |= o.negative;
         self.big_for_double |= o.big_for_double;
+        self.int_digits = self.int_digits.max(o.int_digits);
+        self.frac_digits = self.frac_digits.max(o.frac_digits);
+        self.not_plain |= o.not_plain;
     }
 }
 
@@ -284,6 +321,7 @@ fn observe(seen: &mut Seen, slot: Slot, arena: &str, tier: Tier) {
                 seen.floats += 1;
                 seen.big_for_double |= !double_holds(t);
             }
+            digits(seen, t);
         }
         Slot::Str(span) => {
             let s = text_of(arena, span);
@@ -310,9 +348,11 @@ fn observe(seen: &mut Seen, slot: Slot, arena: &str, tier: Tier) {
                 if let Some(t) = int_text(s) {
                     seen.str_ints += 1;
                     widen(seen, t);
+                    digits(seen, t);
                 } else if float_text(s) {
                     seen.str_floats += 1;
                     seen.big_for_double |= !double_holds(s);
+                    digits(seen, s);
                 } else if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") {
                     seen.str_bools += 1;
                 }
@@ -349,6 +389,11 @@ fn decide(seen: &Seen) -> ColumnType {
     }
     let numeric = seen.ints + seen.floats + seen.str_ints + seen.str_floats;
     if numeric == values && seen.floats + seen.str_floats > 0 {
+        // Plain decimals that fit a DECIMAL are exact there: `sum(amount)` of two-decimal
+        // money is the true sum, never float noise.
+        if let Some(ty) = decimal_type(seen) {
+            return ty;
+        }
         // A DOUBLE would round integers beyond 2^53 and decimals with more digits than it
         // keeps, and cannot hold a number beyond its range: keep such a column as text.
         return if seen.big_for_double {
@@ -372,6 +417,20 @@ fn decide(seen: &Seen) -> ColumnType {
         }
     }
     ColumnType::Varchar
+}
+
+/// The narrowest of DECIMAL(18, s) and DECIMAL(38, s) that holds every number seen, when
+/// all were plain decimals.
+fn decimal_type(seen: &Seen) -> Option<ColumnType> {
+    if seen.not_plain {
+        return None;
+    }
+    let total = seen.int_digits + seen.frac_digits;
+    let precision = [18u8, 38].into_iter().find(|p| total <= u32::from(*p))?;
+    Some(ColumnType::Decimal {
+        precision,
+        scale: u8::try_from(seen.frac_digits).ok()?,
+    })
 }
 
 /// The note a column of type `ty` carries, from what was seen in it.
@@ -541,11 +600,118 @@ fn type_columns(
     )
 }
 
+/// The column type a result declares for a column in its own words (`columnTypes` of a SQL
+/// server: DuckDB, Postgres, ClickHouse or Oracle spellings), when loom has that type; `None`
+/// for anything else, which is then inferred from the values.
+pub fn declared_type(name: &str) -> Option<ColumnType> {
+    let t = name.trim().to_ascii_uppercase();
+    let (base, args) = match t.split_once('(') {
+        Some((b, rest)) => (b.trim(), rest.strip_suffix(')')),
+        None => (t.as_str(), None),
+    };
+    Some(match base {
+        "BOOLEAN" | "BOOL" | "LOGICAL" => ColumnType::Boolean,
+        "TINYINT" | "SMALLINT" | "INTEGER" | "INT" | "BIGINT" | "INT1" | "INT2" | "INT4"
+        | "INT8" | "LONG" | "SHORT" | "SIGNED" | "UTINYINT" | "USMALLINT" | "UINTEGER"
+        | "INT16" | "INT32" | "INT64" | "UINT8" | "UINT16" | "UINT32" | "SERIAL" | "BIGSERIAL" => {
+            ColumnType::BigInt
+        }
+        "UBIGINT" | "UINT64" => ColumnType::UBigInt,
+        "HUGEINT" | "INT128" => ColumnType::HugeInt,
+        "DOUBLE" | "FLOAT" | "REAL" | "FLOAT4" | "FLOAT8" | "FLOAT32" | "FLOAT64"
+        | "DOUBLE PRECISION" => ColumnType::Double,
+        "DECIMAL" | "NUMERIC" => {
+            // Without a precision the width is the server's own (unbounded in Postgres):
+            // the values decide.
+            let (p, s) = args?.split_once(',')?;
+            let (precision, scale) = (p.trim().parse::<u8>().ok()?, s.trim().parse::<u8>().ok()?);
+            if !(1..=38).contains(&precision) || scale > precision {
+                return None;
+            }
+            ColumnType::Decimal { precision, scale }
+        }
+        "VARCHAR" | "TEXT" | "STRING" | "CHAR" | "BPCHAR" | "VARCHAR2" | "NVARCHAR"
+        | "NVARCHAR2" | "CHARACTER" | "CHARACTER VARYING" | "UUID" | "NAME" => ColumnType::Varchar,
+        "DATE" => ColumnType::Date,
+        "TIMESTAMP" | "DATETIME" | "TIMESTAMP_US" | "TIMESTAMP WITHOUT TIME ZONE" => {
+            ColumnType::Timestamp
+        }
+        "TIMESTAMPTZ" | "TIMESTAMP WITH TIME ZONE" => ColumnType::TimestampUtc,
+        "JSON" | "JSONB" => ColumnType::Json,
+        _ => return None,
+    })
+}
+
+/// Whether every value of a column is a value of the declared type `d`, exactly as the
+/// engine will read it: a declared type is believed only then (never lie).
+fn declared_holds(d: ColumnType, col: &[Slot], arena: &str) -> bool {
+    col.iter().all(|slot| match *slot {
+        Slot::Null => true,
+        Slot::Bool(_) => matches!(d, ColumnType::Boolean | ColumnType::Json),
+        Slot::Json(_) => d == ColumnType::Json,
+        Slot::Num(span) | Slot::Str(span) => {
+            let t = text_of(arena, span);
+            let is_str = matches!(slot, Slot::Str(_));
+            let int = || int_text(t).map(parse_int);
+            match d {
+                ColumnType::Boolean => {
+                    is_str && (t.eq_ignore_ascii_case("true") || t.eq_ignore_ascii_case("false"))
+                }
+                ColumnType::BigInt => matches!(int(), Some(IntValue::I64(_))),
+                ColumnType::UBigInt => match int() {
+                    Some(IntValue::I64(v)) => v >= 0,
+                    Some(IntValue::U64(_)) => true,
+                    _ => false,
+                },
+                ColumnType::HugeInt => matches!(
+                    int(),
+                    Some(IntValue::I64(_) | IntValue::U64(_) | IntValue::I128(_))
+                ),
+                ColumnType::Decimal { precision, scale } => {
+                    decimal_digits(t).is_some_and(|(i, f)| {
+                        f <= u32::from(scale) && i <= u32::from(precision - scale)
+                    })
+                }
+                ColumnType::Double => {
+                    (int_text(t).is_some() || float_text(t))
+                        && t.parse::<f64>().is_ok_and(f64::is_finite)
+                }
+                ColumnType::Date => is_str && is_date(t),
+                ColumnType::Timestamp => {
+                    is_str && parse_timestamp(t).is_some_and(|ts| ts.offset.is_none())
+                }
+                ColumnType::TimestampUtc => {
+                    is_str && parse_timestamp(t).is_some_and(|ts| utc_fields(&ts).is_some())
+                }
+                ColumnType::Varchar => is_str,
+                ColumnType::Json => true,
+            }
+        }
+    })
+}
+
 impl Table {
     /// Builds a typed table from columns of slots (`names[i]` names `slots[i]`; a column
     /// shorter than `rows` ends in nulls) whose text is in `arena`.
     pub fn from_slots(
         names: Vec<String>,
+        slots: Vec<Vec<Slot>>,
+        rows: usize,
+        arena: String,
+        tier: Tier,
+        context: Map<String, Value>,
+        rung: &'static str,
+    ) -> Option<Table> {
+        Table::from_declared_slots(names, &[], slots, rows, arena, tier, context, rung)
+    }
+
+    /// As [`Table::from_slots`], with the types the result declares for its columns
+    /// (`declared[i]` for `slots[i]`, when given): each is used when every value of its
+    /// column is of it, and the inferred type otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn from_declared_slots(
+        names: Vec<String>,
+        declared: &[Option<ColumnType>],
         mut slots: Vec<Vec<Slot>>,
         rows: usize,
         arena: String,
@@ -562,7 +728,20 @@ impl Table {
             }
             col.resize(rows, Slot::Null);
         }
-        let types = type_columns(&slots, rows, &arena, tier)?;
+        let mut types = type_columns(&slots, rows, &arena, tier)?;
+        for ((ty, note), (d, col)) in types.iter_mut().zip(declared.iter().zip(&slots)) {
+            let Some(d) = *d else { continue };
+            if *ty == d || !declared_holds(d, col, &arena) {
+                continue;
+            }
+            // Only nulls: nothing to convert from, so no offsets to note either.
+            *ty = if d == ColumnType::TimestampUtc {
+                ColumnType::Timestamp
+            } else {
+                d
+            };
+            *note = None;
+        }
         let columns = dedupe(&names)
             .into_iter()
             .zip(types)
@@ -577,6 +756,30 @@ impl Table {
             context,
             rung,
         })
+    }
+
+    /// Builds a typed table from rows of cells in column order (`{columns, rows: [[…]]}`
+    /// results), with the types the result declares where it does. A row whose length is not
+    /// the header's is no table.
+    pub fn from_columnar(
+        names: Vec<String>,
+        declared: &[Option<ColumnType>],
+        rows: Vec<Vec<Value>>,
+        context: Map<String, Value>,
+        rung: &'static str,
+    ) -> Option<Table> {
+        let n = rows.len();
+        let mut arena = String::new();
+        let mut slots: Vec<Vec<Slot>> = vec![Vec::with_capacity(n); names.len()];
+        for row in rows {
+            if row.len() != names.len() {
+                return None;
+            }
+            for (col, v) in slots.iter_mut().zip(row) {
+                col.push(slot_of(v, &mut arena)?);
+            }
+        }
+        Table::from_declared_slots(names, declared, slots, n, arena, Tier::Json, context, rung)
     }
 
     /// Builds a typed table from records; `None` when there is nothing tabular in them.

@@ -183,6 +183,26 @@ pub(super) fn int_text(s: &str) -> Option<&str> {
     ok.then_some(s)
 }
 
+/// The digits of a plain decimal number's text (`-12.50`, `0.01`, `7`) before the point
+/// (leading zeros not counted) and after it (as written); `None` with an exponent or anything
+/// else that is not such a number.
+pub(super) fn decimal_digits(s: &str) -> Option<(u32, u32)> {
+    let t = s.strip_prefix('-').unwrap_or(s);
+    let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+    let plain = !int.is_empty()
+        && int.bytes().all(|c| c.is_ascii_digit())
+        && frac.bytes().all(|c| c.is_ascii_digit())
+        && (t.len() == int.len() || !frac.is_empty());
+    if !plain {
+        return None;
+    }
+    let significant = int.trim_start_matches('0');
+    Some((
+        u32::try_from(significant.len()).ok()?,
+        u32::try_from(frac.len()).ok()?,
+    ))
+}
+
 pub(super) fn float_text(s: &str) -> bool {
     let t = s.strip_prefix('-').unwrap_or(s);
     let (mantissa, exp) = match t.split_once(['e', 'E']) {

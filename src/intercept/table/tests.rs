@@ -12,7 +12,7 @@ fn recs(v: Value) -> Vec<Map<String, Value>> {
 fn types(t: &Table) -> Vec<(&str, &str)> {
     t.columns
         .iter()
-        .map(|c| (c.name.as_str(), c.ty.sql()))
+        .map(|c| (c.name.as_str(), &*c.ty.sql().leak()))
         .collect()
 }
 
@@ -30,7 +30,7 @@ fn exact_types_from_json() {
             ("big", "UBIGINT"),
             ("huge", "HUGEINT"),
             ("n", "BIGINT"),
-            ("x", "DOUBLE"),
+            ("x", "DECIMAL(18,1)"),
             ("ok", "BOOLEAN"),
             ("d", "DATE"),
             ("t", "TIMESTAMP"),
@@ -210,7 +210,7 @@ fn text_tier_infers_numbers_but_keeps_leading_zeros() {
         types(&t),
         vec![
             ("n", "BIGINT"),
-            ("f", "DOUBLE"),
+            ("f", "DECIMAL(18,1)"),
             ("zip", "VARCHAR"),
             ("b", "BOOLEAN"),
             ("e", "VARCHAR")
@@ -224,6 +224,15 @@ fn text_tier_infers_numbers_but_keeps_leading_zeros() {
 fn doubles_never_round_big_integers() {
     let t = Table::from_records(
         recs(json!([{ "v": 9007199254740993u64 }, { "v": 0.5 }])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    // Exact as a DECIMAL; with an exponent somewhere (so no DECIMAL), text.
+    assert_eq!(t.columns[0].ty.sql(), "DECIMAL(18,1)");
+    let t = Table::from_records(
+        recs(serde_json::from_str(r#"[{"v": 9007199254740993}, {"v": 0.5}, {"v": 1e3}]"#).unwrap()),
         Tier::Json,
         Map::new(),
         "json",
@@ -243,9 +252,18 @@ fn doubles_never_round_long_decimals_or_hold_numbers_beyond_their_range() {
         ),
         (r#"[{"v": 1e309}, {"v": 1.5}]"#, "VARCHAR"),
         (r#"[{"v": -1e999}, {"v": 1.5}]"#, "VARCHAR"),
-        (r#"[{"v": 1.0000000000000001}, {"v": 1.5}]"#, "VARCHAR"),
-        // Seventeen digits that a double keeps exactly stay a double.
-        (r#"[{"v": 0.30000000000000004}, {"v": 1.5}]"#, "DOUBLE"),
+        (r#"[{"v": 1.0000000000000001e0}, {"v": 1.5}]"#, "VARCHAR"),
+        // Seventeen digits that a double keeps exactly stay a double when written with an
+        // exponent; written plainly, they are an exact DECIMAL.
+        (r#"[{"v": 0.30000000000000004e0}, {"v": 1.5}]"#, "DOUBLE"),
+        (
+            r#"[{"v": 1.0000000000000001}, {"v": 1.5}]"#,
+            "DECIMAL(18,16)",
+        ),
+        (
+            r#"[{"v": 0.30000000000000004}, {"v": 1.5}]"#,
+            "DECIMAL(18,17)",
+        ),
     ] {
         let t = Table::from_records(rows(json), Tier::Json, Map::new(), "json").unwrap();
         assert_eq!(t.columns[0].ty.sql(), ty, "{json}");
@@ -322,4 +340,181 @@ mod double_holds_properties {
             let _ = double_holds(&text);
         }
     }
+}
+
+#[test]
+fn plain_decimals_are_exact_decimals_of_the_narrowest_width() {
+    let rows = |text: &str| recs(serde_json::from_str(text).unwrap());
+    for (json, ty) in [
+        (
+            r#"[{"v": 15004.17}, {"v": 0.01}, {"v": 7}, {"v": -3.5}]"#,
+            "DECIMAL(18,2)",
+        ),
+        (r#"[{"v": 1.50}, {"v": 2}]"#, "DECIMAL(18,2)"),
+        (
+            r#"[{"v": 1234567890123456.78}, {"v": 0.5}]"#,
+            "DECIMAL(18,2)",
+        ),
+        // Nineteen digits: the wide DECIMAL.
+        (
+            r#"[{"v": 12345678901234567.89}, {"v": 0.5}]"#,
+            "DECIMAL(38,2)",
+        ),
+        // A 19-digit id next to a half: exact in DECIMAL(38,1), never rounded.
+        (
+            r#"[{"v": 7300000000000007919}, {"v": 0.5}]"#,
+            "DECIMAL(38,1)",
+        ),
+        (
+            r#"[{"v": 1234567890123456789012345678.9}, {"v": 1}]"#,
+            "DECIMAL(38,1)",
+        ),
+        // More digits than any DECIMAL holds: as before (text, as a double would round).
+        (
+            r#"[{"v": 1234567890123456789012345678901234567.89}, {"v": 1}]"#,
+            "VARCHAR",
+        ),
+        // An exponent anywhere: a double.
+        (r#"[{"v": 1.5}, {"v": 2e3}]"#, "DOUBLE"),
+    ] {
+        let t = Table::from_records(rows(json), Tier::Json, Map::new(), "json").unwrap();
+        assert_eq!(t.columns[0].ty.sql(), ty, "{json}");
+    }
+    let t = Table::from_records(
+        recs(json!([{ "v": "15004.17" }, { "v": "0.01" }, { "v": "" }, { "v": "-2" }])),
+        Tier::Text,
+        Map::new(),
+        "csv",
+    )
+    .unwrap();
+    assert_eq!(t.columns[0].ty.sql(), "DECIMAL(18,2)");
+    assert_eq!(t.cell(0, 0), Cell::Text("15004.17".into()));
+    assert_eq!(t.cell(2, 0), Cell::Null);
+}
+
+#[test]
+fn declared_types_are_read_in_the_servers_words() {
+    for (name, ty) in [
+        ("BIGINT", Some(ColumnType::BigInt)),
+        ("integer", Some(ColumnType::BigInt)),
+        ("Int32", Some(ColumnType::BigInt)),
+        ("UBIGINT", Some(ColumnType::UBigInt)),
+        ("HUGEINT", Some(ColumnType::HugeInt)),
+        (
+            "DECIMAL(12,2)",
+            Some(ColumnType::Decimal {
+                precision: 12,
+                scale: 2,
+            }),
+        ),
+        (
+            "numeric( 38 , 10 )",
+            Some(ColumnType::Decimal {
+                precision: 38,
+                scale: 10,
+            }),
+        ),
+        ("NUMERIC", None),
+        ("DECIMAL(39,2)", None),
+        ("DECIMAL(2,3)", None),
+        ("DECIMAL(12", None),
+        ("Float64", Some(ColumnType::Double)),
+        ("DOUBLE", Some(ColumnType::Double)),
+        ("VARCHAR", Some(ColumnType::Varchar)),
+        ("VARCHAR(20)", Some(ColumnType::Varchar)),
+        ("String", Some(ColumnType::Varchar)),
+        ("TIMESTAMP", Some(ColumnType::Timestamp)),
+        ("DateTime", Some(ColumnType::Timestamp)),
+        ("TIMESTAMP WITH TIME ZONE", Some(ColumnType::TimestampUtc)),
+        ("DATE", Some(ColumnType::Date)),
+        ("BOOLEAN", Some(ColumnType::Boolean)),
+        ("JSON", Some(ColumnType::Json)),
+        ("INTERVAL", None),
+        ("STRUCT(a INTEGER)", None),
+        ("", None),
+    ] {
+        assert_eq!(declared_type(name), ty, "{name}");
+    }
+}
+
+#[test]
+fn a_declared_type_is_believed_only_when_every_value_is_of_it() {
+    let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let declared: Vec<Option<ColumnType>> = [
+        "DECIMAL(6,2)",
+        "DECIMAL(6,2)",
+        "BIGINT",
+        "TIMESTAMP",
+        "VARCHAR",
+        "DATE",
+        "BOOLEAN",
+    ]
+    .iter()
+    .map(|t| declared_type(t))
+    .collect();
+    let t = Table::from_columnar(
+        names(&["money", "too_precise", "n", "when", "zip", "none", "flag"]),
+        &declared,
+        vec![
+            vec![
+                json!(12.5),
+                json!(1.234),
+                json!(1),
+                json!("2025-01-01 10:00:00"),
+                json!("01234"),
+                Value::Null,
+                json!(true),
+            ],
+            vec![
+                json!("9999.99"),
+                json!(1),
+                json!("x"),
+                json!("soon"),
+                json!("5"),
+                Value::Null,
+                json!("false"),
+            ],
+        ],
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    assert_eq!(
+        types(&t),
+        vec![
+            ("money", "DECIMAL(6,2)"),
+            // Three decimals in a DECIMAL(6,2) would be rounded: the values decide.
+            ("too_precise", "DECIMAL(18,3)"),
+            ("n", "VARCHAR"),
+            ("when", "VARCHAR"),
+            ("zip", "VARCHAR"),
+            ("none", "DATE"),
+            ("flag", "BOOLEAN"),
+        ]
+    );
+    assert_eq!(t.cell(1, 6), Cell::Bool(false));
+    // A row of another length is no table.
+    assert!(
+        Table::from_columnar(
+            names(&["a", "b"]),
+            &[],
+            vec![vec![json!(1)]],
+            Map::new(),
+            "json"
+        )
+        .is_none()
+    );
+}
+
+#[test]
+fn empty_names_become_numbered_columns_that_take_no_given_name() {
+    let t = Table::from_records(
+        recs(json!([{ "": 1, "column_1": 2, "b": { "": 3 } }, { "": 4, "column_1": 5, "b": { "": 6 } }])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["column_1_2", "column_1", "b."]);
 }

@@ -353,7 +353,8 @@ pub(super) fn dataset_lines(dataset: &str, d: &Description, th: &Theme) -> Vec<L
         if c.null_fraction > 0.0 {
             facts.push(format!("null {:.0}%", c.null_fraction * 100.0));
         }
-        facts.push(format!("~{} distinct", c.distinct));
+        let about = if c.distinct_exact { "" } else { "~" };
+        facts.push(format!("{about}{} distinct", c.distinct));
         if let (Some(lo), Some(hi)) = (&c.min, &c.max) {
             facts.push(format!("{} … {}", scalar(lo), scalar(hi)));
         }

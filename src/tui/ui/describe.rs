@@ -75,7 +75,11 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, d: &Describe) {
                     format!(
                         "{:>5.0}% null {:>7}",
                         c.null_fraction * 100.0,
-                        format!("~{}", c.distinct)
+                        if c.distinct_exact {
+                            c.distinct.to_string()
+                        } else {
+                            format!("~{}", c.distinct)
+                        }
                     ),
                     th.muted,
                 ),
