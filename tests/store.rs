@@ -432,6 +432,10 @@ fn materialize_drop_and_export() {
         text.contains("\"[\"\"a\"\",\"\"b\"\"]\""),
         "JSON cells are quoted: {text}"
     );
+    // Readable by the user only, as the parked copies of the same data are, whatever the umask.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&csv).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "export mode {mode:o}");
     // Never overwrites: the second export gets a new name.
     let (csv2, _) = store.export(&r, ExportFormat::Csv, None).unwrap();
     assert_ne!(csv, csv2);
