@@ -612,11 +612,15 @@ impl Store {
         .iter()
         .map(|sql| format!("{sql}\n{}", dump(&reader, sql)))
         .collect();
-        let mut tables: Vec<String> = Self::lock(&self.catalog).keys().cloned().collect();
+        let mut tables: Vec<(String, String)> = Self::lock(&self.catalog)
+            .iter()
+            .map(|(t, m)| (t.clone(), profile::row_alias(&m.columns)))
+            .collect();
         tables.sort();
-        for t in tables {
+        for (t, row) in tables {
+            // The whole row, under a name no column has (a column `x` would bind first).
             let q = quote_ident(&t);
-            let sql = format!("SELECT count(*), sum(hash(x))::VARCHAR FROM {q} AS x");
+            let sql = format!("SELECT count(*), sum(hash({row}))::VARCHAR FROM {q} AS {row}");
             facts.push(format!("{t}: {}", dump(&reader, &sql)));
         }
         drop(reader);

@@ -136,13 +136,9 @@ pub fn finite_json(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// One row of `from` (whose columns are `columns`) as JSON text: the select expression and
-/// the FROM clause it needs. The row is named by an alias that no column has (compared as the
-/// engine compares names), because a column named like the alias binds first and the row
-/// would shrink to that one column (`to_json(t) … t` with a column `t`): no name a server
-/// gives a column may change a row. (Building the object from the column list instead
-/// overflows the engine's stack on a table thousands of columns wide.)
-pub fn row_json(from: &str, columns: &[(String, String)]) -> (String, String) {
+/// A quoted name for a whole row of a table with `columns` that none of its columns has
+/// (compared as the engine compares names): `loom_row`, else `loom_row_2`, ….
+pub fn row_alias(columns: &[(String, String)]) -> String {
     let taken = |a: &str| columns.iter().any(|(n, _)| n.eq_ignore_ascii_case(a));
     let mut alias = "loom_row".to_owned();
     let mut i = 2;
@@ -150,7 +146,17 @@ pub fn row_json(from: &str, columns: &[(String, String)]) -> (String, String) {
         alias = format!("loom_row_{i}");
         i += 1;
     }
-    let alias = quote_ident(&alias);
+    quote_ident(&alias)
+}
+
+/// One row of `from` (whose columns are `columns`) as JSON text: the select expression and
+/// the FROM clause it needs. The row is named by an alias that no column has (compared as the
+/// engine compares names), because a column named like the alias binds first and the row
+/// would shrink to that one column (`to_json(t) … t` with a column `t`): no name a server
+/// gives a column may change a row. (Building the object from the column list instead
+/// overflows the engine's stack on a table thousands of columns wide.)
+pub fn row_json(from: &str, columns: &[(String, String)]) -> (String, String) {
+    let alias = row_alias(columns);
     (
         format!("to_json({alias})::VARCHAR"),
         format!("{from} AS {alias}"),

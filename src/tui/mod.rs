@@ -103,7 +103,7 @@ pub fn build_app(opts: &TuiOptions, clipboard: clipboard::Clipboard) -> anyhow::
     if let Some(p) = app.prefs_file.clone() {
         match app::load_preferences(&p) {
             Ok(prefs) => app.arrangement = prefs.layout,
-            Err(why) => app.set_status(why, app::StatusKind::Error),
+            Err(why) => app.set_status(why.to_string(), app::StatusKind::Error),
         }
     }
     Ok(app)

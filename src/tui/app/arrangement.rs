@@ -49,16 +49,28 @@ pub fn preferences_file(history_file: &std::path::Path) -> Option<PathBuf> {
     Some(history_file.parent()?.join("workbench.json"))
 }
 
+/// Why the preferences file was not used (the defaults are, and the person is told this).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PreferencesError {
+    #[error("{path} is not readable ({why}); using defaults")]
+    Broken { path: String, why: String },
+    #[error("cannot read {path} ({why}); using defaults")]
+    Unreadable { path: String, why: String },
+}
+
 /// Reads the preferences; a missing file is the defaults, a broken one says why.
-pub fn load_preferences(path: &std::path::Path) -> Result<Preferences, String> {
+pub fn load_preferences(path: &std::path::Path) -> Result<Preferences, PreferencesError> {
+    let shown = || path.display().to_string();
     match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not readable ({e}); using defaults", path.display())),
+        Ok(text) => serde_json::from_str(&text).map_err(|e| PreferencesError::Broken {
+            path: shown(),
+            why: e.to_string(),
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Preferences::default()),
-        Err(e) => Err(format!(
-            "cannot read {} ({e}); using defaults",
-            path.display()
-        )),
+        Err(e) => Err(PreferencesError::Unreadable {
+            path: shown(),
+            why: e.to_string(),
+        }),
     }
 }
 
@@ -120,7 +132,7 @@ mod tests {
         save_preferences(&path, &prefs).unwrap();
         assert_eq!(load_preferences(&path), Ok(prefs));
         std::fs::write(&path, "{\"layout\": \"sideways\"").unwrap();
-        let err = load_preferences(&path).unwrap_err();
+        let err = load_preferences(&path).unwrap_err().to_string();
         assert!(err.contains("using defaults"), "{err}");
     }
 }

@@ -276,7 +276,7 @@ impl Palette {
                 Some((name, arguments))
             }
             Err(e) => {
-                self.error = Some(e);
+                self.error = Some(e.to_string());
                 // serde_json counts lines and bytes from 1; an error at the end has column 0.
                 self.error_at = serde_json::from_str::<Value>(&text)
                     .err()
@@ -396,26 +396,43 @@ fn prefill(tool: &Value) -> (String, Vec<(String, Value)>) {
     (text, placeholders)
 }
 
+/// Why typed arguments cannot be sent as they are; the text is what the person reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgumentsError {
+    #[error("not valid JSON: {0}")]
+    NotJson(String),
+    #[error("arguments must be a JSON object")]
+    NotAnObject,
+    #[error("missing required argument `{0}`")]
+    Missing(String),
+    #[error("unknown argument `{0}`")]
+    Unknown(String),
+    #[error("argument `{name}` must be {expected}")]
+    WrongType { name: String, expected: String },
+    #[error("argument `{name}` must be one of {allowed}")]
+    NotAllowed { name: String, allowed: String },
+}
+
 /// Checks typed arguments against the tool's schema before anything is sent.
-pub fn validate_arguments(tool: &Value, text: &str) -> Result<Value, String> {
+pub fn validate_arguments(tool: &Value, text: &str) -> Result<Value, ArgumentsError> {
     let v: Value = serde_json::from_str(if text.trim().is_empty() { "{}" } else { text })
-        .map_err(|e| format!("not valid JSON: {e}"))?;
+        .map_err(|e| ArgumentsError::NotJson(e.to_string()))?;
     let Value::Object(args) = &v else {
-        return Err("arguments must be a JSON object".into());
+        return Err(ArgumentsError::NotAnObject);
     };
     let schema = &tool["inputSchema"];
     for r in schema["required"].as_array().into_iter().flatten() {
         if let Some(name) = r.as_str()
             && !args.contains_key(name)
         {
-            return Err(format!("missing required argument `{name}`"));
+            return Err(ArgumentsError::Missing(name.to_owned()));
         }
     }
     if let Some(props) = schema["properties"].as_object() {
         for (k, val) in args {
             let Some(p) = props.get(k) else {
                 if schema["additionalProperties"] == Value::Bool(false) {
-                    return Err(format!("unknown argument `{k}`"));
+                    return Err(ArgumentsError::Unknown(k.clone()));
                 }
                 continue;
             };
@@ -429,18 +446,18 @@ pub fn validate_arguments(tool: &Value, text: &str) -> Result<Value, String> {
                 _ => true,
             };
             if !ok {
-                return Err(format!(
-                    "argument `{k}` must be {}",
-                    p["type"].as_str().unwrap_or("of another type")
-                ));
+                return Err(ArgumentsError::WrongType {
+                    name: k.clone(),
+                    expected: p["type"].as_str().unwrap_or("of another type").to_owned(),
+                });
             }
             if let Some(e) = p["enum"].as_array()
                 && !e.contains(val)
             {
-                return Err(format!(
-                    "argument `{k}` must be one of {}",
-                    Value::Array(e.clone())
-                ));
+                return Err(ArgumentsError::NotAllowed {
+                    name: k.clone(),
+                    allowed: Value::Array(e.clone()).to_string(),
+                });
             }
         }
     }
