@@ -60,25 +60,39 @@ pub fn set_loom_executable(path: std::path::PathBuf) {
     let _ = LOOM_EXECUTABLE.set(path);
 }
 
-fn loom_executable() -> Result<std::path::PathBuf, String> {
+/// Why a stdio server's process could not be started; the text goes to the server's log and
+/// status, where a person reads what to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("cannot find loom's own executable: {0}")]
+    NoExecutable(std::io::Error),
+    #[error("working folder {0} does not exist")]
+    NoFolder(std::path::PathBuf),
+    #[error("cannot create lifeline pipe: {0}")]
+    Lifeline(std::io::Error),
+    #[error("cannot start `{command}`: {why}")]
+    Start {
+        command: String,
+        why: std::io::Error,
+    },
+    #[error("child pipes missing")]
+    NoPipes,
+}
+
+fn loom_executable() -> Result<std::path::PathBuf, SpawnError> {
     match LOOM_EXECUTABLE.get() {
         Some(p) => Ok(p.clone()),
-        None => {
-            std::env::current_exe().map_err(|e| format!("cannot find loom's own executable: {e}"))
-        }
+        None => std::env::current_exe().map_err(SpawnError::NoExecutable),
     }
 }
 
 pub fn spawn(
     launch: StdioLaunch<'_>,
     on_stderr: StderrSink,
-) -> Result<(Arc<Connection>, StdioProcess), String> {
+) -> Result<(Arc<Connection>, StdioProcess), SpawnError> {
     let exe = loom_executable()?;
     if !launch.cwd.is_dir() {
-        return Err(format!(
-            "working folder {} does not exist",
-            launch.cwd.display()
-        ));
+        return Err(SpawnError::NoFolder(launch.cwd.to_path_buf()));
     }
     // `loom` always means this very binary, so configs work from a build folder too.
     let program = if launch.command == "loom" {
@@ -98,17 +112,17 @@ pub fn spawn(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let (lifeline, guard_end) = guard::attach_lifeline(&mut cmd)
-        .map_err(|e| format!("cannot create lifeline pipe: {e}"))?;
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start `{}`: {e}", launch.command))?;
+    let (lifeline, guard_end) = guard::attach_lifeline(&mut cmd).map_err(SpawnError::Lifeline)?;
+    let mut child = cmd.spawn().map_err(|why| SpawnError::Start {
+        command: launch.command.to_owned(),
+        why,
+    })?;
     drop(guard_end);
     let pid = child.id().unwrap_or(0);
     let (Some(mut stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
-        return Err("child pipes missing".into());
+        return Err(SpawnError::NoPipes);
     };
 
     let (frames_tx, mut frames_rx) = mpsc::unbounded_channel::<StdioFrame>();

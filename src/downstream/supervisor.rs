@@ -267,7 +267,7 @@ async fn launch_with(
                 client_caps: caps,
                 inbound,
             };
-            let (c, p) = stdio::spawn(launch, on_stderr)?;
+            let (c, p) = stdio::spawn(launch, on_stderr).map_err(|e| e.to_string())?;
             (c, Some(p))
         }
         TransportSpec::Http {
