@@ -435,13 +435,7 @@ fn shapes(words: &[&str; 3]) -> Vec<(&'static str, String)> {
 
 #[tokio::test]
 async fn tables_in_every_script_are_intercepted_like_english_ones() {
-    let cfg = TempConfig::new(&format!(
-        "token_threshold = 200\n{}",
-        text_server_entry("t")
-    ));
-    let mut c = RawClient::spawn(&cfg.path);
-    c.initialize().await;
-    c.tool_names().await;
+    let (_cfg, mut c) = text_client().await;
     for (script, words) in SCRIPTS {
         for (shape, text) in shapes(&words) {
             let r = c.call("t_say", json!({ "text": text })).await;
