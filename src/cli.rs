@@ -38,6 +38,22 @@ pub async fn tui(
     result
 }
 
+/// `loom tui --open S`: a past session of `config`'s history in the workbench, read-only.
+pub async fn tui_past(config: Arc<Config>, id: &str, mut opts: TuiOptions) -> anyhow::Result<()> {
+    let (session, engine, loaded) = crate::frontend::past::open(&config, id).await?;
+    opts.title = format!("{} · past session {id}, read-only", opts.title);
+    if !loaded.problems.is_empty() {
+        opts.title = format!(
+            "{} · {} item(s) could not be loaded",
+            opts.title,
+            loaded.problems.len()
+        );
+    }
+    let result = crate::tui::run(engine, opts).await;
+    session.shutdown().await;
+    result
+}
+
 /// `loom attach`: the same workbench on a running session.
 pub async fn attach(entry: SessionEntry, opts: TuiOptions) -> anyhow::Result<()> {
     let engine: Arc<dyn Engine> = RemoteEngine::connect(&entry).await?;
@@ -98,7 +114,39 @@ pub async fn query(
     out: &mut impl Write,
     sink: Sink,
 ) -> anyhow::Result<()> {
-    let engine = connect(session).await?;
+    let engine: Arc<dyn Engine> = connect(session).await?;
+    query_on(engine, sql, format, out, sink).await
+}
+
+/// A past session of `config`'s history, opened read-only; what could not be loaded is said
+/// on stderr (escaped).
+async fn past(config: &Config, id: &str) -> anyhow::Result<Arc<dyn Engine>> {
+    let (_session, engine, loaded) = crate::frontend::past::open(config, id).await?;
+    for p in &loaded.problems {
+        eprintln!("loom: session {id}: {}", shown(p));
+    }
+    Ok(engine)
+}
+
+/// `loom query --session S`: the same, on a past session of `config`'s history.
+pub async fn query_past(
+    config: &Config,
+    id: &str,
+    sql: &str,
+    format: &str,
+    out: &mut impl Write,
+    sink: Sink,
+) -> anyhow::Result<()> {
+    query_on(past(config, id).await?, sql, format, out, sink).await
+}
+
+async fn query_on(
+    engine: Arc<dyn Engine>,
+    sql: &str,
+    format: &str,
+    out: &mut impl Write,
+    sink: Sink,
+) -> anyhow::Result<()> {
     let result = match engine
         .request(Request::Query {
             sql: sql.to_owned(),
@@ -211,14 +259,14 @@ fn json_cell(ty: &str, text: Option<&str>) -> serde_json::Value {
 
 /// `loom query --format table`: cells escaped first, then measured, so the columns line up on
 /// what the terminal will actually show.
-struct TableText {
+pub(crate) struct TableText {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
     widths: Vec<usize>,
 }
 
 impl TableText {
-    fn new(names: &[&str]) -> TableText {
+    pub(crate) fn new(names: &[&str]) -> TableText {
         let header: Vec<String> = names.iter().map(|n| Self::cell(Some(*n))).collect();
         let widths = header.iter().map(|h| Self::width(h)).collect();
         TableText {
@@ -250,7 +298,7 @@ impl TableText {
         unicode_width::UnicodeWidthStr::width(s)
     }
 
-    fn push(&mut self, rows: &[Vec<Option<String>>]) {
+    pub(crate) fn push(&mut self, rows: &[Vec<Option<String>>]) {
         for r in rows {
             let cells: Vec<String> = r.iter().map(|c| Self::cell(c.as_deref())).collect();
             for (w, c) in self.widths.iter_mut().zip(&cells) {
@@ -269,7 +317,7 @@ impl TableText {
             .join(" │ ")
     }
 
-    fn write(&self, out: &mut impl Write, total: u64) -> std::io::Result<()> {
+    pub(crate) fn write(&self, out: &mut impl Write, total: u64) -> std::io::Result<()> {
         writeln!(out, "{}", self.line(&self.header))?;
         let rule: Vec<String> = self.widths.iter().map(|w| "─".repeat(*w)).collect();
         writeln!(out, "{}", rule.join("─┼─"))?;
@@ -291,7 +339,30 @@ pub async fn export(
     if output.exists() {
         anyhow::bail!("{} exists; loom never overwrites a file", output.display());
     }
-    let engine = connect(session).await?;
+    let engine: Arc<dyn Engine> = connect(session).await?;
+    export_on(engine, dataset, format, output).await
+}
+
+/// `loom export --session S`: the same, from a past session of `config`'s history.
+pub async fn export_past(
+    config: &Config,
+    id: &str,
+    dataset: &str,
+    format: &str,
+    output: &std::path::Path,
+) -> anyhow::Result<()> {
+    if output.exists() {
+        anyhow::bail!("{} exists; loom never overwrites a file", output.display());
+    }
+    export_on(past(config, id).await?, dataset, format, output).await
+}
+
+async fn export_on(
+    engine: Arc<dyn Engine>,
+    dataset: &str,
+    format: &str,
+    output: &std::path::Path,
+) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     let tty = std::io::stderr().is_terminal();
     let mut feed = engine.events(false);

@@ -23,6 +23,7 @@ pub mod config;
 pub mod downstream;
 pub mod folders;
 pub mod frontend;
+pub mod history;
 pub mod import;
 pub mod intercept;
 pub mod jsonrpc;

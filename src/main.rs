@@ -62,6 +62,19 @@ enum Command {
         /// workbench's session, with a bearer token ($LOOM_HTTP_TOKEN, or one printed at start).
         #[arg(long, num_args = 0..=1, default_missing_value = "127.0.0.1:7331", value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
+        /// Open a past session of the config's history instead, read-only (no servers start).
+        #[arg(long, value_name = "ID", conflicts_with = "http")]
+        open: Option<String>,
+    },
+    /// Past sessions of a config (its history_dir), newest first; `show`, `rm`, `prune`.
+    History {
+        /// Config file. Without it, $LOOM_CONFIG, then ./loom.toml.
+        #[arg(short, long, global = true)]
+        config: Option<PathBuf>,
+        #[arg(long, global = true, default_value = "table", value_parser = ["table", "json"])]
+        format: String,
+        #[command(subcommand)]
+        action: Option<HistoryAction>,
     },
     /// The workbench on a running session (`loom serve` or `loom tui`), from another terminal.
     Attach {
@@ -89,25 +102,47 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Run one read-only SQL statement on a running session's store.
+    /// Run one read-only SQL statement on a running session's store, or on a past one.
     Query {
         /// The session's pid, then the SQL; with one argument, it is the SQL.
         #[arg(required = true, num_args = 1..=2)]
         args: Vec<String>,
         #[arg(long, default_value = "table", value_parser = ["table", "csv", "json"])]
         format: String,
+        /// A past session of the config's history (`loom history` lists them), read-only.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// With --session: the config whose history_dir holds it.
+        #[arg(short, long, requires = "session")]
+        config: Option<PathBuf>,
     },
-    /// Export a dataset of a running session to a file.
+    /// Export a dataset of a running session (or of a past one) to a file.
     Export {
         /// The session's pid, then the dataset ref; with one argument, it is the ref.
         #[arg(required = true, num_args = 1..=2)]
         args: Vec<String>,
-        #[arg(long, default_value = "csv", value_parser = ["csv", "json", "jsonl"])]
+        #[arg(long, default_value = "csv", value_parser = ["csv", "json", "jsonl", "parquet"])]
         format: String,
+        /// A past session of the config's history (`loom history` lists them).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// With --session: the config whose history_dir holds it.
+        #[arg(short, long, requires = "session")]
+        config: Option<PathBuf>,
         /// Where to write; the session writes under its export_dir, then the file is copied here.
         #[arg(short, long)]
         output: PathBuf,
     },
+}
+
+#[derive(Subcommand)]
+enum HistoryAction {
+    /// One session: its manifest, datasets and notes.
+    Show { id: String },
+    /// Remove one ended session.
+    Rm { id: String },
+    /// Apply history_keep_days and history_max_bytes now.
+    Prune,
 }
 
 #[derive(clap::Args)]
@@ -246,7 +281,12 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
                 std::process::ExitCode::FAILURE
             })
         }
-        Command::Tui { config, look, http } => {
+        Command::Tui {
+            config,
+            look,
+            http,
+            open,
+        } => {
             let config = config.load()?;
             init_tui_logging(&cli.log_level, config.log_file.as_deref())?;
             let opts = loom::tui::TuiOptions {
@@ -260,7 +300,10 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
                 history_file: loom::tui::app::default_history_file(),
                 attached: false,
             };
-            rt.block_on(loom::cli::tui(config, opts, http))?;
+            match open {
+                Some(id) => rt.block_on(loom::cli::tui_past(config, &id, opts))?,
+                None => rt.block_on(loom::cli::tui(config, opts, http))?,
+            }
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)
         }
@@ -295,7 +338,28 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             loom::cli::sessions(&mut std::io::stdout())?;
             Ok(std::process::ExitCode::SUCCESS)
         }
-        Command::Query { args, format } => {
+        Command::Query {
+            args,
+            format,
+            session: Some(id),
+            config,
+        } => {
+            init_logging(&cli.log_level, None)?;
+            let config = ConfigArg { config }.load()?;
+            let [sql] = <[String; 1]>::try_from(args)
+                .map_err(|_| anyhow::anyhow!("with --session, give only the SQL"))?;
+            rt.block_on(loom::cli::query_past(
+                &config,
+                &id,
+                &sql,
+                &format,
+                &mut std::io::stdout(),
+                loom::terminal_text::Sink::stdout(),
+            ))?;
+            rt.shutdown_timeout(std::time::Duration::from_millis(100));
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Command::Query { args, format, .. } => {
             init_logging(&cli.log_level, None)?;
             let (session, sql) = split_session_arg(args);
             rt.block_on(loom::cli::query(
@@ -325,6 +389,41 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             args,
             format,
             output,
+            session: Some(id),
+            config,
+        } => {
+            init_logging(&cli.log_level, None)?;
+            let config = ConfigArg { config }.load()?;
+            let [dataset] = <[String; 1]>::try_from(args)
+                .map_err(|_| anyhow::anyhow!("with --session, give only the dataset's ref"))?;
+            rt.block_on(loom::cli::export_past(
+                &config, &id, &dataset, &format, &output,
+            ))?;
+            rt.shutdown_timeout(std::time::Duration::from_millis(100));
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Command::History {
+            config,
+            format,
+            action,
+        } => {
+            let config = ConfigArg { config }.load()?;
+            let out = &mut std::io::stdout();
+            match action {
+                None => loom::history::cli::list(&config, &format, out)?,
+                Some(HistoryAction::Show { id }) => {
+                    loom::history::cli::show(&config, &id, &format, out)?
+                }
+                Some(HistoryAction::Rm { id }) => loom::history::cli::remove(&config, &id, out)?,
+                Some(HistoryAction::Prune) => loom::history::cli::prune(&config, out)?,
+            }
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        Command::Export {
+            args,
+            format,
+            output,
+            ..
         } => {
             init_logging(&cli.log_level, None)?;
             let (session, dataset) = split_session_arg(args);

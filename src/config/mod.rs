@@ -64,7 +64,30 @@ pub struct Config {
     pub listing: ListingMode,
     /// Whether a tool found and called while unlisted joins the listing for the session.
     pub promote: bool,
+    /// What the session keeps on disk after it ends (see `crate::history`).
+    pub history: HistorySettings,
     pub servers: Vec<ServerSpec>,
+}
+
+/// `history`, `history_dir`, `history_max_bytes`, `history_keep_days`.
+#[derive(Debug, Clone)]
+pub struct HistorySettings {
+    pub mode: crate::history::Mode,
+    /// `history_dir`, when the config names one; otherwise [`Config::history_dir`] derives it.
+    pub dir: Option<PathBuf>,
+    pub max_bytes: u64,
+    pub keep_days: Option<u64>,
+}
+
+impl Default for HistorySettings {
+    fn default() -> Self {
+        HistorySettings {
+            mode: crate::history::Mode::All,
+            dir: None,
+            max_bytes: 2 << 30,
+            keep_days: None,
+        }
+    }
 }
 
 /// Settings of the DuckDB store.
@@ -134,6 +157,9 @@ pub struct ServerSpec {
     pub listing: Option<ListingMode>,
     /// Tool globs (original names) listed in every mode.
     pub pin: Globs,
+    /// Whether this server's results (datasets, parked text, call arguments) go into the
+    /// session's history (`history = false` keeps them out; its calls are still listed).
+    pub history: bool,
 }
 
 /// `approve.allow` / `approve.ask` / `approve.deny` globs of one server.
@@ -307,6 +333,15 @@ impl Config {
         }
     }
 
+    /// Where this config's sessions are archived: `history_dir`, else a folder of its own
+    /// under loom's data folder, named after the config file (or folder) and a hash of its path.
+    pub fn history_dir(&self) -> PathBuf {
+        if let Some(d) = &self.history.dir {
+            return d.clone();
+        }
+        crate::history::default_dir(self.source.as_deref(), &self.base_dir)
+    }
+
     pub fn server(&self, name: &str) -> Option<&ServerSpec> {
         self.servers.iter().find(|s| s.name == name)
     }
@@ -392,6 +427,7 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
     let http = http::read(&mut f, p);
     let listing = listing::read_mode(&mut f, p).unwrap_or_default();
     let promote = f.boolean("promote", p).unwrap_or(true);
+    let history = read_history(&mut f, base, p);
     let mut servers = Vec::new();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for (path, t) in f.array_of_tables("servers", p) {
@@ -432,8 +468,32 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         http,
         listing,
         promote,
+        history,
         servers,
     }
+}
+
+fn read_history(f: &mut Fields<'_>, base: &Path, p: &mut Problems) -> HistorySettings {
+    let mut h = HistorySettings::default();
+    match f.one_of("history", &["off", "calls", "all"], p).as_deref() {
+        Some("off") => h.mode = crate::history::Mode::Off,
+        Some("calls") => h.mode = crate::history::Mode::Calls,
+        _ => {}
+    }
+    h.dir = f.string("history_dir", p).map(|d| base.join(d));
+    if let Some(m) = f.string("history_max_bytes", p) {
+        match parse_size(&m) {
+            Some(b) if b >= 1 << 20 => h.max_bytes = b,
+            _ => p.push(
+                "history_max_bytes",
+                format!("must be a size of at least 1MiB like \"2GiB\", found \"{m}\""),
+            ),
+        }
+    }
+    h.keep_days = f
+        .integer("history_keep_days", 1, 36_500, p)
+        .map(|d| d as u64);
+    h
 }
 
 pub fn valid_server_name(name: &str) -> bool {
@@ -682,6 +742,7 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
     }
     let listing = listing::read_mode(&mut f, p);
     let pin = f.globs("pin", p).unwrap_or_default();
+    let history = f.boolean("history", p).unwrap_or(true);
     let mut restart = RestartPolicy::default();
     if let Some(n) = f.integer("max_restarts", 0, 1000, p) {
         restart.max_restarts = n as u32;
@@ -722,6 +783,7 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         approve,
         listing,
         pin,
+        history,
     })
 }
 

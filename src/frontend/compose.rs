@@ -38,6 +38,7 @@ pub fn prove_seal(before_exit: fn()) {
 /// with the first MCP client.
 pub async fn session(config: Arc<Config>, kind: &str, start_servers: bool) -> Composed {
     let session = Session::new(config);
+    session.start_history();
     let local = LocalEngine::new(session.clone());
     if start_servers {
         local.start_servers().await;

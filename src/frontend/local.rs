@@ -388,7 +388,7 @@ impl Inner {
             } => {
                 let store = session.store.get().await?;
                 let fmt = crate::store::ExportFormat::parse(&format).ok_or_else(|| {
-                    format!("unknown export format `{format}`; use csv, json or jsonl")
+                    format!("unknown export format `{format}`; use csv, json, jsonl or parquet")
                 })?;
                 let bus = session.bus.clone();
                 blocking(move || {

@@ -7,6 +7,7 @@ pub mod compose;
 pub mod engine;
 pub mod http;
 pub mod local;
+pub mod past;
 pub mod peer;
 mod pipe;
 pub mod socket;

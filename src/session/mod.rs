@@ -179,6 +179,71 @@ fn catalog_event(change: CatalogChange) -> Event {
     }
 }
 
+/// What the archive keeps of one event.
+fn archive_event(session: &Session, archive: &crate::history::archive::Archive, item: Sequenced) {
+    use crate::history::archive::Job;
+    match item.event {
+        Event::CallFinished(summary) => {
+            let reference = summary.reference.clone();
+            let call = summary.call;
+            archive.send(Job::Call(summary));
+            if let Some(r) = reference
+                && !r.starts_with("blob/")
+                && let Some(record) = session.calls.get(call)
+            {
+                archive.send(Job::Envelope {
+                    reference: r,
+                    text: record.response,
+                });
+            }
+        }
+        Event::DatasetCreated {
+            dataset, server, ..
+        } => archive.send(Job::DatasetCreated {
+            reference: dataset,
+            server,
+        }),
+        Event::ServerState {
+            server,
+            state,
+            detail,
+        } => archive.send(Job::Event {
+            seq: item.seq,
+            kind: "server_state",
+            server,
+            subject: serde_json::to_value(&state)
+                .map(|v| match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                })
+                .unwrap_or_default(),
+            detail: detail.unwrap_or_default(),
+        }),
+        Event::ApprovalRequested(mut req) => {
+            req.arguments = crate::intercept::redact::redact(&req.arguments);
+            archive.send(Job::Event {
+                seq: item.seq,
+                kind: "approval_requested",
+                server: req.server.clone(),
+                subject: req.tool.clone(),
+                detail: serde_json::to_string(&req).unwrap_or_default(),
+            })
+        }
+        Event::ApprovalSettled {
+            approval,
+            decision,
+            by,
+        } => archive.send(Job::Event {
+            seq: item.seq,
+            kind: "approval_settled",
+            server: String::new(),
+            subject: approval.to_string(),
+            detail: serde_json::json!({ "decision": decision, "by": by }).to_string(),
+        }),
+        _ => {}
+    }
+}
+
 /// Why the store could not be opened (kept, so every later caller reads the same reason).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -235,6 +300,8 @@ pub struct Session {
     pub parked: parked::Parked,
     /// Resource subscriptions of every client, counted per URI.
     pub subscriptions: subscriptions::Subscriptions,
+    /// This session's archive on disk (see `crate::history`), once started.
+    pub history: std::sync::OnceLock<Arc<crate::history::archive::Archive>>,
     /// The last `roots/list` answer a client gave, for servers that ask when no client can.
     roots: Mutex<Option<Box<RawValue>>>,
     fleet: OnceCell<Arc<Fleet>>,
@@ -273,6 +340,7 @@ impl Session {
             parked: parked::Parked::default(),
             roots: Mutex::new(None),
             subscriptions: subscriptions::Subscriptions::default(),
+            history: std::sync::OnceLock::new(),
             fleet: OnceCell::new(),
             listeners: Mutex::new(Vec::new()),
             next_call: AtomicU64::new(1),
@@ -495,10 +563,58 @@ impl Session {
         }
     }
 
-    /// Stops the downstream servers (if they were started).
+    /// Stops the downstream servers (if they were started), then ends the archive.
     pub async fn shutdown(&self) {
         if let Some(f) = self.fleet.get() {
             f.shutdown().await;
         }
+        if let Some(a) = self.history.get() {
+            let a = a.clone();
+            let _ = tokio::task::spawn_blocking(move || a.finish()).await;
+        }
+    }
+
+    /// Starts archiving this session (unless `history = "off"`): what the bus says of calls,
+    /// datasets, server states and approvals reaches the archive's writer. A history folder
+    /// that cannot be written is reported and the session serves on without one.
+    pub fn start_history(self: &Arc<Self>) {
+        let archive =
+            match crate::history::archive::Archive::start(&self.config, self.store.clone()) {
+                Ok(Some(a)) => a,
+                Ok(None) => return,
+                Err(e) => {
+                    tracing::error!("history is not kept for this session: {e}");
+                    return;
+                }
+            };
+        if self.history.set(archive.clone()).is_err() {
+            return;
+        }
+        let (backlog, mut live) = self.bus.subscribe_with_backlog();
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            for item in backlog {
+                let Some(session) = weak.upgrade() else {
+                    return;
+                };
+                archive_event(&session, &archive, item);
+            }
+            loop {
+                let item = match live.recv().await {
+                    Ok(item) => item,
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
+                        archive.send(crate::history::archive::Job::Problem(format!(
+                            "{n} session events went by faster than they were archived; some calls or states may be missing"
+                        )));
+                        continue;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(session) = weak.upgrade() else {
+                    return;
+                };
+                archive_event(&session, &archive, item);
+            }
+        });
     }
 }

@@ -121,6 +121,36 @@ pub(super) fn record(writer: &Mutex<duckdb::Connection>, feed: &CallFeed) -> Res
     Ok(feed.take_lost())
 }
 
+/// One call as a row of the table, in [`CALLS_TABLE_COLUMNS`]'s order: what the table holds
+/// and what history archives (see `crate::history::archive`).
+pub fn row(c: &CallSummary) -> Vec<duckdb::types::Value> {
+    use duckdb::types::{TimeUnit, Value as Sql};
+    let text = |s: &Option<String>| s.clone().map_or(Sql::Null, Sql::Text);
+    let started = crate::types::time::parse_iso(&c.at)
+        .map(|secs| Sql::Timestamp(TimeUnit::Second, secs as i64))
+        .unwrap_or(Sql::Null);
+    vec![
+        Sql::UBigInt(c.call),
+        started,
+        text(&c.client),
+        Sql::Text(c.caller.as_str().to_owned()),
+        Sql::Text(c.server.clone()),
+        Sql::Text(c.tool.clone()),
+        text(&c.via),
+        Sql::Text(c.outcome.as_str().to_owned()),
+        Sql::UBigInt(c.millis),
+        c.waited_millis.map_or(Sql::Null, Sql::UBigInt),
+        Sql::UBigInt(c.bytes_in),
+        Sql::UBigInt(c.bytes_out),
+        Sql::UBigInt(c.tokens_in),
+        Sql::UBigInt(c.tokens_out),
+        text(&c.reference),
+        text(&c.decision),
+        text(&c.passed_because),
+        Sql::Text(c.arguments.clone()),
+    ]
+}
+
 /// Appends `calls` in one transaction: all of them or none.
 fn write(conn: &duckdb::Connection, calls: &[CallSummary]) -> Result<()> {
     conn.execute_batch("BEGIN TRANSACTION")?;
@@ -132,32 +162,9 @@ fn write(conn: &duckdb::Connection, calls: &[CallSummary]) -> Result<()> {
 }
 
 fn append(conn: &duckdb::Connection, calls: &[CallSummary]) -> Result<()> {
-    use duckdb::types::{TimeUnit, Value as Sql};
     let mut app = conn.appender(TABLE)?;
     for c in calls {
-        let started = crate::types::time::parse_iso(&c.at)
-            .map(|secs| Sql::Timestamp(TimeUnit::Second, secs as i64))
-            .unwrap_or(Sql::Null);
-        app.append_row(duckdb::params![
-            c.call,
-            started,
-            c.client,
-            c.caller.as_str(),
-            c.server,
-            c.tool,
-            c.via,
-            c.outcome.as_str(),
-            c.millis,
-            c.waited_millis,
-            c.bytes_in,
-            c.bytes_out,
-            c.tokens_in,
-            c.tokens_out,
-            c.reference,
-            c.decision,
-            c.passed_because,
-            c.arguments,
-        ])?;
+        app.append_row(duckdb::appender_params_from_iter(row(c)))?;
     }
     app.flush()?;
     Ok(())

@@ -13,6 +13,9 @@ pub enum ExportFormat {
     Csv,
     Json,
     Jsonl,
+    /// Apache Parquet, written by loom's own writer from the engine's Arrow batches (the same
+    /// writer as history): exact types, readable by any Parquet reader.
+    Parquet,
 }
 
 impl ExportFormat {
@@ -21,6 +24,7 @@ impl ExportFormat {
             "csv" => Some(ExportFormat::Csv),
             "json" => Some(ExportFormat::Json),
             "jsonl" | "ndjson" => Some(ExportFormat::Jsonl),
+            "parquet" => Some(ExportFormat::Parquet),
             _ => None,
         }
     }
@@ -30,6 +34,7 @@ impl ExportFormat {
             ExportFormat::Csv => "csv",
             ExportFormat::Json => "json",
             ExportFormat::Jsonl => "jsonl",
+            ExportFormat::Parquet => "parquet",
         }
     }
 }
@@ -116,9 +121,6 @@ pub fn export(
         .and_then(|f| stem_of(f, ext))
         .unwrap_or_else(|| r.to_owned());
     let (path, file) = create_new(dir, &stem, ext)?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    let io = |e: std::io::Error| StoreError::Io(format!("writing {}: {e}", path.display()));
-    let reader = Store::lock(&store.reader);
     let t = match options.rows {
         Some((offset, limit)) => format!(
             "(SELECT * FROM {} LIMIT {limit} OFFSET {offset})",
@@ -126,6 +128,19 @@ pub fn export(
         ),
         None => quote_ident(r),
     };
+    if format == ExportFormat::Parquet {
+        drop(file);
+        // The name reserved above is replaced whole once the file is complete.
+        let written = store.write_parquet(&t, &path, &[], progress);
+        if written.is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+        let abs = std::path::absolute(&path).unwrap_or(path);
+        return written.map(|rows| (abs, rows));
+    }
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let io = |e: std::io::Error| StoreError::Io(format!("writing {}: {e}", path.display()));
+    let reader = Store::lock(&store.reader);
     let mut count = 0u64;
     match format {
         ExportFormat::Csv => {
@@ -162,6 +177,8 @@ pub fn export(
                 }
             }
         }
+        // Written above, from Arrow batches.
+        ExportFormat::Parquet => {}
         ExportFormat::Json | ExportFormat::Jsonl => {
             let mut stmt = {
                 let (row, from) = super::profile::row_json(&t, &columns);

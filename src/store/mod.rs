@@ -3,6 +3,7 @@
 //! Ingest and queries use separate connections on one database, so neither blocks the other
 //! for long. Rows are never pulled into loom's memory to be shipped inline beyond small results.
 
+mod arrow_io;
 pub mod blobs;
 pub mod calls_table;
 pub mod describe;
@@ -24,6 +25,7 @@ pub use crate::types::data::{
     ColumnStats, DatasetKind, Description, DropReason, JoinHint, Provenance,
 };
 pub use crate::types::time::{civil_from_days, iso, now_iso};
+pub use arrow_io::qualified;
 pub use export::{ExportFormat, csv_field};
 pub use profile::Profile;
 pub use query::{Asker, QueryOutcome};
@@ -129,7 +131,7 @@ pub struct StoreConfig {
     pub blob_dir: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct DatasetMeta {
     #[serde(rename = "ref")]
     pub dataset_ref: String,
@@ -139,7 +141,7 @@ pub struct DatasetMeta {
     pub pinned: bool,
     pub provenance: Option<Provenance>,
     pub context: Map<String, Value>,
-    #[serde(skip)]
+    #[serde(skip, default)]
     pub last_used: u64,
     pub created: String,
 }
@@ -149,6 +151,8 @@ pub struct Store {
     // Field order is drop order: connections before the database they live on.
     writer: Mutex<duckdb::Connection>,
     reader: Mutex<duckdb::Connection>,
+    /// History's connection: a table streamed to a Parquet file holds up no one else.
+    archive: Mutex<duckdb::Connection>,
     interrupt: std::sync::Arc<duckdb::InterruptHandle>,
     watchdog: std::sync::Arc<query::Watchdog>,
     /// The workbench's own connection: a person's long query never holds up the model's, nor
@@ -293,6 +297,7 @@ impl Store {
         let bench = db.connect()?;
         sealed::self_test(&bench, &config.probe_file)?;
         let bench = query::Lane::new(bench);
+        let archive = db.connect()?;
         writer.execute_batch(&calls_table::create_sql())?;
         let interrupt = reader.interrupt_handle();
         let parked = match &config.blob_dir {
@@ -303,6 +308,7 @@ impl Store {
             config,
             writer: Mutex::new(writer),
             reader: Mutex::new(reader),
+            archive: Mutex::new(archive),
             interrupt,
             watchdog: Default::default(),
             bench,

@@ -9,7 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 /// The formats the engine writes. Parquet is not offered: its writer is a separate extension
 /// of the bundled engine, and the store's seal keeps file access closed.
-pub const FORMATS: [&str; 3] = ["csv", "json", "jsonl"];
+pub const FORMATS: [&str; 4] = ["csv", "json", "jsonl", "parquet"];
 
 /// Delimiters offered for CSV, with the words shown for each.
 pub const DELIMITERS: [(char, &str); 4] = [

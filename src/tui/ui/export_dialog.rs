@@ -14,6 +14,7 @@ fn format_label(f: &str) -> &'static str {
     match f {
         "csv" => "CSV",
         "json" => "JSON",
+        "parquet" => "Parquet",
         _ => "JSON Lines",
     }
 }

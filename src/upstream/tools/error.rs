@@ -101,7 +101,7 @@ pub enum ToolError {
     },
     #[error("invalid cursor `{0}`: pass the next_cursor of a previous page")]
     BadCursor(String),
-    #[error("unknown format `{0}`; use csv, json or jsonl")]
+    #[error("unknown format `{0}`; use csv, json, jsonl or parquet")]
     UnknownFormat(String),
     #[error("loom_fetch: {0}")]
     BadPattern(#[from] BadPattern),

@@ -80,10 +80,10 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::Export,
         title: "Export a dataset to a file",
-        description: "Write a dataset to a CSV, JSON or JSON Lines file under loom's export folder (never overwriting an existing file). Returns the absolute path and the row count.",
+        description: "Write a dataset to a CSV, JSON, JSON Lines or Parquet file under loom's export folder (never overwriting an existing file). Returns the absolute path and the row count.",
         fields: &[
             req("ref", Kind::Str, "the dataset's ref"),
-            req("format", Kind::Str, "csv, json or jsonl"),
+            req("format", Kind::Str, "csv, json, jsonl or parquet"),
             opt(
                 "filename",
                 Kind::Str,

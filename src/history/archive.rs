@@ -1,0 +1,615 @@
+//! The running session's archive: a worker thread writes what the session does into the
+//! session's folder (see the layout in `super`) as it happens. Calls and events are collected
+//! and written as a new Parquet part every few seconds; a dataset is written when it is
+//! created, a parked text when the call that parked it finishes. At exit the parts are
+//! compacted and the manifest says the session ended cleanly. A loom killed on the spot
+//! leaves its parts and a manifest without an end; the next loom of that history folder finds
+//! the session's lock free, compacts what is there and marks it as not ended cleanly.
+
+use super::parquet_io;
+use super::{Manifest, Mode};
+use crate::config::Config;
+use crate::session::StoreSlot;
+use crate::store::calls_table;
+use crate::types::events::{CallSummary, Outcome};
+use duckdb::arrow::array::{
+    ArrayRef, RecordBatch, StringBuilder, TimestampMicrosecondBuilder, UInt64Builder,
+};
+use duckdb::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use duckdb::types::Value as Sql;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often collected calls and events become a Parquet part.
+pub const FLUSH_EVERY: Duration = Duration::from_secs(2);
+/// A dataset no call has referenced after this long is archived without its envelope.
+const ENVELOPE_WAIT: Duration = Duration::from_secs(5);
+/// The longest envelope text kept with a dataset.
+const ENVELOPE_CAP: usize = 256 * 1024;
+
+/// The columns of `events/*.parquet`.
+pub const EVENT_COLUMNS: &[(&str, &str)] = &[
+    ("seq", "UBIGINT"),
+    ("at", "TIMESTAMP"),
+    ("kind", "VARCHAR"),
+    ("server", "VARCHAR"),
+    ("subject", "VARCHAR"),
+    ("detail", "VARCHAR"),
+];
+
+/// What the session tells its archive.
+pub enum Job {
+    Call(CallSummary),
+    /// A server state change, an approval asked or settled.
+    Event {
+        seq: u64,
+        kind: &'static str,
+        server: String,
+        subject: String,
+        detail: String,
+    },
+    /// A dataset was created (by `server`'s result, or by loom).
+    DatasetCreated {
+        reference: String,
+        server: String,
+    },
+    /// The envelope the model got for a dataset (the response of the call that made it).
+    Envelope {
+        reference: String,
+        text: String,
+    },
+    /// Something could not be archived.
+    Problem(String),
+    Finish(mpsc::Sender<()>),
+}
+
+/// The running session's archive.
+pub struct Archive {
+    pub id: String,
+    pub folder: PathBuf,
+    tx: Mutex<Option<mpsc::Sender<Job>>>,
+    worker: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Archive {
+    /// Starts archiving a new session of `config` (nothing when history is off). First the
+    /// history folder is tidied: sessions that did not end cleanly are finished and marked,
+    /// then old and excess sessions go (see [`super::past::prune`]).
+    pub fn start(config: &Config, store: Arc<StoreSlot>) -> Result<Option<Arc<Archive>>, String> {
+        if config.history.mode == Mode::Off {
+            return Ok(None);
+        }
+        let root = config.history_dir();
+        super::private_dir(&root)
+            .map_err(|e| format!("cannot create the history folder {}: {e}", root.display()))?;
+        super::past::recover(&root);
+        super::past::prune(&root, &config.history, None);
+        let id = super::new_id();
+        let folder = root.join(&id);
+        for sub in [
+            "",
+            super::CALLS,
+            super::EVENTS,
+            super::DATASETS,
+            super::TEXTS,
+        ] {
+            super::private_dir(&folder.join(sub))
+                .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+        }
+        let lock = lock_file(&folder.join(super::LOCK))
+            .map_err(|e| format!("cannot lock {}: {e}", folder.display()))?;
+        let (config_path, config_sha256) = match &config.source {
+            Some(p) => (
+                Some(p.display().to_string()),
+                std::fs::read(p).ok().map(|b| {
+                    use sha2::{Digest, Sha256};
+                    Sha256::digest(&b)
+                        .iter()
+                        .map(|x| format!("{x:02x}"))
+                        .collect()
+                }),
+            ),
+            None => (None, None),
+        };
+        let manifest = Manifest {
+            format: super::FORMAT,
+            id: id.clone(),
+            loom_version: env!("CARGO_PKG_VERSION").to_owned(),
+            started: crate::types::time::now_iso(),
+            ended: None,
+            clean: false,
+            config_path,
+            config_sha256,
+            mode: match config.history.mode {
+                Mode::Calls => "calls",
+                _ => "all",
+            }
+            .to_owned(),
+            servers: config.servers.iter().map(|s| s.name.clone()).collect(),
+            ..Default::default()
+        };
+        let excluded: HashSet<String> = config
+            .servers
+            .iter()
+            .filter(|s| !s.history)
+            .map(|s| s.name.clone())
+            .collect();
+        let mut worker = Worker {
+            folder: folder.clone(),
+            manifest,
+            store,
+            data: config.history.mode == Mode::All,
+            excluded,
+            calls: Vec::new(),
+            events: Vec::new(),
+            parts: HashMap::new(),
+            clients: BTreeSet::new(),
+            pending: HashMap::new(),
+            envelopes: HashMap::new(),
+            archived: HashSet::new(),
+            texts: 0,
+            _lock: lock,
+        };
+        worker.write_manifest();
+        let (tx, rx) = mpsc::channel();
+        let root_for_prune = root.clone();
+        let settings = config.history.clone();
+        let keep = id.clone();
+        let handle = std::thread::Builder::new()
+            .name("loom-history".into())
+            .spawn(move || {
+                worker.run(rx);
+                super::past::prune(&root_for_prune, &settings, Some(&keep));
+            })
+            .map_err(|e| format!("cannot start the history writer: {e}"))?;
+        Ok(Some(Arc::new(Archive {
+            id,
+            folder,
+            tx: Mutex::new(Some(tx)),
+            worker: Mutex::new(Some(handle)),
+        })))
+    }
+
+    pub fn send(&self, job: Job) {
+        if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            let _ = tx.send(job);
+        }
+    }
+
+    /// Writes what is left, compacts the parts and marks the session ended; waits for it.
+    pub fn finish(&self) {
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(tx) = tx {
+            let (done, wait) = mpsc::channel();
+            if tx.send(Job::Finish(done)).is_ok() {
+                let _ = wait.recv_timeout(Duration::from_secs(60));
+            }
+        }
+        if let Some(h) = self.worker.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Opens `path` (0600) and holds an exclusive lock on it for as long as the file is open.
+fn lock_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)?;
+    // SAFETY: flock on a descriptor we own.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(f)
+}
+
+/// Whether the session that owns `path`'s lock is gone (the lock can be taken).
+pub fn lock_is_free(path: &Path) -> bool {
+    lock_file(path).is_ok()
+}
+
+struct Worker {
+    folder: PathBuf,
+    manifest: Manifest,
+    store: Arc<StoreSlot>,
+    /// Whether datasets and parked text are archived (`history = "all"`).
+    data: bool,
+    /// Servers with `history = false`.
+    excluded: HashSet<String>,
+    calls: Vec<CallSummary>,
+    events: Vec<Vec<Sql>>,
+    /// The last part number written in each folder.
+    parts: HashMap<&'static str, u32>,
+    clients: BTreeSet<String>,
+    /// Datasets created and not yet archived, with when they were created.
+    pending: HashMap<String, Instant>,
+    envelopes: HashMap<String, String>,
+    archived: HashSet<String>,
+    texts: u32,
+    _lock: std::fs::File,
+}
+
+impl Worker {
+    fn run(&mut self, rx: mpsc::Receiver<Job>) {
+        let mut last = Instant::now();
+        loop {
+            match rx.recv_timeout(FLUSH_EVERY) {
+                Ok(Job::Finish(done)) => {
+                    self.finish();
+                    let _ = done.send(());
+                    return;
+                }
+                Ok(job) => self.handle(job),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    self.finish();
+                    return;
+                }
+            }
+            if last.elapsed() >= FLUSH_EVERY {
+                self.flush(false);
+                last = Instant::now();
+            }
+        }
+    }
+
+    fn handle(&mut self, job: Job) {
+        match job {
+            Job::Call(c) => self.call(c),
+            Job::Event {
+                seq,
+                kind,
+                server,
+                subject,
+                detail,
+            } => {
+                self.manifest.events += 1;
+                let now = crate::types::time::now_secs() as i64;
+                self.events.push(vec![
+                    Sql::UBigInt(seq),
+                    Sql::Timestamp(duckdb::types::TimeUnit::Second, now),
+                    Sql::Text(kind.to_owned()),
+                    Sql::Text(server),
+                    Sql::Text(subject),
+                    Sql::Text(detail),
+                ]);
+            }
+            Job::DatasetCreated { reference, server } => {
+                if self.data && !self.excluded.contains(&server) {
+                    self.pending.insert(reference, Instant::now());
+                }
+            }
+            Job::Envelope { reference, text } => {
+                if self.pending.contains_key(&reference) {
+                    let mut text = text;
+                    if text.len() > ENVELOPE_CAP {
+                        let mut cut = ENVELOPE_CAP;
+                        while !text.is_char_boundary(cut) {
+                            cut -= 1;
+                        }
+                        text.truncate(cut);
+                    }
+                    self.envelopes.insert(reference.clone(), text);
+                    self.pending.remove(&reference);
+                    self.dataset(&reference);
+                }
+            }
+            Job::Problem(p) => self.problem(p),
+            Job::Finish(_) => {}
+        }
+    }
+
+    fn problem(&mut self, p: String) {
+        tracing::warn!("history: {p}");
+        if self.manifest.problems.len() < 100 {
+            self.manifest.problems.push(p);
+        }
+    }
+
+    fn call(&mut self, mut c: CallSummary) {
+        self.manifest.calls += 1;
+        // Masked on disk as on the wire, whoever published it.
+        c.arguments = crate::intercept::redact::redact_str(&c.arguments);
+        if let Some(client) = &c.client {
+            // The client's name, without how it reached loom.
+            let name = client.split(" · ").next().unwrap_or(client).to_owned();
+            if self.clients.len() < 100 {
+                self.clients.insert(name);
+            }
+        }
+        if c.outcome == Outcome::Intercepted || c.outcome == Outcome::Parked {
+            self.manifest.tokens_saved += c.tokens_in.saturating_sub(c.tokens_out);
+        }
+        if self.excluded.contains(&c.server) {
+            c.arguments = String::new();
+            c.reference = None;
+        } else if self.data
+            && let Some(r) = c.reference.clone()
+            && r.starts_with("blob/")
+            && !self.archived.contains(&r)
+        {
+            self.text(&r);
+        }
+        self.calls.push(c);
+    }
+
+    /// Writes a dataset's rows and its description.
+    fn dataset(&mut self, reference: &str) {
+        if !self.archived.insert(reference.to_owned()) {
+            return;
+        }
+        let Some(store) = self.store.try_get() else {
+            return;
+        };
+        let meta = match store.dataset(reference) {
+            Ok(m) => m,
+            Err(_) => {
+                self.problem(format!(
+                    "dataset {reference} left the store before it was archived"
+                ));
+                return;
+            }
+        };
+        let mut metadata = vec![(
+            "loom.dataset",
+            serde_json::to_string(&meta).unwrap_or_default(),
+        )];
+        if let Some(env) = self.envelopes.remove(reference) {
+            metadata.push(("loom.envelope", env));
+        }
+        let path = self
+            .folder
+            .join(super::DATASETS)
+            .join(format!("{reference}.parquet"));
+        match store.write_parquet(
+            &crate::store::quote_ident(reference),
+            &path,
+            &metadata,
+            &mut |_| {},
+        ) {
+            Ok(_) => self.manifest.datasets += 1,
+            Err(e) => self.problem(format!("dataset {reference} was not archived: {e}")),
+        }
+    }
+
+    /// Writes a parked text.
+    fn text(&mut self, key: &str) {
+        let Some(store) = self.store.try_get() else {
+            return;
+        };
+        let Some(blob) = store.blobs.get(key) else {
+            return;
+        };
+        self.archived.insert(key.to_owned());
+        self.texts += 1;
+        let schema: SchemaRef = Arc::new(Schema::new(
+            TEXT_COLUMNS
+                .iter()
+                .map(|n| Field::new(*n, DataType::Utf8, false))
+                .collect::<Vec<_>>(),
+        ));
+        let values = [
+            blob.key.as_str(),
+            blob.content_type.as_str(),
+            blob.summary.as_str(),
+            &crate::types::time::now_iso(),
+            blob.content.as_str(),
+        ];
+        let columns: Vec<ArrayRef> = values
+            .iter()
+            .map(|v| {
+                let mut b = StringBuilder::new();
+                b.append_value(v);
+                Arc::new(b.finish()) as ArrayRef
+            })
+            .collect();
+        let path = self
+            .folder
+            .join(super::TEXTS)
+            .join(format!("{:06}.parquet", self.texts));
+        let written = RecordBatch::try_new(schema.clone(), columns)
+            .map_err(|e| e.to_string())
+            .and_then(|batch| {
+                let mut once = Some(Ok(batch));
+                parquet_io::write(&path, schema, &[], &mut || once.take())
+                    .map_err(|e| e.to_string())
+            });
+        match written {
+            Ok(_) => self.manifest.texts += 1,
+            Err(e) => self.problem(format!("parked text {key} was not archived: {e}")),
+        }
+    }
+
+    /// Writes the collected calls and events as new parts, the datasets whose envelope did
+    /// not come, and the manifest. `all` archives every dataset still waiting.
+    fn flush(&mut self, all: bool) {
+        let due: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, at)| all || at.elapsed() >= ENVELOPE_WAIT)
+            .map(|(r, _)| r.clone())
+            .collect();
+        for r in due {
+            self.pending.remove(&r);
+            self.dataset(&r);
+        }
+        if !self.calls.is_empty() {
+            let rows: Vec<Vec<Sql>> = self.calls.iter().map(calls_table::row).collect();
+            match self.part(super::CALLS, calls_table::CALLS_TABLE_COLUMNS, &rows) {
+                Ok(()) => self.calls.clear(),
+                Err(e) => self.problem(format!("calls not yet archived: {e}")),
+            }
+        }
+        if !self.events.is_empty() {
+            let rows = std::mem::take(&mut self.events);
+            if let Err(e) = self.part(super::EVENTS, EVENT_COLUMNS, &rows) {
+                self.events = rows;
+                self.problem(format!("events not yet archived: {e}"));
+            }
+        }
+        self.write_manifest();
+    }
+
+    fn part(
+        &mut self,
+        folder: &'static str,
+        columns: &[(&str, &str)],
+        rows: &[Vec<Sql>],
+    ) -> Result<(), String> {
+        let n = self.parts.get(folder).copied().unwrap_or(0) + 1;
+        let path = self
+            .folder
+            .join(folder)
+            .join(format!("part-{n:06}.parquet"));
+        let batch = batch_of(columns, rows)?;
+        let schema = batch.schema();
+        let mut once = Some(Ok(batch));
+        parquet_io::write(&path, schema, &[], &mut || once.take()).map_err(|e| e.to_string())?;
+        self.parts.insert(folder, n);
+        Ok(())
+    }
+
+    fn write_manifest(&mut self) {
+        self.manifest.clients = self.clients.iter().cloned().collect();
+        if let Err(e) = write_manifest(&self.folder, &self.manifest) {
+            tracing::warn!("history: the manifest was not written: {e}");
+        }
+    }
+
+    fn finish(&mut self) {
+        self.flush(true);
+        for folder in [super::CALLS, super::EVENTS] {
+            if let Err(e) = compact(&self.folder.join(folder), folder) {
+                self.problem(format!("{folder} were not compacted: {e}"));
+            }
+        }
+        self.manifest.ended = Some(crate::types::time::now_iso());
+        self.manifest.clean = true;
+        self.write_manifest();
+    }
+}
+
+/// The columns of `texts/*.parquet`.
+pub const TEXT_COLUMNS: &[&str] = &["key", "content_type", "summary", "created", "text"];
+
+pub fn write_manifest(folder: &Path, manifest: &Manifest) -> std::io::Result<()> {
+    let text = serde_json::to_vec_pretty(manifest).map_err(std::io::Error::other)?;
+    crate::folders::write_private(folder, &folder.join(super::MANIFEST), ".manifest-", &text)
+}
+
+/// The compacted file of a folder of parts (`calls/calls.parquet`, `events/events.parquet`).
+pub fn compact_name(folder: &str) -> String {
+    format!("{folder}.parquet")
+}
+
+/// Rewrites the parts in `dir` as one file (the parts' rows in order), then removes them.
+pub fn compact(dir: &Path, folder: &str) -> Result<(), String> {
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("part-") && n.ends_with(".parquet"))
+                && p.symlink_metadata().is_ok_and(|m| m.is_file())
+        })
+        .collect();
+    if parts.is_empty() {
+        return Ok(());
+    }
+    parts.sort();
+    let target = dir.join(compact_name(folder));
+    // An earlier compaction's file comes first: its rows are older than any part.
+    let mut sources = Vec::new();
+    if target.is_file() {
+        sources.push(target.clone());
+    }
+    sources.extend(parts.iter().cloned());
+    let mut readers = Vec::new();
+    for s in &sources {
+        match parquet_io::Reader::open(s) {
+            Ok(r) => readers.push(r),
+            // A part cut short by a kill is unreadable: the rest is kept, it is reported.
+            Err(e) => tracing::warn!("history: {} skipped: {e}", s.display()),
+        }
+    }
+    let Some(schema) = readers.first().map(|r| r.schema.clone()) else {
+        return Ok(());
+    };
+    let mut batches = readers.into_iter().flatten();
+    parquet_io::write(&target, schema, &[], &mut || {
+        batches.next().map(|b| b.map_err(|e| e.to_string()))
+    })
+    .map_err(|e| e.to_string())?;
+    for p in parts {
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(())
+}
+
+/// Rows of engine values as one Arrow batch of `columns` (UBIGINT, TIMESTAMP, VARCHAR).
+pub fn batch_of(columns: &[(&str, &str)], rows: &[Vec<Sql>]) -> Result<RecordBatch, String> {
+    let mut fields = Vec::new();
+    let mut arrays: Vec<ArrayRef> = Vec::new();
+    for (i, (name, ty)) in columns.iter().enumerate() {
+        let cell = |r: &Vec<Sql>| r.get(i).cloned().unwrap_or(Sql::Null);
+        let (dt, array): (DataType, ArrayRef) = match *ty {
+            "UBIGINT" => {
+                let mut b = UInt64Builder::with_capacity(rows.len());
+                for r in rows {
+                    match cell(r) {
+                        Sql::UBigInt(v) => b.append_value(v),
+                        _ => b.append_null(),
+                    }
+                }
+                (DataType::UInt64, Arc::new(b.finish()))
+            }
+            "TIMESTAMP" => {
+                let mut b = TimestampMicrosecondBuilder::with_capacity(rows.len());
+                for r in rows {
+                    match cell(r) {
+                        Sql::Timestamp(unit, v) => b.append_value(match unit {
+                            duckdb::types::TimeUnit::Second => v * 1_000_000,
+                            duckdb::types::TimeUnit::Millisecond => v * 1_000,
+                            duckdb::types::TimeUnit::Microsecond => v,
+                            duckdb::types::TimeUnit::Nanosecond => v / 1_000,
+                        }),
+                        _ => b.append_null(),
+                    }
+                }
+                (
+                    DataType::Timestamp(TimeUnit::Microsecond, None),
+                    Arc::new(b.finish()),
+                )
+            }
+            "VARCHAR" => {
+                let mut b = StringBuilder::new();
+                for r in rows {
+                    match cell(r) {
+                        Sql::Text(s) => b.append_value(s),
+                        _ => b.append_null(),
+                    }
+                }
+                (DataType::Utf8, Arc::new(b.finish()))
+            }
+            other => {
+                return Err(format!(
+                    "column {name} has a type history does not write ({other})"
+                ));
+            }
+        };
+        fields.push(Field::new(*name, dt, true));
+        arrays.push(array);
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).map_err(|e| e.to_string())
+}

@@ -1,0 +1,175 @@
+//! Parquet files written and read by loom's own code (arrow-rs), never by the engine: the
+//! engine is sealed and has no file access. A file is written under a temporary name in its
+//! folder (0600) and renamed once complete, so a reader never sees half a file; its footer
+//! carries loom's description of the table (`loom.*` key-value metadata) for any reader.
+
+use duckdb::arrow::array::RecordBatch;
+use duckdb::arrow::datatypes::{DataType, SchemaRef, TimeUnit};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use std::path::Path;
+
+/// Rows per row group: the unit a reader skips by, and what the writer holds before it flushes.
+const ROW_GROUP_ROWS: usize = 122_880;
+/// Rows per batch handed back when reading.
+const READ_BATCH_ROWS: usize = 8_192;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ParquetError {
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a readable Parquet file: {0}")]
+    Format(#[from] parquet::errors::ParquetError),
+    #[error("{0}")]
+    Arrow(#[from] duckdb::arrow::error::ArrowError),
+    #[error("{0}")]
+    Source(String),
+}
+
+/// Writes the batches `next` yields (until `None`) to `path`, with `metadata` in the footer;
+/// returns the rows written. Nothing appears at `path` unless the whole file was written.
+pub fn write(
+    path: &Path,
+    schema: SchemaRef,
+    metadata: &[(&str, String)],
+    next: &mut dyn FnMut() -> Option<Result<RecordBatch, String>>,
+) -> Result<u64, ParquetError> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = tempfile::Builder::new()
+        .prefix(".part-")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)?;
+    let props = WriterProperties::builder()
+        .set_compression(parquet::basic::Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_key_value_metadata(Some(
+            metadata
+                .iter()
+                .map(|(k, v)| KeyValue::new((*k).to_owned(), v.clone()))
+                .collect(),
+        ))
+        .build();
+    let mut writer = ArrowWriter::try_new(tmp.as_file().try_clone()?, schema, Some(props))?;
+    let mut rows = 0u64;
+    while let Some(batch) = next() {
+        let batch = batch.map_err(ParquetError::Source)?;
+        rows += batch.num_rows() as u64;
+        writer.write(&batch)?;
+    }
+    writer.close()?;
+    tmp.as_file().sync_data()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(rows)
+}
+
+/// An open Parquet file: its schema, its `loom.*` metadata and its batches.
+pub struct Reader {
+    pub schema: SchemaRef,
+    pub metadata: Vec<(String, String)>,
+    pub rows: u64,
+    batches: parquet::arrow::arrow_reader::ParquetRecordBatchReader,
+}
+
+impl Reader {
+    /// Opens `path` (a regular file; a symlink is refused by the caller's walk).
+    pub fn open(path: &Path) -> Result<Reader, ParquetError> {
+        let file = std::fs::File::open(path)?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
+        let meta = builder.metadata().file_metadata();
+        let rows = meta.num_rows().max(0) as u64;
+        let metadata = meta
+            .key_value_metadata()
+            .map(|kv| {
+                kv.iter()
+                    .filter(|e| e.key.starts_with("loom."))
+                    .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let schema = builder.schema().clone();
+        let batches = builder.with_batch_size(READ_BATCH_ROWS).build()?;
+        Ok(Reader {
+            schema,
+            metadata,
+            rows,
+            batches,
+        })
+    }
+
+    pub fn meta(&self, key: &str) -> Option<&str> {
+        self.metadata
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+impl Iterator for Reader {
+    type Item = Result<RecordBatch, ParquetError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.batches.next().map(|b| b.map_err(ParquetError::from))
+    }
+}
+
+/// The engine's type for an Arrow column as the engine's appender fills it (its conversion
+/// of Arrow types), or `None` for a type it cannot take. Dictionaries are read as their values.
+pub fn engine_type(ty: &DataType) -> Option<String> {
+    Some(match ty {
+        DataType::Boolean => "BOOLEAN".into(),
+        DataType::Int8 => "TINYINT".into(),
+        DataType::Int16 => "SMALLINT".into(),
+        DataType::Int32 => "INTEGER".into(),
+        DataType::Int64 => "BIGINT".into(),
+        DataType::UInt8 => "UTINYINT".into(),
+        DataType::UInt16 => "USMALLINT".into(),
+        DataType::UInt32 => "UINTEGER".into(),
+        DataType::UInt64 => "UBIGINT".into(),
+        DataType::Float32 => "FLOAT".into(),
+        DataType::Float64 => "DOUBLE".into(),
+        DataType::Timestamp(TimeUnit::Second, None) => "TIMESTAMP_S".into(),
+        DataType::Timestamp(TimeUnit::Millisecond, None) => "TIMESTAMP_MS".into(),
+        DataType::Timestamp(TimeUnit::Microsecond, None) => "TIMESTAMP".into(),
+        DataType::Timestamp(TimeUnit::Nanosecond, None) => "TIMESTAMP_NS".into(),
+        DataType::Timestamp(_, Some(_)) => "TIMESTAMPTZ".into(),
+        DataType::Date32 | DataType::Date64 => "DATE".into(),
+        DataType::Time32(_) | DataType::Time64(_) => "TIME".into(),
+        DataType::Duration(_) | DataType::Interval(_) => "INTERVAL".into(),
+        DataType::Binary
+        | DataType::LargeBinary
+        | DataType::FixedSizeBinary(_)
+        | DataType::BinaryView => "BLOB".into(),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "VARCHAR".into(),
+        DataType::Decimal128(p, s) | DataType::Decimal64(p, s) | DataType::Decimal32(p, s)
+            if *p <= 38 =>
+        {
+            format!("DECIMAL({p},{s})")
+        }
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            format!("{}[]", engine_type(f.data_type())?)
+        }
+        DataType::Struct(fields) => {
+            let inner: Option<Vec<String>> = fields
+                .iter()
+                .map(|f| {
+                    engine_type(f.data_type())
+                        .map(|t| format!("{} {t}", crate::store::quote_ident(f.name())))
+                })
+                .collect();
+            format!("STRUCT({})", inner?.join(", "))
+        }
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => format!(
+                "MAP({}, {})",
+                engine_type(kv[0].data_type())?,
+                engine_type(kv[1].data_type())?
+            ),
+            _ => return None,
+        },
+        DataType::Dictionary(_, values) => engine_type(values)?,
+        _ => return None,
+    })
+}
