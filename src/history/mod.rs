@@ -24,6 +24,7 @@
 
 pub mod archive;
 pub mod cli;
+pub mod loaded;
 pub mod parquet_io;
 pub mod past;
 

@@ -149,6 +149,19 @@ impl Store {
         Ok(())
     }
 
+    /// The schemas in the engine other than its own (`main`, the system ones).
+    pub fn schemas(&self) -> Vec<String> {
+        let conn = Self::lock(&self.writer);
+        let Ok(mut stmt) = conn.prepare(
+            "SELECT schema_name FROM duckdb_schemas() WHERE NOT internal AND database_name = current_database() AND schema_name <> 'main' ORDER BY 1",
+        ) else {
+            return Vec::new();
+        };
+        stmt.query_map([], |r| r.get::<_, String>(0))
+            .map(|rows| rows.flatten().collect())
+            .unwrap_or_default()
+    }
+
     /// Drops `schema` and every table in it.
     pub fn drop_schema(&self, schema: &str) -> Result<()> {
         Self::lock(&self.writer).execute_batch(&format!(

@@ -60,6 +60,18 @@ impl ClientSession {
                 Err(wrong) => tool_error(&wrong.to_string()),
                 Ok(()) if refused.is_some() => tool_error(refused.as_deref().unwrap_or_default()),
                 Ok(()) if spec.tool.is_session() => self.run_session_tool(spec.tool, &args).await,
+                Ok(()) if spec.tool == tools::LoomTool::History => {
+                    match self.session.store.get().await {
+                        Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
+                        Ok(store) => {
+                            let session = self.session.clone();
+                            run_blocking(spec.name(), move || {
+                                crate::history::loaded::tool(&session, &store, &args)
+                            })
+                            .await
+                        }
+                    }
+                }
                 Ok(()) if spec.tool.is_memory() => {
                     // The memories report what they write to the session themselves.
                     let mem = self.session.memories.clone();

@@ -103,6 +103,9 @@ pub enum ToolError {
     BadCursor(String),
     #[error("unknown format `{0}`; use csv, json, jsonl or parquet")]
     UnknownFormat(String),
+    /// `loom_history`: no such session, one that cannot be read, or one that does not fit.
+    #[error("loom_history: {0}")]
+    History(String),
     #[error("loom_fetch: {0}")]
     BadPattern(#[from] BadPattern),
     #[error(transparent)]

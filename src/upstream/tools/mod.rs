@@ -52,10 +52,11 @@ pub enum LoomTool {
     FindTools,
     Call,
     Context,
+    History,
 }
 
 impl LoomTool {
-    pub const ALL: [LoomTool; 16] = [
+    pub const ALL: [LoomTool; 17] = [
         LoomTool::Query,
         LoomTool::ListDatasets,
         LoomTool::Describe,
@@ -72,6 +73,7 @@ impl LoomTool {
         LoomTool::FindTools,
         LoomTool::Call,
         LoomTool::Context,
+        LoomTool::History,
     ];
 
     /// The name the client calls it by.
@@ -93,6 +95,7 @@ impl LoomTool {
             LoomTool::FindTools => "loom_find_tools",
             LoomTool::Call => "loom_call",
             LoomTool::Context => "loom_context",
+            LoomTool::History => "loom_history",
         }
     }
 
@@ -483,11 +486,13 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
             works_on: "memories",
             asked: "datasets",
         }),
-        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => Err(ToolError::WrongRunner {
-            tool,
-            works_on: "the session",
-            asked: "datasets",
-        }),
+        LoomTool::FindTools | LoomTool::Call | LoomTool::Context | LoomTool::History => {
+            Err(ToolError::WrongRunner {
+                tool,
+                works_on: "the session",
+                asked: "datasets",
+            })
+        }
     }
 }
 
@@ -636,11 +641,13 @@ fn run_memory_tool(
             works_on: "datasets",
             asked: "memories",
         }),
-        LoomTool::FindTools | LoomTool::Call | LoomTool::Context => Err(ToolError::WrongRunner {
-            tool,
-            works_on: "the session",
-            asked: "memories",
-        }),
+        LoomTool::FindTools | LoomTool::Call | LoomTool::Context | LoomTool::History => {
+            Err(ToolError::WrongRunner {
+                tool,
+                works_on: "the session",
+                asked: "memories",
+            })
+        }
     }
 }
 

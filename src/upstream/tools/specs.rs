@@ -219,4 +219,16 @@ pub const TOOLS: &[ToolSpec] = &[
         example: r#"{"query": "why did last week's orders fail to ship"}"#,
         read_only: true,
     },
+    ToolSpec {
+        tool: LoomTool::History,
+        title: "Past sessions",
+        description: "List past sessions of this config with their datasets, or load one read-only beside today's as schema past_<id> (query past_<id>.orders_1, join it with today's datasets; past_<id>.loom_calls is its call log), or unload it. Use it to compare with or check an earlier run.",
+        fields: &[
+            opt("action", Kind::Str, "list (default), load or unload"),
+            opt("id", Kind::Str, "the session's id, for load and unload"),
+            opt("limit", Kind::Int, "sessions listed, default 10"),
+        ],
+        example: r#"{"action": "load", "id": "20261201T091500Z-3f2a"}"#,
+        read_only: true,
+    },
 ];
