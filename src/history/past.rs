@@ -160,10 +160,15 @@ pub fn recover(root: &Path) {
         m.clean = false;
         m.problems
             .push("the session did not end cleanly (loom was stopped or crashed)".into());
-        // The calls counted in the manifest may trail the parts by the last few seconds.
+        // The counts in the manifest may trail the files by the last few seconds.
         if let Ok(calls) = count_rows(&s.folder.join(super::CALLS)) {
             m.calls = calls;
         }
+        if let Ok(events) = count_rows(&s.folder.join(super::EVENTS)) {
+            m.events = events;
+        }
+        m.datasets = parquet_files(&s.folder.join(super::DATASETS)).len() as u64;
+        m.texts = parquet_files(&s.folder.join(super::TEXTS)).len() as u64;
         if let Err(e) = write_manifest(&s.folder, &m) {
             tracing::warn!("history: session {} could not be marked: {e}", s.id);
         }

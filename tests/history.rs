@@ -1,0 +1,505 @@
+//! History end to end: the real `loom serve` archives a session while a client calls the
+//! built-in sample server; the archive survives `kill -9`; `loom history`, `query --session`,
+//! `export --session` read it; secrets stay masked on disk; a server with `history = false`
+//! leaves no results; a past session is loaded beside a live one and joined; a past session
+//! opened read-only refuses every change; and an outside reader (the Python `duckdb` package,
+//! installed by the test command) reads the archive with the same rows and types loom has.
+
+mod common;
+
+use common::{LOOM, RawClient, TempConfig, sample_config, text_of};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const SECRET: &str = "sk-live-abcdefghijklmnop1234";
+
+fn history_config(extra_server: &str) -> TempConfig {
+    sample_config("history_dir = \"history\"", extra_server)
+}
+
+fn loom(cfg: &TempConfig, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(LOOM)
+        .args(args)
+        .arg("-c")
+        .arg(&cfg.path)
+        .env("XDG_RUNTIME_DIR", cfg.dir.path())
+        .env("XDG_DATA_HOME", cfg.dir.path())
+        .output()
+        .expect("run loom");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn sessions(cfg: &TempConfig) -> Vec<Value> {
+    let (ok, out, err) = loom(cfg, &["history", "--format", "json"]);
+    assert!(ok, "loom history failed: {err}");
+    serde_json::from_str::<Value>(&out)
+        .unwrap_or_else(|e| panic!("loom history --format json is not JSON ({e}): {out}"))
+        .as_array()
+        .cloned()
+        .expect("an array")
+}
+
+fn query_past(cfg: &TempConfig, id: &str, sql: &str) -> Vec<Value> {
+    let (ok, out, err) = loom(cfg, &["query", "--session", id, "--format", "json", sql]);
+    assert!(ok, "loom query --session failed: {err}");
+    out.lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect()
+}
+
+fn spawn(cfg: &TempConfig) -> RawClient {
+    let data = cfg.dir.path().display().to_string();
+    RawClient::spawn_with(&cfg.path, &[("XDG_DATA_HOME", data.as_str())])
+}
+
+fn session_folders(cfg: &TempConfig) -> Vec<PathBuf> {
+    let mut all: Vec<PathBuf> = std::fs::read_dir(cfg.file("history"))
+        .map(|r| {
+            r.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    all.sort();
+    all
+}
+
+/// Every byte of every file under `dir`.
+fn all_bytes(dir: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.extend(std::fs::read(&p).unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+fn python(script: &str, args: &[&str]) -> Value {
+    let out = Command::new(common::venv_python())
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("the test venv's python (scripts/install-test-peers.sh installs it)");
+    assert!(
+        out.status.success(),
+        "python failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("python printed JSON")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_is_archived_as_it_goes_and_what_it_made_survives_kill_9() {
+    let cfg = history_config("");
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    let r = c.call("sample_list_orders", json!({})).await;
+    assert!(text_of(&r).contains("sample_list_orders_1"), "{r}");
+    let r = c.call("sample_get_weather", json!({"city": "Oslo"})).await;
+    assert!(!common::is_error_result(&r), "{r}");
+    // The dataset is written when it is made, the calls within a few seconds.
+    let found = common::eventually(Duration::from_secs(30), || {
+        session_folders(&cfg).first().is_some_and(|s| {
+            s.join("datasets/sample_list_orders_1.parquet").is_file()
+                && std::fs::read_dir(s.join("calls"))
+                    .map(|r| {
+                        r.flatten()
+                            .any(|e| e.file_name().to_string_lossy().starts_with("part-"))
+                    })
+                    .unwrap_or(false)
+        })
+    })
+    .await;
+    assert!(found, "no archive in {:?}", cfg.file("history"));
+    let pid = c.child.id().expect("pid") as i32;
+    // SAFETY: killing our own child.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(c.wait_exit(Duration::from_secs(10)).await);
+
+    let listed = sessions(&cfg);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["state"], "not ended", "{listed:?}");
+    let id = listed[0]["id"].as_str().expect("id").to_owned();
+
+    // The next loom of this history folder finishes the session and says it was not clean.
+    let (ok, _, err) = loom(&cfg, &["history", "prune"]);
+    assert!(ok, "{err}");
+    let listed = sessions(&cfg);
+    assert_eq!(listed[0]["state"], "not clean", "{listed:?}");
+    assert_eq!(listed[0]["manifest"]["clean"], false);
+    assert_eq!(listed[0]["manifest"]["calls"], 2, "{listed:?}");
+    assert_eq!(listed[0]["manifest"]["datasets"], 1, "{listed:?}");
+
+    let rows = query_past(
+        &cfg,
+        &id,
+        "SELECT count(*) AS n, sum(amount) AS total, typeof(sum(amount)) AS t FROM sample_list_orders_1",
+    );
+    assert_eq!(rows[0]["n"], 1000, "{rows:?}");
+    assert!(
+        rows[0]["t"].as_str().unwrap().starts_with("DECIMAL"),
+        "{rows:?}"
+    );
+    let calls = query_past(&cfg, &id, "SELECT tool FROM loom_calls ORDER BY call_id");
+    assert_eq!(
+        calls,
+        vec![
+            json!({"tool": "sample_list_orders"}),
+            json!({"tool": "sample_get_weather"})
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_past_session_is_listed_shown_queried_exported_read_outside_and_removed() {
+    let cfg = history_config("");
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    let r = c
+        .call(
+            "sample_list_orders",
+            json!({"status": "paid", "api_key": SECRET}),
+        )
+        .await;
+    assert!(text_of(&r).contains("sample_list_orders_1"), "{r}");
+    let r = c.call("sample_tail_logs", json!({"lines": 3000})).await;
+    assert!(text_of(&r).contains("blob/"), "parked: {r}");
+    let live_total = c
+        .call(
+            "loom_query",
+            json!({"sql": "SELECT sum(amount)::VARCHAR AS s, count(*) AS n, min(created_at)::VARCHAR AS first FROM sample_list_orders_1"}),
+        )
+        .await;
+    let live_row = live_total["result"]["structuredContent"]["rows"][0].clone();
+    c.close_stdin();
+    assert!(
+        c.wait_exit(Duration::from_secs(30)).await,
+        "loom did not exit"
+    );
+
+    let listed = sessions(&cfg);
+    assert_eq!(listed.len(), 1);
+    let s = &listed[0];
+    assert_eq!(s["state"], "clean", "{s}");
+    assert_eq!(s["manifest"]["calls"], 3, "{s}");
+    assert_eq!(s["manifest"]["datasets"], 1, "{s}");
+    assert_eq!(s["manifest"]["texts"], 1, "{s}");
+    assert!(
+        s["manifest"]["tokens_saved"].as_u64().unwrap() > 10_000,
+        "{s}"
+    );
+    let id = s["id"].as_str().unwrap().to_owned();
+    let folder = cfg.file("history").join(&id);
+
+    // Files 0600, folders 0700.
+    use std::os::unix::fs::PermissionsExt;
+    for (p, want) in [
+        (folder.clone(), 0o700),
+        (folder.join("datasets"), 0o700),
+        (folder.join("manifest.json"), 0o600),
+        (folder.join("calls/calls.parquet"), 0o600),
+        (folder.join("datasets/sample_list_orders_1.parquet"), 0o600),
+    ] {
+        let mode = std::fs::metadata(&p).expect("exists").permissions().mode() & 0o777;
+        assert_eq!(mode, want, "{}", p.display());
+    }
+    // The secret is masked everywhere on disk, whatever file it could be in.
+    let bytes = all_bytes(&folder);
+    assert!(
+        !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+        "the secret reached the archive"
+    );
+
+    let (ok, out, err) = loom(&cfg, &["history", "show", &id]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("sample_list_orders_1") && out.contains("clean"),
+        "{out}"
+    );
+
+    let past = query_past(
+        &cfg,
+        &id,
+        "SELECT sum(amount)::VARCHAR AS s, count(*) AS n, min(created_at)::VARCHAR AS first FROM sample_list_orders_1",
+    );
+    assert_eq!(
+        past[0], live_row,
+        "the past session answers as the live one did"
+    );
+    let args = query_past(
+        &cfg,
+        &id,
+        "SELECT arguments FROM loom_calls WHERE tool = 'sample_list_orders'",
+    );
+    let a = args[0]["arguments"].as_str().unwrap();
+    assert!(a.contains("[redacted]") && !a.contains(SECRET), "{a}");
+
+    // Parquet export of a past dataset, and the outside reader on it and on the archive.
+    let exported = cfg.file("orders.parquet");
+    let (ok, _, err) = loom(
+        &cfg,
+        &[
+            "export",
+            "--session",
+            &id,
+            "sample_list_orders_1",
+            "--format",
+            "parquet",
+            "-o",
+            exported.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
+    let script = r#"
+import duckdb, json, sys
+con = duckdb.connect()
+archive, exported = sys.argv[1], sys.argv[2]
+def one(sql):
+    return con.execute(sql).fetchone()
+out = {
+  "archive": list(map(str, one(f"SELECT sum(amount)::VARCHAR, count(*), min(created_at)::VARCHAR FROM read_parquet('{archive}/*/datasets/sample_list_orders_1.parquet')"))),
+  "exported": list(map(str, one(f"SELECT sum(amount)::VARCHAR, count(*), min(created_at)::VARCHAR FROM read_parquet('{exported}')"))),
+  "types": [[r[0], r[1]] for r in con.execute(f"DESCRIBE SELECT * FROM read_parquet('{archive}/*/datasets/sample_list_orders_1.parquet')").fetchall()],
+  "calls": one(f"SELECT count(*) FROM read_parquet('{archive}/*/calls/*.parquet')")[0],
+  "described": one(f"SELECT value FROM parquet_kv_metadata('{archive}/*/datasets/sample_list_orders_1.parquet') WHERE decode(key) = 'loom.dataset'")[0].decode(),
+}
+print(json.dumps(out))
+"#;
+    let seen = python(
+        script,
+        &[
+            cfg.file("history").to_str().unwrap(),
+            exported.to_str().unwrap(),
+        ],
+    );
+    let want = vec![
+        live_row["s"].as_str().unwrap().to_owned(),
+        live_row["n"].to_string(),
+        live_row["first"].as_str().unwrap().to_owned(),
+    ];
+    assert_eq!(seen["archive"], json!(want), "{seen}");
+    assert_eq!(seen["exported"], json!(want), "{seen}");
+    assert_eq!(seen["calls"], 3, "{seen}");
+    let live_types = query_past(
+        &cfg,
+        &id,
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'sample_list_orders_1' ORDER BY column_index",
+    );
+    let live_types: Vec<Value> = live_types
+        .iter()
+        .map(|r| json!([r["column_name"], r["data_type"]]))
+        .collect();
+    assert_eq!(
+        seen["types"],
+        json!(live_types),
+        "the outside reader sees loom's types"
+    );
+    let described: Value =
+        serde_json::from_str(seen["described"].as_str().unwrap()).expect("loom.dataset is JSON");
+    assert_eq!(
+        described["provenance"]["tool"], "list_orders",
+        "{described}"
+    );
+    assert_eq!(
+        described["provenance"]["arguments"]["api_key"], "[redacted]",
+        "{described}"
+    );
+
+    let (ok, out, err) = loom(&cfg, &["history", "rm", &id]);
+    assert!(ok && out.contains("removed"), "{out}{err}");
+    assert!(!folder.exists());
+    assert!(sessions(&cfg).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_with_history_false_leaves_its_calls_without_arguments_or_results() {
+    let cfg = history_config("history = false");
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    let r = c
+        .call("sample_list_orders", json!({"status": "paid"}))
+        .await;
+    assert!(text_of(&r).contains("sample_list_orders_1"), "{r}");
+    c.close_stdin();
+    assert!(c.wait_exit(Duration::from_secs(30)).await);
+    let listed = sessions(&cfg);
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let folder = cfg.file("history").join(&id);
+    assert_eq!(
+        std::fs::read_dir(folder.join("datasets")).unwrap().count(),
+        0,
+        "no dataset of that server is archived"
+    );
+    let rows = query_past(
+        &cfg,
+        &id,
+        "SELECT tool, arguments, reference FROM loom_calls",
+    );
+    assert_eq!(
+        rows,
+        vec![json!({"tool": "sample_list_orders", "arguments": "", "reference": null})]
+    );
+    assert!(!all_bytes(&folder).windows(4).any(|w| w == b"paid"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_past_session_loads_beside_a_live_one_and_joins_with_it() {
+    let cfg = history_config("");
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    c.call("sample_list_orders", json!({})).await;
+    c.close_stdin();
+    assert!(c.wait_exit(Duration::from_secs(30)).await);
+    let past_id = sessions(&cfg)[0]["id"].as_str().unwrap().to_owned();
+
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    c.call("sample_list_orders", json!({})).await;
+    let listed = c.call("loom_history", json!({})).await;
+    let ids: Vec<&str> = listed["result"]["structuredContent"]["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .filter_map(|s| s["id"].as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        vec![past_id.as_str()],
+        "this session is not listed: {listed}"
+    );
+    let loaded = c
+        .call("loom_history", json!({"action": "load", "id": past_id}))
+        .await;
+    assert!(!common::is_error_result(&loaded), "{loaded}");
+    let schema = loaded["result"]["structuredContent"]["schema"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let joined = c
+        .call(
+            "loom_query",
+            json!({"sql": format!("SELECT count(*) AS same FROM {schema}.sample_list_orders_1 p JOIN sample_list_orders_1 t USING (order_id) WHERE p.amount = t.amount AND p.status = t.status")}),
+        )
+        .await;
+    assert_eq!(
+        joined["result"]["structuredContent"]["rows"][0]["same"], 1000,
+        "{joined}"
+    );
+    let calls = c
+        .call(
+            "loom_query",
+            json!({"sql": format!("SELECT count(*) AS n FROM {schema}.loom_calls")}),
+        )
+        .await;
+    assert_eq!(
+        calls["result"]["structuredContent"]["rows"][0]["n"], 1,
+        "{calls}"
+    );
+    // The seal holds: loom loaded the files; a statement still cannot name one.
+    let file = cfg
+        .file("history")
+        .join(&past_id)
+        .join("datasets/sample_list_orders_1.parquet");
+    let sealed = c
+        .call(
+            "loom_query",
+            json!({"sql": format!("SELECT count(*) FROM read_parquet('{}')", file.display())}),
+        )
+        .await;
+    assert!(common::is_error_result(&sealed), "{sealed}");
+    // Nor can a client write into a loaded session.
+    let write = c
+        .call(
+            "loom_query",
+            json!({"sql": format!("DELETE FROM {schema}.sample_list_orders_1")}),
+        )
+        .await;
+    assert!(common::is_error_result(&write), "{write}");
+    let unloaded = c
+        .call("loom_history", json!({"action": "unload", "id": past_id}))
+        .await;
+    assert!(!common::is_error_result(&unloaded), "{unloaded}");
+    let gone = c
+        .call(
+            "loom_query",
+            json!({"sql": format!("SELECT count(*) FROM {schema}.sample_list_orders_1")}),
+        )
+        .await;
+    assert!(common::is_error_result(&gone), "{gone}");
+    let bad = c
+        .call("loom_history", json!({"action": "load", "id": "../../etc"}))
+        .await;
+    assert!(common::is_error_result(&bad), "{bad}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_past_session_opened_read_only_refuses_every_change() {
+    use loom::frontend::engine::{Engine, Request};
+    use loom::types::events::Decision;
+    let cfg = history_config("");
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    c.call("sample_list_orders", json!({})).await;
+    c.close_stdin();
+    assert!(c.wait_exit(Duration::from_secs(30)).await);
+    let id = sessions(&cfg)[0]["id"].as_str().unwrap().to_owned();
+    let config = loom::config::Config::load(&cfg.path).expect("config");
+    let (_session, engine, loaded) = loom::frontend::past::open(&config, &id)
+        .await
+        .expect("opens");
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    let datasets = engine.request(Request::Datasets).await.expect("datasets");
+    assert!(format!("{datasets:?}").contains("sample_list_orders_1"));
+    let calls = engine
+        .request(Request::Calls { limit: 10 })
+        .await
+        .expect("calls");
+    assert!(
+        format!("{calls:?}").contains("sample_list_orders"),
+        "{calls:?}"
+    );
+    let refused = [
+        Request::CallTool {
+            name: "sample_cancel_order".into(),
+            arguments: json!({"order_id": 1}),
+        },
+        Request::Approve {
+            approval: 1,
+            decision: Decision::Once,
+        },
+        Request::RestartServer {
+            server: "sample".into(),
+        },
+        Request::PinTool {
+            name: "sample_list_orders".into(),
+        },
+        Request::CancelCall { call: 1 },
+    ];
+    for r in refused {
+        let answer = engine.request(r.clone()).await;
+        assert!(
+            matches!(&answer, Err(e) if e.to_string().contains("read-only")),
+            "{r:?} was not refused: {answer:?}"
+        );
+    }
+    // Every request that is not on the reading list is refused, so a new one must be added
+    // there on purpose.
+    assert!(!loom::frontend::past::reads_only(&Request::MemoryDelete {
+        key: "k".into()
+    }));
+}
