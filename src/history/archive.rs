@@ -212,6 +212,12 @@ fn lock_file(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(f)
 }
 
+/// Holds `path`'s lock as a running session does, for tests.
+#[cfg(test)]
+pub fn lock_file_for_tests(path: &Path) -> std::fs::File {
+    lock_file(path).expect("lock")
+}
+
 /// Whether the session that owns `path`'s lock is gone (the lock can be taken).
 pub fn lock_is_free(path: &Path) -> bool {
     lock_file(path).is_ok()

@@ -173,3 +173,89 @@ pub fn engine_type(ty: &DataType) -> Option<String> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small valid file's bytes, to mutate.
+    fn valid_file() -> Vec<u8> {
+        use duckdb::arrow::array::{Int64Array, StringArray};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let schema = Arc::new(duckdb::arrow::datatypes::Schema::new(vec![
+            duckdb::arrow::datatypes::Field::new("n", DataType::Int64, true),
+            duckdb::arrow::datatypes::Field::new("s", DataType::Utf8, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2, 3])),
+                Arc::new(StringArray::from(vec!["a", "b", "c"])),
+            ],
+        )
+        .unwrap();
+        let mut once = Some(Ok(batch));
+        write(&path, schema, &[("loom.x", "y".into())], &mut || {
+            once.take()
+        })
+        .unwrap();
+        std::fs::read(&path).unwrap()
+    }
+
+    use std::sync::Arc;
+
+    /// Reads everything in `bytes` as a Parquet file; errors are fine, panics are not.
+    fn read_all(bytes: &[u8]) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.parquet");
+        std::fs::write(&path, bytes).unwrap();
+        if let Ok(r) = Reader::open(&path) {
+            for b in r {
+                if b.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_reads_back_with_its_metadata() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        std::fs::write(&path, valid_file()).unwrap();
+        let r = Reader::open(&path).unwrap();
+        assert_eq!(r.rows, 3);
+        assert_eq!(r.meta("loom.x"), Some("y"));
+        assert_eq!(r.map(|b| b.unwrap().num_rows()).sum::<usize>(), 3);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        #[test]
+        fn no_damage_to_a_file_makes_reading_it_panic(
+            cut in 0usize..2000,
+            flips in proptest::collection::vec((0usize..2000, proptest::prelude::any::<u8>()), 0..8),
+        ) {
+            let mut bytes = valid_file();
+            for (at, v) in flips {
+                let n = bytes.len();
+                bytes[at % n] = v;
+            }
+            bytes.truncate(cut.min(bytes.len()));
+            read_all(&bytes);
+        }
+
+        #[test]
+        fn no_bytes_at_all_make_reading_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600)) {
+            let mut b = bytes;
+            // Often shaped like a file: the magic at both ends.
+            if b.len() > 8 && b[0] % 2 == 0 {
+                b[..4].copy_from_slice(b"PAR1");
+                let n = b.len();
+                b[n - 4..].copy_from_slice(b"PAR1");
+            }
+            read_all(&b);
+        }
+    }
+}

@@ -58,14 +58,6 @@ impl PastSession {
             problem,
         }
     }
-
-    /// When it started, for ordering: the manifest's word, else the id's time.
-    fn started(&self) -> String {
-        self.manifest
-            .as_ref()
-            .map(|m| m.started.clone())
-            .unwrap_or_else(|| self.id.clone())
-    }
 }
 
 /// Whether a lock is held, without creating a lock file where there is none.
@@ -109,7 +101,8 @@ pub fn list(root: &Path) -> Vec<PastSession> {
             m.is_dir().then(|| PastSession::read(e.path(), id))
         })
         .collect();
-    all.sort_by_key(|s| std::cmp::Reverse((s.started(), s.id.clone())));
+    // An id begins with the session's start (UTC), so it orders sessions by when they began.
+    all.sort_by(|a, b| b.id.cmp(&a.id));
     all
 }
 
@@ -451,4 +444,163 @@ pub fn calls(session: &PastSession) -> (Vec<crate::types::events::CallSummary>, 
         }
     }
     (out, problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{FORMAT, Manifest, private_dir};
+
+    /// A session folder that ended `days_ago`, holding `bytes` of filler.
+    fn fake(root: &Path, id: &str, started: u64, bytes: usize) -> PathBuf {
+        let folder = root.join(id);
+        private_dir(&folder.join(crate::history::DATASETS)).unwrap();
+        let m = Manifest {
+            format: FORMAT,
+            id: id.into(),
+            started: crate::types::time::iso(started),
+            ended: Some(crate::types::time::iso(started + 60)),
+            clean: true,
+            mode: "all".into(),
+            ..Default::default()
+        };
+        write_manifest(&folder, &m).unwrap();
+        std::fs::write(folder.join("filler"), vec![0u8; bytes]).unwrap();
+        folder
+    }
+
+    fn settings(max_bytes: u64, keep_days: Option<u64>) -> HistorySettings {
+        HistorySettings {
+            max_bytes,
+            keep_days,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn pruning_removes_the_oldest_first_and_never_a_running_session() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let now = crate::types::time::now_secs();
+        let oldest = fake(root, "20260101T000000Z-0001", now - 5 * 86_400, 400_000);
+        let running = fake(root, "20260102T000000Z-0002", now - 4 * 86_400, 400_000);
+        let middle = fake(root, "20260103T000000Z-0003", now - 3 * 86_400, 400_000);
+        let newest = fake(root, "20260104T000000Z-0004", now - 86_400, 400_000);
+        let _held = crate::history::archive::lock_file_for_tests(&running.join(LOCK_NAME));
+        // 1.6 MB in four sessions, 1 MB allowed: the oldest that is not running goes, then the
+        // next, until it fits.
+        let removed = prune(root, &settings(1_000_000, None), None);
+        assert_eq!(
+            removed,
+            vec!["20260101T000000Z-0001", "20260103T000000Z-0003"]
+        );
+        assert!(!oldest.exists() && !middle.exists());
+        assert!(running.exists() && newest.exists());
+        // By age: older than two days goes (the running one stays whatever its age).
+        let removed = prune(root, &settings(u64::MAX, Some(2)), None);
+        assert!(removed.is_empty(), "{removed:?}");
+        drop(_held);
+        let removed = prune(
+            root,
+            &settings(u64::MAX, Some(2)),
+            Some("20260104T000000Z-0004"),
+        );
+        assert_eq!(removed, vec!["20260102T000000Z-0002"]);
+        // The one named to keep stays even past the size bound.
+        let removed = prune(root, &settings(1, None), Some("20260104T000000Z-0004"));
+        assert!(removed.is_empty());
+        assert!(newest.exists());
+    }
+
+    const LOCK_NAME: &str = crate::history::LOCK;
+
+    #[test]
+    fn damaged_and_foreign_folders_are_reported_and_skipped_and_nothing_outside_is_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("history");
+        private_dir(&root).unwrap();
+        let store = Store::for_tests(dir.path());
+        // A good session with one dataset.
+        store
+            .materialize("SELECT range AS n, range * 2 AS m FROM range(10)", "good")
+            .unwrap();
+        let good = fake(&root, "20260105T000000Z-0005", 1_700_000_000, 10);
+        let meta = store.dataset("good").unwrap();
+        store
+            .write_parquet(
+                "\"good\"",
+                &good.join("datasets/good.parquet"),
+                &[("loom.dataset", serde_json::to_string(&meta).unwrap())],
+                &mut |_| {},
+            )
+            .unwrap();
+        // A truncated copy of it, a file whose description names another dataset, and a
+        // symlink to a Parquet file outside the history folder.
+        let whole = std::fs::read(good.join("datasets/good.parquet")).unwrap();
+        std::fs::write(good.join("datasets/cut.parquet"), &whole[..whole.len() / 2]).unwrap();
+        std::fs::write(good.join("datasets/other.parquet"), &whole).unwrap();
+        let outside = dir.path().join("outside.parquet");
+        std::fs::write(&outside, &whole).unwrap();
+        std::os::unix::fs::symlink(&outside, good.join("datasets/linked.parquet")).unwrap();
+        // A session with a damaged manifest, one from a newer loom, one that is a symlink to
+        // a folder outside, and names that are no session.
+        let bad = fake(&root, "20260106T000000Z-0006", 1_700_000_100, 10);
+        std::fs::write(bad.join("manifest.json"), b"{\"format\": 1, \"id\": ").unwrap();
+        let newer = fake(&root, "20260107T000000Z-0007", 1_700_000_200, 10);
+        let mut m: Manifest =
+            serde_json::from_slice(&std::fs::read(newer.join("manifest.json")).unwrap()).unwrap();
+        m.format = FORMAT + 1;
+        write_manifest(&newer, &m).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        fake(dir.path(), "20260108T000000Z-0008", 1_700_000_300, 10);
+        std::fs::rename(dir.path().join("20260108T000000Z-0008"), &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, root.join("20260108T000000Z-0008")).unwrap();
+        std::fs::create_dir(root.join("not-a-session")).unwrap();
+        std::fs::write(root.join("20260109T000000Z-0009"), b"a file").unwrap();
+
+        let all = list(&root);
+        let ids: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            vec![
+                "20260107T000000Z-0007",
+                "20260106T000000Z-0006",
+                "20260105T000000Z-0005"
+            ],
+            "only real session folders are listed, newest first"
+        );
+        let problem = |id: &str| {
+            all.iter()
+                .find(|s| s.id == id)
+                .and_then(|s| s.problem.clone())
+                .unwrap_or_default()
+        };
+        assert!(problem("20260106T000000Z-0006").contains("damaged"));
+        assert!(problem("20260107T000000Z-0007").contains("newer loom"));
+        assert!(
+            find(&root, "20260108T000000Z-0008")
+                .unwrap_err()
+                .contains("symbolic link")
+        );
+        assert!(find(&root, "../elsewhere").is_err());
+
+        let fresh = Store::for_tests(&dir.path().join("fresh"));
+        let s = find(&root, "20260105T000000Z-0005").unwrap();
+        let loaded = load(&fresh, &s, None);
+        assert_eq!(loaded.datasets, vec!["good"]);
+        assert_eq!(loaded.problems.len(), 2, "{:?}", loaded.problems);
+        assert!(loaded.problems.iter().any(|p| p.starts_with("cut.parquet")));
+        assert!(
+            loaded
+                .problems
+                .iter()
+                .any(|p| p.starts_with("other.parquet") && p.contains("another dataset"))
+        );
+        let n = fresh.query("SELECT sum(m) AS s FROM good").unwrap();
+        assert!(format!("{n:?}").contains("90"), "{n:?}");
+        // The damaged session loads nothing and says why.
+        let bad = find(&root, "20260106T000000Z-0006").unwrap();
+        let loaded = load(&fresh, &bad, Some("past_x"));
+        assert!(loaded.datasets.is_empty() && !loaded.problems.is_empty());
+    }
 }
