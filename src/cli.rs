@@ -1,6 +1,8 @@
 //! What the session commands do (`tui`, `attach`, `sessions`, `query`, `export`), kept out of
 //! `main.rs` so that it stays argument parsing only.
 
+pub mod history;
+
 use crate::config::Config;
 use crate::frontend::compose;
 use crate::frontend::engine::{Engine, Reply, Request};

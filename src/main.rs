@@ -410,12 +410,12 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
             let config = ConfigArg { config }.load()?;
             let out = &mut std::io::stdout();
             match action {
-                None => loom::history::cli::list(&config, &format, out)?,
+                None => loom::cli::history::list(&config, &format, out)?,
                 Some(HistoryAction::Show { id }) => {
-                    loom::history::cli::show(&config, &id, &format, out)?
+                    loom::cli::history::show(&config, &id, &format, out)?
                 }
-                Some(HistoryAction::Rm { id }) => loom::history::cli::remove(&config, &id, out)?,
-                Some(HistoryAction::Prune) => loom::history::cli::prune(&config, out)?,
+                Some(HistoryAction::Rm { id }) => loom::cli::history::remove(&config, &id, out)?,
+                Some(HistoryAction::Prune) => loom::cli::history::prune(&config, out)?,
             }
             Ok(std::process::ExitCode::SUCCESS)
         }

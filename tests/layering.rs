@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["intercept"],
     &["downstream", "store"],
+    &["history"],
     &["session"],
     &["upstream"],
     &["frontend", "check", "import", "sample_server"],

@@ -69,10 +69,20 @@ pub struct Config {
     pub servers: Vec<ServerSpec>,
 }
 
+/// `history = "off" | "calls" | "all"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryMode {
+    Off,
+    /// The call log, server states and decisions; no data.
+    Calls,
+    /// Also every dataset and parked text.
+    All,
+}
+
 /// `history`, `history_dir`, `history_max_bytes`, `history_keep_days`.
 #[derive(Debug, Clone)]
 pub struct HistorySettings {
-    pub mode: crate::history::Mode,
+    pub mode: HistoryMode,
     /// `history_dir`, when the config names one; otherwise [`Config::history_dir`] derives it.
     pub dir: Option<PathBuf>,
     pub max_bytes: u64,
@@ -82,7 +92,7 @@ pub struct HistorySettings {
 impl Default for HistorySettings {
     fn default() -> Self {
         HistorySettings {
-            mode: crate::history::Mode::All,
+            mode: HistoryMode::All,
             dir: None,
             max_bytes: 2 << 30,
             keep_days: None,
@@ -333,15 +343,6 @@ impl Config {
         }
     }
 
-    /// Where this config's sessions are archived: `history_dir`, else a folder of its own
-    /// under loom's data folder, named after the config file (or folder) and a hash of its path.
-    pub fn history_dir(&self) -> PathBuf {
-        if let Some(d) = &self.history.dir {
-            return d.clone();
-        }
-        crate::history::default_dir(self.source.as_deref(), &self.base_dir)
-    }
-
     pub fn server(&self, name: &str) -> Option<&ServerSpec> {
         self.servers.iter().find(|s| s.name == name)
     }
@@ -476,8 +477,8 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
 fn read_history(f: &mut Fields<'_>, base: &Path, p: &mut Problems) -> HistorySettings {
     let mut h = HistorySettings::default();
     match f.one_of("history", &["off", "calls", "all"], p).as_deref() {
-        Some("off") => h.mode = crate::history::Mode::Off,
-        Some("calls") => h.mode = crate::history::Mode::Calls,
+        Some("off") => h.mode = HistoryMode::Off,
+        Some("calls") => h.mode = HistoryMode::Calls,
         _ => {}
     }
     h.dir = f.string("history_dir", p).map(|d| base.join(d));

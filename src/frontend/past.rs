@@ -79,7 +79,7 @@ pub async fn open(
     config: &Config,
     id: &str,
 ) -> anyhow::Result<(Arc<Session>, Arc<PastEngine>, Loaded)> {
-    let root = config.history_dir();
+    let root = crate::history::dir_of(config);
     let found = past::find(&root, id).map_err(anyhow::Error::msg)?;
     if let Some(p) = &found.problem {
         anyhow::bail!("session {id} cannot be opened: {p}");

@@ -9,7 +9,7 @@
 use super::parquet_io;
 use super::{Manifest, Mode};
 use crate::config::Config;
-use crate::session::StoreSlot;
+use crate::store::Store;
 use crate::store::calls_table;
 use crate::types::events::{CallSummary, Outcome};
 use duckdb::arrow::array::{
@@ -40,6 +40,9 @@ pub const EVENT_COLUMNS: &[(&str, &str)] = &[
     ("subject", "VARCHAR"),
     ("detail", "VARCHAR"),
 ];
+
+/// The session's store once it is open (never waits for it).
+pub type StoreHandle = Arc<dyn Fn() -> Option<Arc<Store>> + Send + Sync>;
 
 /// What the session tells its archive.
 pub enum Job {
@@ -79,11 +82,11 @@ impl Archive {
     /// Starts archiving a new session of `config` (nothing when history is off). First the
     /// history folder is tidied: sessions that did not end cleanly are finished and marked,
     /// then old and excess sessions go (see [`super::past::prune`]).
-    pub fn start(config: &Config, store: Arc<StoreSlot>) -> Result<Option<Arc<Archive>>, String> {
+    pub fn start(config: &Config, store: StoreHandle) -> Result<Option<Arc<Archive>>, String> {
         if config.history.mode == Mode::Off {
             return Ok(None);
         }
-        let root = config.history_dir();
+        let root = crate::history::dir_of(config);
         super::private_dir(&root)
             .map_err(|e| format!("cannot create the history folder {}: {e}", root.display()))?;
         super::past::recover(&root);
@@ -226,7 +229,7 @@ pub fn lock_is_free(path: &Path) -> bool {
 struct Worker {
     folder: PathBuf,
     manifest: Manifest,
-    store: Arc<StoreSlot>,
+    store: StoreHandle,
     /// Whether datasets and parked text are archived (`history = "all"`).
     data: bool,
     /// Servers with `history = false`.
@@ -353,7 +356,7 @@ impl Worker {
         if !self.archived.insert(reference.to_owned()) {
             return;
         }
-        let Some(store) = self.store.try_get() else {
+        let Some(store) = (self.store)() else {
             return;
         };
         let meta = match store.dataset(reference) {
@@ -389,7 +392,7 @@ impl Worker {
 
     /// Writes a parked text.
     fn text(&mut self, key: &str) {
-        let Some(store) = self.store.try_get() else {
+        let Some(store) = (self.store)() else {
             return;
         };
         let Some(blob) = store.blobs.get(key) else {

@@ -23,23 +23,13 @@
 //! `history = false` leaves no results or arguments, only its calls.
 
 pub mod archive;
-pub mod cli;
-pub mod loaded;
-pub mod parquet_io;
 pub mod past;
+
+pub use crate::config::HistoryMode as Mode;
+pub use crate::store::parquet_io;
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// `history = "off" | "calls" | "all"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Off,
-    /// The call log, server states and decisions; no data.
-    Calls,
-    /// Also every dataset and parked text.
-    All,
-}
 
 /// The manifest's layout version; a reader refuses a newer one.
 pub const FORMAT: u32 = 1;
@@ -97,8 +87,17 @@ pub fn schema_of(id: &str) -> String {
     format!("past_{body}")
 }
 
+/// Where `config`'s sessions are archived: `history_dir`, else a folder of its own under
+/// loom's data folder, named after the config file (or folder) and a hash of its path.
+pub fn dir_of(config: &crate::config::Config) -> PathBuf {
+    match &config.history.dir {
+        Some(d) => d.clone(),
+        None => default_dir(config.source.as_deref(), &config.base_dir),
+    }
+}
+
 /// The default `history_dir`: `<data>/history/<config file stem>-<hash of its path>`.
-pub fn default_dir(source: Option<&Path>, base: &Path) -> PathBuf {
+fn default_dir(source: Option<&Path>, base: &Path) -> PathBuf {
     use sha2::{Digest, Sha256};
     let data = crate::folders::data_dir().unwrap_or_else(|| std::env::temp_dir().join("loom"));
     let key = source.unwrap_or(base);

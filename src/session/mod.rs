@@ -578,15 +578,16 @@ impl Session {
     /// datasets, server states and approvals reaches the archive's writer. A history folder
     /// that cannot be written is reported and the session serves on without one.
     pub fn start_history(self: &Arc<Self>) {
-        let archive =
-            match crate::history::archive::Archive::start(&self.config, self.store.clone()) {
-                Ok(Some(a)) => a,
-                Ok(None) => return,
-                Err(e) => {
-                    tracing::error!("history is not kept for this session: {e}");
-                    return;
-                }
-            };
+        let slot = self.store.clone();
+        let store: crate::history::archive::StoreHandle = Arc::new(move || slot.try_get());
+        let archive = match crate::history::archive::Archive::start(&self.config, store) {
+            Ok(Some(a)) => a,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::error!("history is not kept for this session: {e}");
+                return;
+            }
+        };
         if self.history.set(archive.clone()).is_err() {
             return;
         }

@@ -6,8 +6,8 @@
 //! comes back exactly as it was (HUGEINT, JSON, DECIMAL and the rest). No statement names a
 //! file: the engine stays sealed.
 
+use super::parquet_io::{self, ParquetError};
 use super::{DatasetMeta, Result, Store, StoreError, quote_ident};
-use crate::history::parquet_io::{self, ParquetError};
 use duckdb::arrow::array::{Array, ArrayRef, RecordBatch};
 use duckdb::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use std::sync::Arc;

@@ -15,6 +15,7 @@ mod ingest;
 pub mod memories;
 mod memory_bound;
 mod names;
+pub mod parquet_io;
 mod private_dir;
 mod profile;
 mod query;

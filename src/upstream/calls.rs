@@ -66,7 +66,7 @@ impl ClientSession {
                         Ok(store) => {
                             let session = self.session.clone();
                             run_blocking(spec.name(), move || {
-                                crate::history::loaded::tool(&session, &store, &args)
+                                super::history_tool::tool(&session, &store, &args)
                             })
                             .await
                         }

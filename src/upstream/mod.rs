@@ -7,6 +7,7 @@ mod bridge;
 mod calls;
 mod forward;
 mod handshake;
+mod history_tool;
 mod intercept;
 mod listen;
 pub mod listing;

@@ -2,9 +2,9 @@
 //! and pruned. Every word that came from a file is escaped for the terminal: a history folder
 //! is outside input like any other file.
 
-use super::past::{self, PastSession};
-use crate::cli::TableText;
+use super::TableText;
 use crate::config::Config;
+use crate::history::past::{self, PastSession};
 use crate::terminal_text;
 use std::io::Write;
 
@@ -69,7 +69,7 @@ fn json_of(s: &PastSession) -> serde_json::Value {
 
 /// `loom history`: newest first.
 pub fn list(config: &Config, format: &str, out: &mut impl Write) -> anyhow::Result<()> {
-    let root = config.history_dir();
+    let root = crate::history::dir_of(config);
     let all = past::list(&root);
     if format == "json" {
         let items: Vec<serde_json::Value> = all.iter().map(json_of).collect();
@@ -126,7 +126,7 @@ pub fn list(config: &Config, format: &str, out: &mut impl Write) -> anyhow::Resu
 
 /// `loom history show S`.
 pub fn show(config: &Config, id: &str, format: &str, out: &mut impl Write) -> anyhow::Result<()> {
-    let s = past::find(&config.history_dir(), id).map_err(anyhow::Error::msg)?;
+    let s = past::find(&crate::history::dir_of(config), id).map_err(anyhow::Error::msg)?;
     let datasets = past::datasets(&s);
     if format == "json" {
         let mut v = json_of(&s);
@@ -218,14 +218,14 @@ pub fn show(config: &Config, id: &str, format: &str, out: &mut impl Write) -> an
 
 /// `loom history rm S`.
 pub fn remove(config: &Config, id: &str, out: &mut impl Write) -> anyhow::Result<()> {
-    let s = past::remove(&config.history_dir(), id).map_err(anyhow::Error::msg)?;
+    let s = past::remove(&crate::history::dir_of(config), id).map_err(anyhow::Error::msg)?;
     writeln!(out, "removed session {} ({})", s.id, size_words(s.bytes))?;
     Ok(())
 }
 
 /// `loom history prune`: applies `history_keep_days` and `history_max_bytes` now.
 pub fn prune(config: &Config, out: &mut impl Write) -> anyhow::Result<()> {
-    let root = config.history_dir();
+    let root = crate::history::dir_of(config);
     past::recover(&root);
     let removed = past::prune(&root, &config.history, None);
     if removed.is_empty() {

@@ -1,4 +1,4 @@
-//! Parquet files written and read by loom's own code (arrow-rs), never by the engine: the
+//! Parquet files (history archives, exports) written and read by loom's own code (arrow-rs), never by the engine: the
 //! engine is sealed and has no file access. A file is written under a temporary name in its
 //! folder (0600) and renamed once complete, so a reader never sees half a file; its footer
 //! carries loom's description of the table (`loom.*` key-value metadata) for any reader.

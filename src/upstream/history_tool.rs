@@ -1,10 +1,10 @@
-//! Past sessions loaded beside a live one, read-only, each as its own schema
+//! `loom_history`: past sessions loaded beside a live one, read-only, each as its own schema
 //! (`past_<id>.orders_1`, `past_<id>.loom_calls`): by the model through `loom_history`, or by
 //! a person. loom reads the Parquet files itself; no statement ever names a file, and the
 //! engine stays sealed. A loaded session counts toward `memory_budget`: one that does not fit
 //! is not kept, and unloading drops its schema.
 
-use super::past;
+use crate::history::{self, past};
 use crate::session::Session;
 use crate::store::Store;
 use crate::upstream::tools::ToolError;
@@ -35,7 +35,7 @@ pub fn tool(
 ) -> Result<Value, ToolError> {
     let action = args.get("action").and_then(Value::as_str).unwrap_or("list");
     let id = args.get("id").and_then(Value::as_str).unwrap_or("");
-    let root = session.config.history_dir();
+    let root = crate::history::dir_of(&session.config);
     let this = session.history.get().map(|a| a.id.clone());
     match action {
         "list" => {
@@ -51,7 +51,7 @@ pub fn tool(
                 .filter(|s| Some(&s.id) != this.as_ref())
                 .take(limit)
             {
-                let schema = super::schema_of(&s.id);
+                let schema = history::schema_of(&s.id);
                 let datasets: Vec<Value> = past::datasets(&s)
                     .into_iter()
                     .filter_map(|d| d.meta.ok())
@@ -121,7 +121,7 @@ pub fn tool(
             if let Some(p) = &s.problem {
                 return Err(err(format!("session {id} cannot be loaded: {p}")));
             }
-            let schema = super::schema_of(id);
+            let schema = history::schema_of(id);
             if loaded_schemas(store).contains(&schema) {
                 store.drop_schema(&schema)?;
             }
@@ -161,8 +161,8 @@ pub fn tool(
             }))
         }
         "unload" => {
-            let schema = super::schema_of(id);
-            if !super::valid_id(id) || !loaded_schemas(store).contains(&schema) {
+            let schema = history::schema_of(id);
+            if !history::valid_id(id) || !loaded_schemas(store).contains(&schema) {
                 return Err(err(format!(
                     "no session {} is loaded",
                     crate::terminal_text::line(id)
