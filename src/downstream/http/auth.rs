@@ -50,7 +50,7 @@ pub(super) fn needs_auth_text(url: &str, challenge: Option<&str>, command: bool)
 }
 
 /// Why the token command's output is no token.
-#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TokenError {
     #[error("printed nothing")]
     Empty,
@@ -91,10 +91,10 @@ pub fn bearer_from_output(stdout: &[u8]) -> Result<HeaderValue, TokenError> {
 
 /// Runs `bearer_token_command` (no shell, stdin closed, loom's environment, bounded in time
 /// and output) and makes its token the `Authorization` value.
-pub(super) async fn run_token_command(argv: &[String]) -> Result<HeaderValue, String> {
+pub(super) async fn run_token_command(argv: &[String]) -> Result<HeaderValue, TokenCommandError> {
     use tokio::io::AsyncReadExt;
     let Some((program, args)) = argv.split_first() else {
-        return Err("bearer_token_command is empty".into());
+        return Err(TokenCommandError::Empty);
     };
     let mut child = tokio::process::Command::new(program)
         .args(args)
@@ -103,9 +103,12 @@ pub(super) async fn run_token_command(argv: &[String]) -> Result<HeaderValue, St
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("bearer_token_command: cannot run {program:?}: {e}"))?;
+        .map_err(|e| TokenCommandError::Spawn {
+            program: program.clone(),
+            reason: e.to_string(),
+        })?;
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err("bearer_token_command: no pipes to read".into());
+        return Err(TokenCommandError::NoPipes);
     };
     let work = async {
         let mut out = Vec::new();
@@ -113,25 +116,19 @@ pub(super) async fn run_token_command(argv: &[String]) -> Result<HeaderValue, St
         let mut stdout = stdout.take(TOKEN_MAX_BYTES as u64 + 1);
         let mut stderr = stderr.take(4096);
         let (o, _) = tokio::join!(stdout.read_to_end(&mut out), stderr.read_to_end(&mut err));
-        o.map_err(|e| format!("reading its output failed: {e}"))?;
+        o.map_err(|e| TokenCommandError::Read(e.to_string()))?;
         if out.len() > TOKEN_MAX_BYTES {
-            return Err(TokenError::TooLong.to_string());
+            return Err(TokenCommandError::TooLong);
         }
         let status = child
             .wait()
             .await
-            .map_err(|e| format!("waiting for it failed: {e}"))?;
-        Ok::<_, String>((status, out, err))
+            .map_err(|e| TokenCommandError::Wait(e.to_string()))?;
+        Ok((status, out, err))
     };
     let (status, out, err) = tokio::time::timeout(TOKEN_COMMAND_TIMEOUT, work)
         .await
-        .map_err(|_| {
-            format!(
-                "bearer_token_command did not finish within {}s",
-                TOKEN_COMMAND_TIMEOUT.as_secs()
-            )
-        })?
-        .map_err(|e| format!("bearer_token_command: {e}"))?;
+        .map_err(|_| TokenCommandError::Timeout(TOKEN_COMMAND_TIMEOUT.as_secs()))??;
     if !status.success() {
         // Its stderr may hold secrets or personal details: a debug log only, never the
         // reason the model and the workbench are shown.
@@ -142,9 +139,9 @@ pub(super) async fn run_token_command(argv: &[String]) -> Result<HeaderValue, St
             let first: String = first.trim().chars().take(200).collect();
             tracing::debug!("bearer_token_command failed ({status}); its stderr: {first}");
         }
-        return Err(format!("bearer_token_command failed ({status})"));
+        return Err(TokenCommandError::Failed(status.to_string()));
     }
-    bearer_from_output(&out).map_err(|e| format!("bearer_token_command {e}"))
+    bearer_from_output(&out).map_err(TokenCommandError::Output)
 }
 
 impl HttpSink {
@@ -161,7 +158,7 @@ impl HttpSink {
     }
 
     /// Runs the token command when there is one and no token yet.
-    pub(super) async fn ensure_token(&self) -> Result<(), String> {
+    pub(super) async fn ensure_token(&self) -> Result<(), TokenCommandError> {
         if self.token_command.is_none() {
             return Ok(());
         }
@@ -176,7 +173,7 @@ impl HttpSink {
     }
 
     /// Runs the token command again, unless another request did since `seen` was current.
-    pub(super) async fn refresh_token(&self, seen: u64) -> Result<(), String> {
+    pub(super) async fn refresh_token(&self, seen: u64) -> Result<(), TokenCommandError> {
         let Some(argv) = &self.token_command else {
             return Ok(());
         };

@@ -28,6 +28,7 @@
 //! renewal, its end), `sse` reading replies (JSON bodies and event streams, within the limit).
 
 mod auth;
+mod error;
 mod session;
 mod sse;
 #[cfg(test)]
@@ -35,6 +36,7 @@ mod tests;
 
 use auth::*;
 pub use auth::{TokenError, bearer_from_output, shown_url};
+pub use error::{LaunchError, RenewError, ReplyError, TokenCommandError};
 use sse::*;
 pub use sse::{SseItem, SseParser, bounded_retry};
 
@@ -130,23 +132,25 @@ fn same_origin_redirects() -> reqwest::redirect::Policy {
     })
 }
 
-pub fn connect(launch: HttpLaunch<'_>) -> Result<Arc<Connection>, String> {
+pub fn connect(launch: HttpLaunch<'_>) -> Result<Arc<Connection>, LaunchError> {
     let mut headers = HeaderMap::new();
     for (k, v) in launch.headers {
-        let name =
-            HeaderName::from_bytes(k.as_bytes()).map_err(|e| format!("header name {k:?}: {e}"))?;
-        let value = HeaderValue::from_str(v).map_err(|e| format!("header {k}: {e}"))?;
+        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|e| LaunchError::HeaderName {
+            name: k.clone(),
+            reason: e.to_string(),
+        })?;
+        let value = HeaderValue::from_str(v).map_err(|e| LaunchError::HeaderValue {
+            name: k.clone(),
+            reason: e.to_string(),
+        })?;
         headers.insert(name, value);
     }
     let mut bearer = None;
     if let Some(var) = launch.bearer_token_env {
-        let token = std::env::var(var)
-            .map_err(|_| format!("environment variable {var} (bearer_token_env) is not set"))?;
+        let token = std::env::var(var).map_err(|_| LaunchError::TokenEnvUnset(var.to_owned()))?;
         let value = bearer_value(token.trim()).map_err(|e| match e {
-            TokenError::Empty => format!("environment variable {var} (bearer_token_env) is empty"),
-            _ => format!(
-                "environment variable {var} (bearer_token_env) holds characters a bearer token cannot hold (visible ASCII is expected)"
-            ),
+            TokenError::Empty => LaunchError::TokenEnvEmpty(var.to_owned()),
+            _ => LaunchError::TokenEnvNotAHeader(var.to_owned()),
         })?;
         bearer = Some(value);
     }
@@ -154,7 +158,7 @@ pub fn connect(launch: HttpLaunch<'_>) -> Result<Arc<Connection>, String> {
         .connect_timeout(std::time::Duration::from_secs(10))
         .redirect(same_origin_redirects())
         .build()
-        .map_err(|e| format!("cannot build HTTP client: {e}"))?;
+        .map_err(|e| LaunchError::Client(e.to_string()))?;
     let sink = Arc::new(HttpSink {
         client,
         url: launch.url.to_owned(),

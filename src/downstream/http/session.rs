@@ -5,6 +5,14 @@
 use super::*;
 
 impl HttpSink {
+    /// A request loom sent for itself did not reach the server.
+    fn unreachable(&self, e: reqwest::Error) -> RenewError {
+        RenewError::Unreachable {
+            url: self.shown_url.clone(),
+            reason: e.without_url().to_string(),
+        }
+    }
+
     /// A GET on the session, for its own stream or to resume one from `last`.
     pub(super) fn get(&self, session: &str, last: Option<&HeaderValue>) -> reqwest::RequestBuilder {
         let mut req = self
@@ -35,7 +43,7 @@ impl HttpSink {
         self: &Arc<Self>,
         conn: &Arc<Connection>,
         old: &str,
-    ) -> Result<(), String> {
+    ) -> Result<(), RenewError> {
         {
             let _gate = self.renewing.write().await;
             if lock(&self.session).as_deref() != Some(old) {
@@ -45,7 +53,7 @@ impl HttpSink {
             *lock(&self.session) = None;
             tokio::time::timeout(REINIT_TIMEOUT, self.reinitialize())
                 .await
-                .map_err(|_| format!("no answer within {}s", REINIT_TIMEOUT.as_secs()))??;
+                .map_err(|_| RenewError::Timeout(REINIT_TIMEOUT.as_secs()))??;
             self.listen(conn.clone());
         }
         // Told once the gate is open again: what the new session is told goes through it.
@@ -55,7 +63,7 @@ impl HttpSink {
 
     /// The legacy handshake again, at the version agreed first: `initialize`, then
     /// `notifications/initialized`, sent here rather than through the connection.
-    pub(super) async fn reinitialize(&self) -> Result<(), String> {
+    pub(super) async fn reinitialize(&self) -> Result<(), RenewError> {
         let asked = lock(&self.version)
             .clone()
             .unwrap_or_else(|| protocol::V_2025_11_25.to_owned());
@@ -81,9 +89,9 @@ impl HttpSink {
         let resp = post(body.to_string())
             .send()
             .await
-            .map_err(|e| format!("cannot reach {}: {}", self.shown_url, e.without_url()))?;
+            .map_err(|e| self.unreachable(e))?;
         if !resp.status().is_success() {
-            return Err(format!("initialize was answered HTTP {}", resp.status()));
+            return Err(RenewError::InitializeRefused(resp.status()));
         }
         let session = resp
             .headers()
@@ -96,21 +104,19 @@ impl HttpSink {
             .unwrap_or_default()
             .to_owned();
         if version != asked {
-            return Err(format!(
-                "the server now speaks \"{version}\", not \"{asked}\" as before"
-            ));
+            return Err(RenewError::VersionChanged {
+                now: version,
+                before: asked,
+            });
         }
         *lock(&self.session) = session;
         let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         let resp = post(initialized.to_owned())
             .send()
             .await
-            .map_err(|e| format!("cannot reach {}: {}", self.shown_url, e.without_url()))?;
+            .map_err(|e| self.unreachable(e))?;
         if !resp.status().is_success() {
-            return Err(format!(
-                "notifications/initialized was answered HTTP {}",
-                resp.status()
-            ));
+            return Err(RenewError::InitializedRefused(resp.status()));
         }
         Ok(())
     }

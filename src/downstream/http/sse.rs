@@ -57,7 +57,7 @@ pub(super) async fn reply_to(
     resp: reqwest::Response,
     id: &str,
     limit: usize,
-) -> Result<serde_json::Value, String> {
+) -> Result<serde_json::Value, ReplyError> {
     let is_reply = |bytes: &[u8]| {
         serde_json::from_slice::<serde_json::Value>(bytes)
             .ok()
@@ -84,10 +84,10 @@ pub(super) async fn reply_to(
             Err(_) => None,
         }
     };
-    let reply = found.ok_or_else(|| format!("no answer to {id}"))?;
+    let reply = found.ok_or_else(|| ReplyError::NoAnswer(id.to_owned()))?;
     if reply.get("error").is_some() {
         let text: String = reply["error"].to_string().chars().take(300).collect();
-        return Err(format!("the server refused: {text}"));
+        return Err(ReplyError::Refused(text));
     }
     Ok(reply)
 }

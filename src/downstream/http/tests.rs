@@ -259,16 +259,20 @@ async fn the_token_command_runs_without_a_shell_and_says_why_it_failed() {
     let err = run_token_command(&argv(&["sh", "-c", "echo 'not signed in' >&2; exit 3"]))
         .await
         .unwrap_err();
+    assert!(matches!(err, TokenCommandError::Failed(_)), "{err:?}");
+    let text = err.to_string();
     assert!(
-        err.contains("exit status: 3") && !err.contains("not signed in"),
-        "{err}"
+        text.contains("exit status: 3") && !text.contains("not signed in"),
+        "{text}"
     );
     let err = run_token_command(&argv(&["/nonexistent/token-helper"]))
         .await
         .unwrap_err();
-    assert!(err.contains("cannot run"), "{err}");
+    assert!(matches!(err, TokenCommandError::Spawn { .. }), "{err:?}");
+    assert!(err.to_string().contains("cannot run"), "{err}");
     let err = run_token_command(&argv(&["true"])).await.unwrap_err();
-    assert!(err.contains("printed nothing"), "{err}");
+    assert_eq!(err, TokenCommandError::Output(TokenError::Empty));
+    assert_eq!(err.to_string(), "bearer_token_command printed nothing");
 }
 
 proptest::proptest! {
@@ -352,4 +356,33 @@ proptest::proptest! {
             }
         }
     }
+}
+
+#[test]
+fn the_typed_errors_read_as_the_words_people_saw_before() {
+    assert_eq!(
+        LaunchError::TokenEnvUnset("API_TOKEN".into()).to_string(),
+        "environment variable API_TOKEN (bearer_token_env) is not set"
+    );
+    assert_eq!(
+        TokenCommandError::TooLong.to_string(),
+        "bearer_token_command: printed more than 16 KiB"
+    );
+    assert_eq!(
+        TokenCommandError::Timeout(30).to_string(),
+        "bearer_token_command did not finish within 30s"
+    );
+    assert_eq!(RenewError::Timeout(10).to_string(), "no answer within 10s");
+    assert_eq!(
+        RenewError::from(ReplyError::NoAnswer(REINIT_ID.into())).to_string(),
+        "no answer to loom-reinitialize"
+    );
+    assert_eq!(
+        RenewError::VersionChanged {
+            now: "2025-06-18".into(),
+            before: "2025-11-25".into()
+        }
+        .to_string(),
+        "the server now speaks \"2025-06-18\", not \"2025-11-25\" as before"
+    );
 }
