@@ -5,13 +5,18 @@
 //! - loom fronting its conformance fixture (`loom sample-server --conformance`, config
 //!   `tests/conformance/loom.toml`) must fail exactly the checks listed in
 //!   `tests/conformance/expected-failures-<revision>.yml`: a new failure fails the test, and so
-//!   does a listed check that now passes (the lists only shrink);
-//! - the differential: every check the reference server (server-everything) passes alone must
+//!   does a listed check that now passes (the lists only shrink); so must loom fronting the
+//!   TypeScript reference server below (`expected-failures-reference-behind-<revision>.yml`),
+//!   which keeps loom's own bridging of a legacy HTTP server measured check by check;
+//! - the differential, for each of two reference servers: every check it passes alone must
 //!   pass with loom in front of it (a streamable-HTTP downstream) — or only inform, as when loom
-//!   answers with JSON where the server streamed — except the few listed with their reasons in
-//!   `tests/conformance/differential-exceptions.yml`.
+//!   answers with JSON where the server streamed — except the few listed with their reasons.
+//!   The references are server-everything (`differential-exceptions.yml`) and the suite's own
+//!   fixtures on the official TypeScript SDK, `tests/js/reference_server.mjs`
+//!   (`reference-differential-exceptions.yml`), which asks the client for sampling and
+//!   elicitation over its HTTP streams and closes a call's stream for the client to resume.
 //!
-//! The six suite runs go concurrently; each gets its own loom so no client's settings (a log
+//! The ten suite runs go concurrently; each gets its own loom so no client's settings (a log
 //! level, say) leak into another run. Missing peers fail the test: `scripts/test.sh` installs
 //! them. `LOOM_CONFORMANCE_BLESS=1` rewrites the expected-failures files from the run (kept
 //! reasons stay, new entries get the suite's message) instead of comparing;
@@ -44,9 +49,21 @@ fn conformance_dir() -> PathBuf {
     common::root().join("tests/conformance")
 }
 
-fn expected_failures_file(revision: &str) -> PathBuf {
-    conformance_dir().join(format!("expected-failures-{revision}.yml"))
+/// The checks a run of `kind` (`fixture`, or `reference behind`: loom fronting the TypeScript
+/// reference server) must fail, and no others.
+fn expected_failures_file(kind: &str, revision: &str) -> PathBuf {
+    let name = match kind {
+        "fixture" => format!("expected-failures-{revision}.yml"),
+        other => format!(
+            "expected-failures-{}-{revision}.yml",
+            other.replace(' ', "-")
+        ),
+    };
+    conformance_dir().join(name)
 }
+
+/// The runs held to an expected-failures file.
+const BASELINED: [&str; 2] = ["fixture", "reference behind"];
 
 /// A child process that is stopped (SIGTERM, then SIGKILL) when dropped.
 struct Running {
@@ -178,7 +195,6 @@ struct Check {
 /// The result of one suite run: scenario → check id → verdict, for the scored scenarios.
 struct Outcome {
     label: String,
-    revision: &'static str,
     exit: Option<i32>,
     stdout: String,
     checks: BTreeMap<String, BTreeMap<String, Check>>,
@@ -284,7 +300,6 @@ fn run_suite(
     let required = required_scenarios(revision);
     Outcome {
         label: label.to_owned(),
-        revision,
         exit,
         stdout: strip_ansi(&stdout),
         checks: read_checks(out, &required),
@@ -393,10 +408,25 @@ fn section_entries(text: &str, revision: &str) -> BTreeMap<String, String> {
 
 /// The expected-failures file for a run, written from its failures; reasons already given are
 /// kept, new entries get the suite's message.
-fn blessed(revision: &str, old: &BTreeMap<String, String>, outcome: &Outcome) -> String {
+fn blessed(
+    kind: &str,
+    revision: &str,
+    old: &BTreeMap<String, String>,
+    outcome: &Outcome,
+) -> String {
+    let what = match kind {
+        "fixture" => {
+            "(tests/conformance/loom.toml: loom serve --http fronting\n\
+             # `loom sample-server --conformance`) fails under the conformance suite's"
+        }
+        _ => {
+            "fronting tests/js/reference_server.mjs (the suite's fixtures on the\n\
+             # TypeScript SDK 1.x, a legacy server) as a streamable-HTTP downstream, fails under the\n\
+             # conformance suite's"
+        }
+    };
     let mut s = format!(
-        "# Checks loom (tests/conformance/loom.toml: loom serve --http fronting\n\
-         # `loom sample-server --conformance`) fails under the conformance suite's {revision}\n\
+        "# Checks loom {what} {revision}\n\
          # requirements, one per line with its reason. tests/conformance.rs fails when a check\n\
          # that is not listed fails, or a listed one passes: this list only shrinks.\n\
          # LOOM_CONFORMANCE_BLESS=1 cargo test --test conformance rewrites it from a run.\n\
@@ -440,13 +470,144 @@ fn suite_verdict(outcome: &Outcome) -> String {
     tail.join("\n")
 }
 
+/// A reference server the differential runs alone and behind loom.
+struct Reference {
+    /// How the runs against it are labelled (`<name> alone`, `<name> behind`).
+    name: &'static str,
+    /// Checks it passes alone that loom may lose, by revision, with their reasons.
+    exceptions: &'static str,
+    url: String,
+}
+
+impl Reference {
+    /// loom fronting this server as a streamable-HTTP downstream.
+    fn behind_toml(&self) -> String {
+        format!(
+            "naming = \"bare\"\nhttp_auth = \"open\"\nexport_dir = \"exports\"\nmemory_file = \"memories.jsonl\"\n\n\
+             [[servers]]\nname = \"{}\"\nurl = \"{}\"\nintercept = \"never\"\npark = \"never\"\n",
+            self.name, self.url
+        )
+    }
+}
+
+impl Reference {
+    /// Starts `cmd` (told its port by `with_port`), and waits until it listens.
+    fn start(
+        name: &'static str,
+        exceptions: &'static str,
+        dir: &Path,
+        with_port: impl FnOnce(&mut Command, u16),
+    ) -> (Running, Reference) {
+        let port = free_port();
+        let mut cmd = Command::new(node());
+        with_port(&mut cmd, port);
+        let mut running = Running::start(name, cmd, dir);
+        running.wait_for_port(port);
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        (
+            running,
+            Reference {
+                name,
+                exceptions,
+                url,
+            },
+        )
+    }
+
+    /// server-everything's streamable-HTTP server.
+    fn everything(dir: &Path) -> (Running, Reference) {
+        Reference::start(
+            "everything",
+            "differential-exceptions.yml",
+            dir,
+            |cmd, port| {
+                cmd.arg(common::peer(
+                    "node/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+                ))
+                .arg("streamableHttp")
+                .env("PORT", port.to_string());
+            },
+        )
+    }
+
+    /// The suite's fixtures on the official TypeScript SDK (`tests/js/reference_server.mjs`).
+    fn typescript(dir: &Path) -> (Running, Reference) {
+        Reference::start(
+            "reference",
+            "reference-differential-exceptions.yml",
+            dir,
+            |cmd, port| {
+                cmd.arg(common::root().join("tests/js/reference_server.mjs"))
+                    .arg(common::peer("node/node_modules"))
+                    .arg(port.to_string());
+            },
+        )
+    }
+}
+
+/// Every check `reference` passes alone must pass (or only inform) behind loom, but for the
+/// listed exceptions; an exception that no longer applies is a problem too.
+fn differential(
+    reference: &Reference,
+    revision: &str,
+    alone: &Outcome,
+    behind: &Outcome,
+    problems: &mut Vec<String>,
+) {
+    let file = conformance_dir().join(reference.exceptions);
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let allowed = section_entries(&text, revision);
+    let mut lost = Vec::new();
+    let (mut passed_alone, mut kept_behind) = (0, 0);
+    for (scenario, checks) in &alone.checks {
+        for (id, check) in checks {
+            let key = format!("{scenario}:{id}");
+            let kept = matches!(
+                behind.status(scenario, id),
+                Some(Status::Success | Status::Info)
+            );
+            if check.status == Status::Success {
+                passed_alone += 1;
+                kept_behind += usize::from(kept);
+            }
+            if check.status == Status::Success && !kept && !allowed.contains_key(&key) {
+                let why = behind
+                    .checks
+                    .get(scenario)
+                    .and_then(|c| c.get(id))
+                    .map_or("absent".to_owned(), |c| {
+                        format!("{:?}: {}", c.status, c.message)
+                    });
+                lost.push(format!("{key} — {why}"));
+            }
+        }
+    }
+    println!(
+        "  differential {} {revision}: {kept_behind} of the {passed_alone} checks it passes alone pass behind loom ({} listed exceptions)",
+        reference.name,
+        allowed.len()
+    );
+    let stale: Vec<&String> = allowed
+        .keys()
+        .filter(|k| {
+            k.split_once(':').is_some_and(|(s, c)| {
+                alone.status(s, c) != Some(Status::Success)
+                    || matches!(behind.status(s, c), Some(Status::Success | Status::Info))
+            })
+        })
+        .collect();
+    if !lost.is_empty() || !stale.is_empty() {
+        problems.push(format!(
+            "differential {}, {revision}: passed alone but not behind loom {lost:#?}; exceptions that no longer apply (remove from {}) {stale:#?}",
+            reference.name,
+            file.display()
+        ));
+    }
+}
+
 #[test]
 fn loom_passes_the_conformance_suite_but_for_its_listed_failures() {
-    let (node, suite, everything) = (
-        node(),
-        suite(),
-        common::peer("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
-    );
+    let (node, suite) = (node(), suite());
     assert!(node.exists() && suite.exists());
     let help = Command::new(common::LOOM)
         .args(["sample-server", "--help"])
@@ -463,45 +624,38 @@ fn loom_passes_the_conformance_suite_but_for_its_listed_failures() {
         .expect("tests/conformance/loom.toml");
     let started = Instant::now();
 
-    // The reference server, shared by the runs against it alone and the looms in front of it.
-    let everything_port = free_port();
-    let mut cmd = Command::new(&node);
-    cmd.arg(&everything)
-        .arg("streamableHttp")
-        .env("PORT", everything_port.to_string());
-    let mut reference = Running::start("server-everything", cmd, tmp.path());
-    reference.wait_for_port(everything_port);
-    let everything_url = format!("http://127.0.0.1:{everything_port}/mcp");
-    let behind_toml = format!(
-        "naming = \"bare\"\nhttp_auth = \"open\"\nexport_dir = \"exports\"\nmemory_file = \"memories.jsonl\"\n\n\
-         [[servers]]\nname = \"everything\"\nurl = \"{everything_url}\"\nintercept = \"never\"\npark = \"never\"\n"
-    );
+    // The reference servers, each shared by the runs against it alone and the looms in front
+    // of it.
+    let (everything_process, everything) = Reference::everything(tmp.path());
+    let (reference_process, reference) = Reference::typescript(tmp.path());
+    let references = [&everything, &reference];
 
     let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
         let mut jobs = Vec::new();
         for revision in REVISIONS {
             let base = tmp.path().join(revision);
-            for (kind, toml) in [
-                ("fixture", Some(&fixture_toml)),
-                ("alone", None),
-                ("behind", Some(&behind_toml)),
-            ] {
-                let dir = base.join(kind);
-                let everything_url = everything_url.clone();
+            let mut runs = vec![("fixture".to_owned(), Some(fixture_toml.clone()), None)];
+            for r in references {
+                runs.push((format!("{} alone", r.name), None, Some(r.url.clone())));
+                runs.push((format!("{} behind", r.name), Some(r.behind_toml()), None));
+            }
+            for (kind, toml, direct) in runs {
+                let dir = base.join(kind.replace(' ', "-"));
                 jobs.push(scope.spawn(move || {
                     std::fs::create_dir_all(&dir).expect("run dir");
                     let label = format!("{kind} {revision}");
                     let out = dir.join("results");
-                    let (_loom, url) = match toml {
-                        Some(toml) => {
-                            let config = config_in(&dir, toml);
-                            let (loom, port) = start_loom(&format!("loom-{kind}"), &config, &dir);
+                    let (_loom, url) = match (toml, direct) {
+                        (Some(toml), _) => {
+                            let config = config_in(&dir, &toml);
+                            let name = format!("loom-{}", kind.replace(' ', "-"));
+                            let (loom, port) = start_loom(&name, &config, &dir);
                             (Some(loom), format!("http://127.0.0.1:{port}/mcp"))
                         }
-                        None => (None, everything_url),
+                        (None, direct) => (None, direct.expect("a run alone has a URL")),
                     };
-                    let baseline =
-                        (kind == "fixture" && !bless).then(|| expected_failures_file(revision));
+                    let baseline = (BASELINED.contains(&kind.as_str()) && !bless)
+                        .then(|| expected_failures_file(&kind, revision));
                     run_suite(&label, revision, &url, &out, baseline.as_deref())
                 }));
             }
@@ -511,20 +665,19 @@ fn loom_passes_the_conformance_suite_but_for_its_listed_failures() {
             .collect()
     });
     let wall = started.elapsed();
-    drop(reference);
+    drop(everything_process);
+    drop(reference_process);
 
     let mut problems = Vec::new();
-    let exceptions_text =
-        std::fs::read_to_string(conformance_dir().join("differential-exceptions.yml"))
-            .expect("tests/conformance/differential-exceptions.yml");
     println!(
-        "conformance: {:.1} s wall for all six runs",
-        wall.as_secs_f64()
+        "conformance: {:.1} s wall for all {} runs",
+        wall.as_secs_f64(),
+        outcomes.len()
     );
     for o in &outcomes {
         let (sp, st, cp, ct) = o.counts();
         println!(
-            "  {:<18} scenarios {sp}/{st}, checks {cp}/{ct}  ({:.1} s)",
+            "  {:<28} scenarios {sp}/{st}, checks {cp}/{ct}  ({:.1} s)",
             o.label,
             o.wall.as_secs_f64()
         );
@@ -543,20 +696,23 @@ fn loom_passes_the_conformance_suite_but_for_its_listed_failures() {
     }
     for revision in REVISIONS {
         let by = |kind: &str| {
+            let label = format!("{kind} {revision}");
             outcomes
                 .iter()
-                .find(|o| o.revision == revision && o.label.starts_with(kind))
+                .find(|o| o.label == label)
                 .expect("every run has an outcome")
         };
-        let fixture = by("fixture");
-        let file = expected_failures_file(revision);
-        let old = list_entries(&std::fs::read_to_string(&file).unwrap_or_default());
-        if bless {
-            std::fs::write(&file, blessed(revision, &old, fixture))
-                .expect("write expected failures");
-            println!("  wrote {}", file.display());
-        } else {
-            let failures = fixture.failures();
+        for kind in BASELINED {
+            let run = by(kind);
+            let file = expected_failures_file(kind, revision);
+            let old = list_entries(&std::fs::read_to_string(&file).unwrap_or_default());
+            if bless {
+                std::fs::write(&file, blessed(kind, revision, &old, run))
+                    .expect("write expected failures");
+                println!("  wrote {}", file.display());
+                continue;
+            }
+            let failures = run.failures();
             let new: Vec<String> = failures
                 .iter()
                 .filter(|(k, _)| !old.contains_key(*k))
@@ -566,63 +722,23 @@ fn loom_passes_the_conformance_suite_but_for_its_listed_failures() {
                 .keys()
                 .filter(|k| {
                     k.split_once(':')
-                        .is_some_and(|(s, c)| fixture.status(s, c) == Some(Status::Success))
+                        .is_some_and(|(s, c)| run.status(s, c) == Some(Status::Success))
                 })
                 .collect();
-            if !new.is_empty() || !stale.is_empty() || fixture.exit != Some(0) {
+            if !new.is_empty() || !stale.is_empty() || run.exit != Some(0) {
                 problems.push(format!(
-                    "loom fronting the fixture, {revision}: new failures {new:#?}, now passing (remove from {}) {stale:#?}; the suite says (exit {:?}):\n{}",
+                    "{}: new failures {new:#?}, now passing (remove from {}) {stale:#?}; the suite says (exit {:?}):\n{}",
+                    run.label,
                     file.display(),
-                    fixture.exit,
-                    suite_verdict(fixture)
+                    run.exit,
+                    suite_verdict(run)
                 ));
             }
         }
-
-        let (alone, behind) = (by("alone"), by("behind"));
-        let allowed = section_entries(&exceptions_text, revision);
-        let mut lost = Vec::new();
-        let (mut passed_alone, mut kept_behind) = (0, 0);
-        for (scenario, checks) in &alone.checks {
-            for (id, check) in checks {
-                let key = format!("{scenario}:{id}");
-                let kept = matches!(
-                    behind.status(scenario, id),
-                    Some(Status::Success | Status::Info)
-                );
-                if check.status == Status::Success {
-                    passed_alone += 1;
-                    kept_behind += usize::from(kept);
-                }
-                if check.status == Status::Success && !kept && !allowed.contains_key(&key) {
-                    let why = behind
-                        .checks
-                        .get(scenario)
-                        .and_then(|c| c.get(id))
-                        .map_or("absent".to_owned(), |c| {
-                            format!("{:?}: {}", c.status, c.message)
-                        });
-                    lost.push(format!("{key} — {why}"));
-                }
-            }
-        }
-        println!(
-            "  differential {revision}: {kept_behind} of the {passed_alone} checks server-everything passes alone pass behind loom ({} listed exceptions)",
-            allowed.len()
-        );
-        let stale: Vec<&String> = allowed
-            .keys()
-            .filter(|k| {
-                k.split_once(':').is_some_and(|(s, c)| {
-                    alone.status(s, c) != Some(Status::Success)
-                        || matches!(behind.status(s, c), Some(Status::Success | Status::Info))
-                })
-            })
-            .collect();
-        if !lost.is_empty() || !stale.is_empty() {
-            problems.push(format!(
-                "differential, {revision}: passed by server-everything alone but not behind loom {lost:#?}; exceptions that no longer apply {stale:#?}"
-            ));
+        for r in references {
+            let alone = by(&format!("{} alone", r.name));
+            let behind = by(&format!("{} behind", r.name));
+            differential(r, revision, alone, behind, &mut problems);
         }
     }
     if !problems.is_empty() || std::env::var_os("LOOM_CONFORMANCE_KEEP").is_some() {
@@ -637,9 +753,10 @@ fn loom_passes_the_conformance_suite_but_for_its_listed_failures() {
 fn every_listed_failure_and_exception_gives_its_reason() {
     let mut files: Vec<PathBuf> = REVISIONS
         .iter()
-        .map(|r| expected_failures_file(r))
+        .flat_map(|r| BASELINED.map(|kind| expected_failures_file(kind, r)))
         .collect();
     files.push(conformance_dir().join("differential-exceptions.yml"));
+    files.push(conformance_dir().join("reference-differential-exceptions.yml"));
     for file in files {
         let text =
             std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));

@@ -598,6 +598,89 @@ async fn loom_call_takes_a_modern_servers_rounds_to_the_end() {
     );
 }
 
+/// loom over stdio in front of the TypeScript SDK reference server as an HTTP downstream
+/// (`x`), which asks its questions on the call's SSE stream.
+fn reference_config(reference: &NodeOverHttp) -> TempConfig {
+    TempConfig::new(&format!(
+        "[[servers]]\nname = \"x\"\nurl = \"http://127.0.0.1:{}/mcp\"\n",
+        reference.port
+    ))
+}
+
+/// A legacy client that declared sampling is asked the HTTP server's `sampling/createMessage`,
+/// and its answer reaches the server, whose tool result says what the client's model said.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_servers_sampling_request_reaches_the_client_and_its_answer_the_server() {
+    let reference = NodeOverHttp::reference().await;
+    let cfg = reference_config(&reference);
+    let mut c = RawClient::spawn(&cfg.path);
+    c.initialize_with(json!({ "sampling": {} })).await;
+    c.tool_names().await;
+    let id = c.next_request_id();
+    c.send_raw(
+        &json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                 "params": { "name": "x_test_sampling", "arguments": { "prompt": "Say hi" } } })
+        .to_string(),
+    )
+    .await;
+    let asked: Value = serde_json::from_str(
+        &c.wait_for(Duration::from_secs(30), |v| {
+            v["method"] == "sampling/createMessage"
+        })
+        .await,
+    )
+    .unwrap();
+    assert_eq!(
+        asked["params"]["messages"][0]["content"]["text"], "Say hi",
+        "{asked}"
+    );
+    c.send_raw(
+        &json!({ "jsonrpc": "2.0", "id": asked["id"], "result": {
+            "role": "assistant", "model": "test-model", "stopReason": "endTurn",
+            "content": { "type": "text", "text": "sampled-by-client" } } })
+        .to_string(),
+    )
+    .await;
+    let answer: Value = serde_json::from_str(
+        &c.wait_for(Duration::from_secs(30), |v| {
+            v["id"] == json!(id) && v.get("method").is_none()
+        })
+        .await,
+    )
+    .unwrap();
+    assert_eq!(
+        text_of(&answer),
+        "LLM response: sampled-by-client",
+        "{answer}"
+    );
+}
+
+/// A legacy HTTP server asking a question during a 2026-07-28 request that did not declare
+/// the capability it needs: the request fails with -32021 naming it, as a 2026-07-28 server
+/// would fail it, instead of the server's tool failing on a -32601 from loom.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_the_request_did_not_declare_fails_it_with_32021() {
+    let reference = NodeOverHttp::reference().await;
+    let cfg = reference_config(&reference);
+    let mut c = RawClient::spawn(&cfg.path);
+    let call = |caps: Value| json!({ "name": "x_test_missing_capability", "arguments": {}, "_meta": modern_meta(caps) });
+    let r = c.request("tools/call", call(json!({}))).await;
+    assert_eq!(
+        r["error"]["code"],
+        json!(loom::protocol::MISSING_CLIENT_CAPABILITY),
+        "{r}"
+    );
+    assert!(
+        r["error"]["data"]["requiredCapabilities"]["sampling"].is_object(),
+        "{r}"
+    );
+    // Declared, the same question becomes input_required.
+    let r = c
+        .request("tools/call", call(json!({ "sampling": {} })))
+        .await;
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listen_streams_resource_subscriptions_reach_a_legacy_server() {
     a_listen_streams_resource_subscriptions_reach_the_server(true).await;

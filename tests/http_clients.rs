@@ -101,12 +101,12 @@ fn plan(progress: Progress) -> Value {
 struct Proxy {
     cfg: TempConfig,
     loom: LoomOverHttp,
-    _everything: EverythingOverHttp,
+    _everything: NodeOverHttp,
 }
 
 impl Proxy {
     async fn start() -> Proxy {
-        let everything = EverythingOverHttp::start().await;
+        let everything = NodeOverHttp::everything().await;
         let web = format!(
             "[[servers]]\nname = \"web\"\nurl = \"{}\"\n",
             everything.url()

@@ -285,7 +285,8 @@ async fn launch_with(
                 max_message: fleet.config.max_downstream_message_bytes,
                 client_caps: caps,
                 inbound,
-            })?;
+            })
+            .map_err(|e| e.to_string())?;
             (c, None)
         }
     };

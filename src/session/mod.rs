@@ -262,6 +262,12 @@ pub trait FleetListener: Send + Sync {
     fn notification(&self, server: &str, method: &str, params: Option<&RawValue>);
     /// Takes the request if this client can answer `method`; otherwise hands it back.
     fn server_request(&self, request: ServerRequest) -> Result<(), ServerRequest>;
+    /// A request no client could take: if it belongs to a call of this client whose request
+    /// did not declare the capability it needs (a 2026-07-28 client's), that call fails as a
+    /// 2026-07-28 server would fail it, and the request is taken; otherwise it is handed back.
+    fn undeclared_capability(&self, request: ServerRequest) -> Result<(), ServerRequest> {
+        Err(request)
+    }
     /// Whether this client has a call in flight to `server`.
     fn has_call_on(&self, server: &str) -> bool;
     /// The log level this client set for the session's servers (legacy clients), if any.
@@ -459,8 +465,15 @@ impl Session {
         // The client whose call the server is working on is asked first.
         let mut listeners = self.listeners();
         listeners.sort_by_key(|l| !l.has_call_on(&request.conn.server));
-        for l in listeners {
+        for l in &listeners {
             match l.server_request(request) {
+                Ok(()) => return,
+                Err(back) => request = back,
+            }
+        }
+        // No client could answer it; a call that needed it without declaring it fails.
+        for l in &listeners {
+            match l.undeclared_capability(request) {
                 Ok(()) => return,
                 Err(back) => request = back,
             }

@@ -64,6 +64,32 @@ async fn next_question(rx: &mut mpsc::UnboundedReceiver<ServerRequest>) -> Serve
     }
 }
 
+/// A server's question during a 2026-07-28 request that did not declare the capability it
+/// needs: the server hears that the client cannot answer, its call is cancelled, and the
+/// request fails with -32021 naming the capability, as a 2026-07-28 server would fail it.
+fn undeclared(w: &Waiting, question: &ServerRequest) -> Option<Reply> {
+    let cap = protocol::capability_for_server_request(&question.method)?;
+    if w.caps.has(cap) {
+        return None;
+    }
+    let why = format!(
+        "server `{}` asked for {} during this request, which did not declare the client capability `{cap}`",
+        w.server.name(),
+        question.method
+    );
+    let refusal = jsonrpc::to_raw(&json!({
+        "code": code::METHOD_NOT_FOUND,
+        "message": format!("the client did not declare {cap} ({})", question.method),
+    }));
+    question.conn.respond(&question.id, Err(&refusal));
+    w.conn.cancel(w.down_id, &why);
+    Some(Reply::Error(jsonrpc::to_raw(&json!({
+        "code": protocol::MISSING_CLIENT_CAPABILITY,
+        "message": why,
+        "data": { "requiredCapabilities": { cap: {} } },
+    }))))
+}
+
 impl ClientSession {
     /// Sends a request to `server` and relays its answer, mapping progress and cancellation.
     pub(super) async fn forward(
@@ -189,6 +215,9 @@ impl ClientSession {
                         break None;
                     }
                     first = next_question(&mut w.questions.1) => {
+                        if let Some(failed) = undeclared(&w, &first) {
+                            break Some(failed);
+                        }
                         // A 2026-07-28 client answers by retrying: the call waits parked.
                         self.untrack_in_flight(&up_key, call_no);
                         if let Some(k) = &w.down_token {

@@ -246,6 +246,13 @@ impl FleetListener for ClientSession {
         self.take_server_request(request)
     }
 
+    fn undeclared_capability(&self, request: ServerRequest) -> Result<(), ServerRequest> {
+        if self.is_closed() || !self.is_modern() {
+            return Err(request);
+        }
+        self.question_for_call_without(request)
+    }
+
     fn log_level(&self) -> Option<String> {
         if self.is_closed() || self.is_modern() {
             return None;

@@ -73,6 +73,26 @@ impl ClientSession {
     /// on that server, to become `input_required`, when that call's request declared the
     /// capability it needs.
     pub(super) fn question_for_call(&self, request: ServerRequest) -> Result<(), ServerRequest> {
+        self.question_to_call(request, true)
+    }
+
+    /// A server's request that no client could take, for a call of this 2026-07-28 client in
+    /// flight on that server whose request did not declare the capability it needs: the call
+    /// fails with -32021 (see `await_reply`).
+    pub(super) fn question_for_call_without(
+        &self,
+        request: ServerRequest,
+    ) -> Result<(), ServerRequest> {
+        self.question_to_call(request, false)
+    }
+
+    /// The request goes to a call in flight on its server that takes questions and whose
+    /// request declared (`declared`) or did not declare the capability it needs.
+    fn question_to_call(
+        &self,
+        request: ServerRequest,
+        declared: bool,
+    ) -> Result<(), ServerRequest> {
         let Some(needed) = protocol::capability_for_server_request(&request.method) else {
             return Err(request);
         };
@@ -80,7 +100,7 @@ impl ClientSession {
         let target = flights.values().find_map(|f| {
             f.questions
                 .as_ref()
-                .filter(|(_, caps)| f.server == request.conn.server && caps.has(needed))
+                .filter(|(_, caps)| f.server == request.conn.server && caps.has(needed) == declared)
         });
         match target {
             Some((tx, _)) => tx.send(request).map_err(|e| e.0),

@@ -515,15 +515,41 @@ impl LoomOverHttp {
     }
 }
 
-/// server-everything serving streamable HTTP on a free loopback port (`PORT`), killed on drop.
-pub struct EverythingOverHttp {
+/// A node MCP server serving streamable HTTP on a free loopback port, killed on drop:
+/// server-everything, or the TypeScript SDK reference server of `tests/js/reference_server.mjs`.
+pub struct NodeOverHttp {
     pub child: Child,
     pub port: u16,
 }
 
-impl EverythingOverHttp {
-    pub async fn start() -> EverythingOverHttp {
+impl NodeOverHttp {
+    /// server-everything (`PORT` names its port).
+    pub async fn everything() -> NodeOverHttp {
         let js = everything_js();
+        NodeOverHttp::start("server-everything", |port| {
+            let mut cmd = tokio::process::Command::new("node");
+            cmd.arg(&js)
+                .arg("streamableHttp")
+                .env("PORT", port.to_string());
+            cmd
+        })
+        .await
+    }
+
+    /// The suite's fixtures on the official TypeScript SDK 1.x (`tests/js/reference_server.mjs`).
+    pub async fn reference() -> NodeOverHttp {
+        let modules = node_modules();
+        NodeOverHttp::start("the reference server", |port| {
+            let mut cmd = tokio::process::Command::new("node");
+            cmd.arg(root().join("tests/js/reference_server.mjs"))
+                .arg(&modules)
+                .arg(port.to_string());
+            cmd
+        })
+        .await
+    }
+
+    async fn start(name: &str, command: impl Fn(u16) -> tokio::process::Command) -> NodeOverHttp {
         // The port is free when asked for but may be taken before node binds it: then node
         // exits, and another port is tried.
         for _ in 0..5 {
@@ -531,16 +557,15 @@ impl EverythingOverHttp {
                 let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
                 l.local_addr().expect("its address").port()
             };
-            let mut child = tokio::process::Command::new("node")
-                .arg(&js)
-                .arg("streamableHttp")
-                .env("PORT", port.to_string())
+            let mut child = command(port)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .kill_on_drop(true)
                 .spawn()
-                .expect("`node` (Node.js 20 or newer) on PATH runs server-everything");
-            let listening = wait_until("server-everything to listen or exit", async || {
+                .unwrap_or_else(|e| {
+                    panic!("`node` (Node.js 20 or newer) on PATH runs {name}: {e}")
+                });
+            let listening = wait_until(&format!("{name} to listen or exit"), async || {
                 if !matches!(child.try_wait(), Ok(None)) {
                     return Some(false);
                 }
@@ -551,10 +576,10 @@ impl EverythingOverHttp {
             })
             .await;
             if listening {
-                return EverythingOverHttp { child, port };
+                return NodeOverHttp { child, port };
             }
         }
-        panic!("server-everything did not start over HTTP on any of five free ports")
+        panic!("{name} did not start over HTTP on any of five free ports")
     }
 
     pub fn url(&self) -> String {

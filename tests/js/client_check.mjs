@@ -14,8 +14,7 @@
 // through each package's own `exports` map, so nothing depends on where this script lives.
 
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { load as loadFrom } from "./peer_modules.mjs";
 
 const [nodeModules, sdk, url, token, mode, planFile] = process.argv.slice(2);
 if (!planFile) {
@@ -24,31 +23,8 @@ if (!planFile) {
 }
 const plan = JSON.parse(readFileSync(planFile, "utf8"));
 
-// The ESM file a conditional `exports` value names.
-function esmEntry(target, what) {
-  if (typeof target === "string") return target;
-  for (const condition of ["import", "node", "default"]) {
-    if (target && target[condition]) return esmEntry(target[condition], what);
-  }
-  throw new Error(`no ESM entry for ${what}`);
-}
-
 // `import(pkg + subpath)` as a module inside NODE_MODULES would resolve it.
-async function load(pkg, subpath) {
-  const dir = join(nodeModules, pkg);
-  const { exports } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-  let target = exports[subpath];
-  if (target === undefined) {
-    for (const [key, value] of Object.entries(exports)) {
-      if (key.endsWith("*") && subpath.startsWith(key.slice(0, -1))) {
-        const rest = subpath.slice(key.length - 1);
-        target = JSON.parse(JSON.stringify(value).replaceAll("*", rest));
-        break;
-      }
-    }
-  }
-  return import(pathToFileURL(join(dir, esmEntry(target, pkg + subpath))).href);
-}
+const load = (pkg, subpath) => loadFrom(nodeModules, pkg, subpath);
 
 async function connect() {
   const headers = { Authorization: `Bearer ${token}` };
