@@ -231,6 +231,9 @@ pub struct App {
     /// When the status line was set (the runtime's clock), so it fades; 0 before the clock
     /// runs, and for a status that stays until it is replaced.
     status_since: u64,
+    /// The status line says why the palette did not send a call: it goes when the palette
+    /// closes or leaves the arguments, as the palette's own error does.
+    palette_status: bool,
     pub spinner: usize,
     pub tools: Vec<Value>,
     /// Seconds since the epoch (set by the runtime's clock): elapsed times of running calls.
@@ -319,6 +322,7 @@ impl App {
             approvals: Approvals::default(),
             status: None,
             status_since: 0,
+            palette_status: false,
             spinner: 0,
             tools: Vec::new(),
             now_minute: 0,
@@ -449,6 +453,7 @@ impl App {
     pub fn set_status(&mut self, text: impl Into<String>, kind: StatusKind) {
         self.status = Some((text.into(), kind));
         self.status_since = self.now_secs;
+        self.palette_status = false;
     }
 
     /// Shows `text` on the status line until something replaces it: for a state that goes on
@@ -456,6 +461,7 @@ impl App {
     pub fn set_lasting_status(&mut self, text: impl Into<String>, kind: StatusKind) {
         self.status = Some((text.into(), kind));
         self.status_since = 0;
+        self.palette_status = false;
     }
 
     /// Work for the frame about to be drawn, done once however many messages came since the
