@@ -352,6 +352,29 @@ pub fn fit(s: &str, w: usize) -> String {
     out
 }
 
+/// Cuts `s` to `w` display columns from the left, marking the cut with `…`: for numbers of
+/// one size, which differ in their last digits.
+pub fn fit_left(s: &str, w: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    if display_width(s) <= w {
+        return s.to_owned();
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut used = 0;
+    for c in s.chars().rev() {
+        let cw = c.width().unwrap_or(0);
+        if used + cw + 1 > w {
+            break;
+        }
+        tail.push(c);
+        used += cw;
+    }
+    if w == 0 {
+        return String::new();
+    }
+    std::iter::once('…').chain(tail.into_iter().rev()).collect()
+}
+
 /// Cuts `s` to `w` display columns in the middle, marking the cut with `…`: for names that
 /// differ at their end (`sample_list_orders_1`, `sample_list_orders_17`), whose start alone
 /// would read the same.
