@@ -214,7 +214,7 @@ fn a_failed_query_keeps_the_previous_result_said_to_be_previous() {
     let s = screen(&a);
     assert!(s.contains("query failed"), "{s}");
     assert!(s.contains("previous result: "), "{s}");
-    assert!(s.contains("row 1 of 1000000"), "{s}");
+    assert!(s.contains("row 1 of 1,000,000"), "{s}");
     press(&mut a, vec![Msg::char('x')]);
     assert!(
         screen(&a).contains("Export _loom_result_9"),

@@ -434,7 +434,7 @@ fn the_grid_builds_only_what_is_on_screen_and_pages_in_as_it_scrolls() {
         g.pages.len()
     );
     let s = screen(&a);
-    assert!(s.contains("row 1000000 of 1000000"), "{s}");
+    assert!(s.contains("row 1,000,000 of 1,000,000"), "{s}");
     assert!(s.contains("NULL"), "NULL is shown distinctly: {s}");
 }
 
