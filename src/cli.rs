@@ -41,7 +41,27 @@ pub async fn tui(
 /// `loom attach`: the same workbench on a running session.
 pub async fn attach(entry: SessionEntry, opts: TuiOptions) -> anyhow::Result<()> {
     let engine: Arc<dyn Engine> = RemoteEngine::connect(&entry).await?;
-    crate::tui::run(engine, opts).await
+    let config = entry.config.clone();
+    crate::tui::run_reattaching(engine, opts, Some((reattach(entry), config))).await
+}
+
+/// `loom attach` after its session ended: one look for a newer running session of the same
+/// config (a `loom tui` or `loom serve` started again), joined when it answers.
+fn reattach(ended: SessionEntry) -> crate::tui::Reattach {
+    let ended = Arc::new(ended);
+    Arc::new(move || {
+        let ended = ended.clone();
+        Box::pin(async move {
+            let next = socket::sessions()
+                .into_iter()
+                .find(|s| s.config == ended.config && s.pid != ended.pid)?;
+            let engine: Arc<dyn Engine> = RemoteEngine::connect(&next).await.ok()?;
+            Some(crate::tui::Rejoined {
+                engine,
+                title: format!("loom attach {}", next.pid),
+            })
+        })
+    })
 }
 
 /// `loom sessions`: one line per running session. Every field is escaped: a session file
