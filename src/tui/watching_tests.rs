@@ -202,9 +202,30 @@ fn an_ended_session_is_said_and_the_next_one_is_joined() {
         "{s}"
     );
     assert!(header.contains("q quit"), "{s}");
+    let footer = s.lines().last().unwrap_or_default();
+    assert!(
+        !footer.contains("detach"),
+        "nothing is left to detach from: {s}"
+    );
     assert!(
         s.contains("the session ended · waiting for a new session of /home/me/loom.toml"),
         "{s}"
+    );
+    // Requests on their way as it ended fail, and leave that line in place.
+    let reqs = a.update(Msg::char('r'));
+    let reqs = if reqs.is_empty() { a.start() } else { reqs };
+    for (t, _) in reqs {
+        a.update(Msg::Reply(
+            t,
+            Err(EngineError::Disconnected("the session ended".into())),
+        ));
+    }
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|(t, _)| t.contains("waiting for a new session")),
+        "{:?}",
+        a.status
     );
     // The old workbench's last tickets: a late reply to one of them never meets a new one.
     let old = a.start().iter().map(|(t, _)| *t).max().expect("requests");

@@ -325,6 +325,12 @@ impl App {
     }
 
     pub(super) fn on_failure(&mut self, purpose: Purpose, ticket: u64, error: EngineError) {
+        if self.session_ended && matches!(error, EngineError::Disconnected(_)) {
+            // Requests still on their way when the session ended: the header and the status
+            // line already say so (and what happens next); "the session ended" again from
+            // each of them would hide it.
+            return;
+        }
         let gone = match &error {
             EngineError::Dropped(why) => Some(why.clone()),
             EngineError::Unknown(_) => {

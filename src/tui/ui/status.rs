@@ -115,7 +115,7 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
             let item = format!(" {k} ");
             // Attached, quitting leaves the session running: the key bar says so.
             let help = match a {
-                Action::Quit if app.attached => "detach",
+                Action::Quit if app.attached && !app.session_ended => "detach",
                 Action::Open if ctx == Context::Catalog => app.catalog.open_label(),
                 _ => a.help(),
             };
