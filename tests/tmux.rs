@@ -464,7 +464,7 @@ async fn an_attach_whose_session_ended_says_so_and_rejoins_the_next_session() {
     let s = attached.wait_for("the attach to notice", |s| s.contains("SESSION ENDED"));
     assert!(s.contains("waiting to reattach"), "{s}");
     assert!(
-        s.contains("the session ended · waiting for a new session of"),
+        s.contains("the session ended · q quits · waiting for a new session of"),
         "{s}"
     );
     assert!(s.contains("q quits"), "{s}");

@@ -208,7 +208,9 @@ fn an_ended_session_is_said_and_the_next_one_is_joined() {
         "nothing is left to detach from: {s}"
     );
     assert!(
-        s.contains("the session ended · waiting for a new session of /home/me/loom.toml"),
+        s.contains(
+            "the session ended · q quits · waiting for a new session of /home/me/loom.toml to reattach"
+        ),
         "{s}"
     );
     // Requests on their way as it ended fail, and leave that line in place.

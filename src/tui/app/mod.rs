@@ -529,7 +529,7 @@ impl App {
                 self.session_ended = true;
                 let text = match &self.reattach_to {
                     Some(config) => format!(
-                        "the session ended · waiting for a new session of {} to reattach (what is on screen stays readable) · q quits",
+                        "the session ended · q quits · waiting for a new session of {} to reattach",
                         crate::terminal_text::line(config)
                     ),
                     None => "the session ended: what is on screen stays readable; q quits".into(),
