@@ -59,7 +59,27 @@ pub async fn tui_past(config: Arc<Config>, id: &str, mut opts: TuiOptions) -> an
 /// `loom attach`: the same workbench on a running session.
 pub async fn attach(entry: SessionEntry, opts: TuiOptions) -> anyhow::Result<()> {
     let engine: Arc<dyn Engine> = RemoteEngine::connect(&entry).await?;
-    crate::tui::run(engine, opts).await
+    let config = entry.config.clone();
+    crate::tui::run_reattaching(engine, opts, Some((reattach(entry), config))).await
+}
+
+/// `loom attach` after its session ended: one look for a newer running session of the same
+/// config (a `loom tui` or `loom serve` started again), joined when it answers.
+fn reattach(ended: SessionEntry) -> crate::tui::Reattach {
+    let ended = Arc::new(ended);
+    Arc::new(move || {
+        let ended = ended.clone();
+        Box::pin(async move {
+            let next = socket::sessions()
+                .into_iter()
+                .find(|s| s.config == ended.config && s.pid != ended.pid)?;
+            let engine: Arc<dyn Engine> = RemoteEngine::connect(&next).await.ok()?;
+            Some(crate::tui::Rejoined {
+                engine,
+                title: format!("loom attach {}", next.pid),
+            })
+        })
+    })
 }
 
 /// `loom sessions`: one line per running session. Every field is escaped: a session file
@@ -161,7 +181,7 @@ async fn query_on(
     };
     let mut out = std::io::BufWriter::new(out);
     let names: Vec<&str> = result.columns.iter().map(|(n, _)| n.as_str()).collect();
-    let mut table = TableText::new(&names);
+    let mut table = TableText::new(&result.columns);
     let mut offset = 0;
     if format == "csv" {
         let header: Vec<String> = names.iter().map(|n| csv_field(n)).collect();
@@ -260,21 +280,27 @@ fn json_cell(ty: &str, text: Option<&str>) -> serde_json::Value {
 }
 
 /// `loom query --format table`: cells escaped first, then measured, so the columns line up on
-/// what the terminal will actually show.
+/// what the terminal will actually show; numbers are right-aligned, so their digits line up.
 pub(crate) struct TableText {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
     widths: Vec<usize>,
+    numeric: Vec<bool>,
 }
 
 impl TableText {
-    pub(crate) fn new(names: &[&str]) -> TableText {
-        let header: Vec<String> = names.iter().map(|n| Self::cell(Some(*n))).collect();
+    /// A table of `columns` (name, type).
+    pub(crate) fn new(columns: &[(String, String)]) -> TableText {
+        let header: Vec<String> = columns.iter().map(|(n, _)| Self::cell(Some(n))).collect();
         let widths = header.iter().map(|h| Self::width(h)).collect();
         TableText {
             header,
             rows: Vec::new(),
             widths,
+            numeric: columns
+                .iter()
+                .map(|(_, ty)| crate::types::data::is_numeric_type(ty))
+                .collect(),
         }
     }
 
@@ -314,7 +340,15 @@ impl TableText {
         cells
             .iter()
             .zip(&self.widths)
-            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(Self::width(c)))))
+            .zip(&self.numeric)
+            .map(|((c, w), right)| {
+                let pad = " ".repeat(w.saturating_sub(Self::width(c)));
+                if *right {
+                    format!("{pad}{c}")
+                } else {
+                    format!("{c}{pad}")
+                }
+            })
             .collect::<Vec<_>>()
             .join(" │ ")
     }
@@ -508,4 +542,40 @@ pub fn import(
         )?;
     }
     Ok(imported.servers > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TableText;
+
+    /// Report annoyance 9: `loom query --format table` right-aligns numeric columns (their
+    /// header too), text stays left-aligned.
+    #[test]
+    fn a_table_right_aligns_its_numbers() {
+        let columns = [
+            ("name".to_owned(), "VARCHAR".to_owned()),
+            ("total".to_owned(), "DECIMAL(12,2)".to_owned()),
+            ("n".to_owned(), "BIGINT".to_owned()),
+        ];
+        let mut t = TableText::new(&columns);
+        t.push(&[
+            vec![
+                Some("Ada".into()),
+                Some("25062.13".into()),
+                Some("7".into()),
+            ],
+            vec![Some("Grace Hopper".into()), Some("5.5".into()), None],
+        ]);
+        let mut out = Vec::new();
+        t.write(&mut out, 2).expect("written");
+        let text = String::from_utf8(out).expect("utf-8");
+        assert_eq!(
+            text,
+            "name         │    total │    n\n\
+             ─────────────┼──────────┼─────\n\
+             Ada          │ 25062.13 │    7\n\
+             Grace Hopper │      5.5 │ NULL\n\
+             (2 rows)\n"
+        );
+    }
 }

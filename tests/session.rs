@@ -1084,6 +1084,11 @@ async fn a_person_restarts_a_server_and_re_enables_a_delisted_one_and_the_log_sh
     })
     .await;
     assert!(c.tool_names().await.is_empty());
+    // Its log reads `restarting 1/1`, then `delisted`: two failures, one restart.
+    let Ok(Reply::Servers { servers }) = eng.request(Request::Servers).await else {
+        panic!("servers")
+    };
+    assert_eq!((servers[0].failures, servers[0].restarts), (2, 1));
     // Re-enabled by a person: it comes back, and so do its tools.
     eng.request(Request::RestartServer { server: "t".into() })
         .await

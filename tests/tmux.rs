@@ -429,3 +429,79 @@ async fn a_signal_gives_the_terminal_back_and_closes_the_session() {
         .await;
     assert!(!common::is_error_result(&r), "{r}");
 }
+
+/// A `loom tui` on the demo config in one tmux server and a `loom attach` to it in another
+/// (which prints `loom ended <status>` when it exits); also the command that starts the tui.
+fn serving_and_attached(name: &str, cfg: &common::TempConfig) -> (Tmux, Tmux, String) {
+    let dir = cfg.dir.path().display().to_string();
+    let serving = Tmux::new(&format!("{name}-tui"));
+    let tui = format!(
+        "env XDG_RUNTIME_DIR={dir} XDG_DATA_HOME={dir} {LOOM} tui -c {}",
+        cfg.path.display()
+    );
+    serving.start(&tui);
+    serving.wait_for("the serving workbench", |s| s.contains("sample up"));
+    let attached = Tmux::new(&format!("{name}-attach"));
+    attached.start(&format!(
+        "sh -c 'env XDG_RUNTIME_DIR={dir} XDG_DATA_HOME={dir} {LOOM} attach; echo loom ended $?; sleep 600'"
+    ));
+    attached.wait_for("the attached workbench", |s| {
+        s.contains("loom attach") && s.contains("sample up")
+    });
+    (serving, attached, tui)
+}
+
+/// Report item 18: the `loom tui` an attach watches quits. The attach says so where the eye
+/// starts (the header) and on the status line, waits for a new session of the same config,
+/// and joins it by itself once one runs; `q` quits it whenever the person has had enough.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attach_whose_session_ended_says_so_and_rejoins_the_next_session() {
+    let cfg = sample_config("", "");
+    let (serving, attached, tui) = serving_and_attached("reattach", &cfg);
+    let first = attached.screen();
+    // The serving workbench quits.
+    serving.keys(&["q"]);
+    let s = attached.wait_for("the attach to notice", |s| s.contains("SESSION ENDED"));
+    assert!(s.contains("waiting to reattach"), "{s}");
+    assert!(
+        s.contains("the session ended · q quits · waiting for a new session of"),
+        "{s}"
+    );
+    assert!(s.contains("q quits"), "{s}");
+    assert!(!s.contains("loom ended"), "it waits, it does not exit: {s}");
+    // A new session of the same config: the attach joins it, live again.
+    serving.cmd(&["kill-server"]);
+    let again = Tmux::new("reattach-tui2");
+    again.start(&tui);
+    again.wait_for("the new serving workbench", |s| s.contains("sample up"));
+    let s = attached.wait_for("the attach to rejoin", |s| {
+        s.contains("reattached: loom attach") && !s.contains("SESSION ENDED")
+    });
+    assert!(s.contains("sample up"), "{s}");
+    let title = |s: &str| {
+        s.lines()
+            .next()
+            .and_then(|l| l.split("loom attach ").nth(1))
+            .and_then(|t| t.split_whitespace().next())
+            .map(str::to_owned)
+    };
+    assert_ne!(title(&first), title(&s), "the title names the new session");
+    // And `q` detaches as before: the new session goes on.
+    std::thread::sleep(Duration::from_millis(300));
+    attached.keys(&["q"]);
+    attached.wait_for("the attach to end", |s| s.contains("loom ended 0"));
+    assert!(again.screen().contains("sample up"));
+    again.keys(&["q"]);
+}
+
+/// An attach whose session ended and never comes back quits on `q`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attach_whose_session_ended_quits_on_q() {
+    let cfg = sample_config("", "");
+    let (serving, attached, _) = serving_and_attached("ended", &cfg);
+    serving.keys(&["q"]);
+    let s = attached.wait_for("the attach to notice", |s| s.contains("SESSION ENDED"));
+    assert!(s.contains("q quit"), "the header offers quitting: {s}");
+    attached.keys(&["q"]);
+    attached.wait_for("the attach to end", |s| s.contains("loom ended 0"));
+}

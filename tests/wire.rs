@@ -245,6 +245,7 @@ fn replies() -> Vec<Reply> {
                 last_error: None,
                 stderr: vec!["ready".into()],
                 up_since: Some("2026-12-01T00:00:00Z".into()),
+                failures: 2,
                 restarts: 1,
                 last_error_at: Some("2026-11-30T23:59:00Z".into()),
             }],

@@ -85,10 +85,22 @@ pub fn list(config: &Config, format: &str, out: &mut impl Write) -> anyhow::Resu
         )?;
         return Ok(());
     }
-    let mut table = TableText::new(&[
-        "id", "started", "duration", "config", "clients", "calls", "datasets", "saved", "size",
-        "state",
-    ]);
+    let columns: Vec<(String, String)> = [
+        ("id", "VARCHAR"),
+        ("started", "VARCHAR"),
+        ("duration", "VARCHAR"),
+        ("config", "VARCHAR"),
+        ("clients", "VARCHAR"),
+        ("calls", "UBIGINT"),
+        ("datasets", "UBIGINT"),
+        ("tokens saved", "UBIGINT"),
+        ("size", "VARCHAR"),
+        ("state", "VARCHAR"),
+    ]
+    .iter()
+    .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+    .collect();
+    let mut table = TableText::new(&columns);
     let rows: Vec<Vec<Option<String>>> = all
         .iter()
         .map(|s| {
@@ -109,7 +121,7 @@ pub fn list(config: &Config, format: &str, out: &mut impl Write) -> anyhow::Resu
                 m.map(|m| shown(&m.clients.join(", "))),
                 m.map(|m| m.calls.to_string()),
                 m.map(|m| m.datasets.to_string()),
-                m.map(|m| format!("{} tok", m.tokens_saved)),
+                m.map(|m| m.tokens_saved.to_string()),
                 Some(size_words(s.bytes)),
                 Some(match &s.problem {
                     Some(p) => format!("{}: {}", state(s), shown(p)),

@@ -90,6 +90,9 @@ pub struct ServerStatus {
     /// When the server last came up (ISO 8601), while it is up.
     pub up_since: Option<String>,
     /// Failures since loom started, each followed by a restart or the delisting.
+    pub failures: u32,
+    /// Restarts loom made after a failure since it started (a delisting ends the failures
+    /// without one, so a crash loop of `max_restarts = 3` is 4 failures and 3 restarts).
     pub restarts: u32,
     /// When `last_error` happened (ISO 8601).
     pub last_error_at: Option<String>,
@@ -279,6 +282,7 @@ impl Fleet {
                         last_error: None,
                         tools: 0,
                         up_since: None,
+                        failures: 0,
                         restarts: 0,
                         last_error_at: None,
                     }),

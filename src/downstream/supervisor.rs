@@ -110,7 +110,7 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
             let mut st = lock(&server.status);
             st.last_error = Some(failure.clone());
             st.last_error_at = Some(crate::types::time::now_iso());
-            st.restarts += 1;
+            st.failures += 1;
         }
         if !settled {
             settled = true;
@@ -134,6 +134,7 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
             return;
         }
         consecutive += 1;
+        lock(&server.status).restarts += 1;
         set_state(
             &fleet,
             &server,

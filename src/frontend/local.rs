@@ -486,6 +486,7 @@ pub fn servers(session: &Session) -> Vec<ServerView> {
                 last_error: st.last_error,
                 stderr: session.server_logs.stderr_tail(s.name(), 200),
                 up_since: st.up_since,
+                failures: st.failures,
                 restarts: st.restarts,
                 last_error_at: st.last_error_at,
             }

@@ -654,6 +654,35 @@ fn a_new_memory_takes_a_free_key_then_its_content() {
     assert_eq!(node(&a), Node::Memory("deploy".into()));
 }
 
+/// Report item 15: `n` from the group's header (Detail showing another item) ends on the new
+/// memory, selected and in Detail, before any listing says it exists.
+#[test]
+fn a_new_memory_is_selected_and_shown_in_detail() {
+    let mut mem = Memories::default();
+    let mut a = on_memory(&mut mem);
+    a.size = (160, 45);
+    run(
+        &mut a,
+        &mut mem,
+        vec![Msg::code(KeyCode::Enter), Msg::char('k')],
+    );
+    assert_eq!(node(&a), Node::Group(Group::Memories));
+    assert!(pane_text(&a, Pane::Detail).contains("memory db v1"));
+    run(&mut a, &mut mem, vec![Msg::char('n')]);
+    run(&mut a, &mut mem, typed("deploy\nship on fridays"));
+    // The save's answer only: the listing it asks for has not come back yet.
+    let mut queue = a.update(Msg::ctrl('s'));
+    let (t, req) = queue.remove(0);
+    let reply = mem.answer(&req).map_err(EngineError::from);
+    a.update(Msg::Reply(t, reply));
+    assert_eq!(node(&a), Node::Memory("deploy".into()));
+    let detail = pane_text(&a, Pane::Detail);
+    assert!(
+        detail.contains("memory deploy v1") && detail.contains("ship on fridays"),
+        "{detail}"
+    );
+}
+
 #[test]
 fn the_key_bar_offers_only_what_the_selected_node_takes() {
     let mut mem = Memories::default();

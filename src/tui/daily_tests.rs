@@ -96,6 +96,19 @@ fn a_prompt_that_opens_by_itself_takes_keys_only_after_its_grace() {
     let reqs = sent(&mut a, vec![Msg::char('a'), Msg::char('d'), Msg::char('4')]);
     assert!(decisions(&reqs).is_empty(), "{reqs:?}");
     assert_eq!(a.focus, Pane::Catalog, "the `4` reached the panes");
+    // Report item 16: an answer key pressed too early is said to have decided nothing.
+    let s = screen(&a);
+    assert!(
+        s.contains("wait… keys answer in a moment: the key pressed decided nothing"),
+        "{s}"
+    );
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|(t, _)| t.starts_with("wait… the prompt takes its keys")),
+        "{:?}",
+        a.status
+    );
     // Once the grace is over, the prompt decides.
     a.approvals.grace = Duration::ZERO;
     let s = screen(&a);
@@ -201,7 +214,7 @@ fn a_failed_query_keeps_the_previous_result_said_to_be_previous() {
     let s = screen(&a);
     assert!(s.contains("query failed"), "{s}");
     assert!(s.contains("previous result: "), "{s}");
-    assert!(s.contains("row 1 of 1000000"), "{s}");
+    assert!(s.contains("row 1 of 1,000,000"), "{s}");
     press(&mut a, vec![Msg::char('x')]);
     assert!(
         screen(&a).contains("Export _loom_result_9"),

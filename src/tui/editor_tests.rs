@@ -301,6 +301,26 @@ fn ctrl_s_on_bad_arguments_shows_why_under_them() {
         status,
         "not sent to sample_list_orders: argument `limit` must be integer"
     );
+    // Report item 17: the reason goes with the arguments it was about, the palette's line and
+    // the status line both (esc back to the list, esc again closes the palette).
+    press(&mut a, vec![Msg::code(KeyCode::Esc)]);
+    assert!(a.status.is_none(), "{:?}", a.status);
+    assert!(!super::tests::screen(&a).contains("not sent to"));
+    press(&mut a, vec![Msg::code(KeyCode::Esc)]);
+    assert!(matches!(a.overlay, super::app::Overlay::None));
+}
+
+/// A status line that is not the palette's stays when the palette closes.
+#[test]
+fn closing_the_palette_keeps_other_news() {
+    let mut a = started();
+    a.set_status("sample_list_orders done", super::app::StatusKind::Success);
+    press(&mut a, vec![Msg::char(':'), Msg::code(KeyCode::Esc)]);
+    assert!(matches!(a.overlay, super::app::Overlay::None));
+    assert_eq!(
+        a.status.as_ref().map(|s| s.0.as_str()),
+        Some("sample_list_orders done")
+    );
 }
 
 /// With wide characters and emoji before it, the editor marks the very character Results

@@ -51,7 +51,7 @@ fn export_from_the_grid_reports_the_written_path() {
     assert!(matches!(a.overlay, super::app::Overlay::None));
     let status = a.status.as_ref().unwrap().0.clone();
     assert!(
-        status.contains("exported 1000000 rows to /demo/exports/_loom_result_9.csv"),
+        status.contains("exported 1,000,000 rows to /demo/exports/_loom_result_9.csv"),
         "{status}"
     );
 }
@@ -125,4 +125,73 @@ fn the_row_number_gutter_fits_the_last_row() {
     let number = at(last, "1000000").expect("number");
     assert_eq!(number + 6, hash, "{s}");
     assert_eq!(last[number + 7], ' ', "{s}");
+}
+
+/// Report annoyance 9: a DOUBLE shows the shortest form that reads back the same at display
+/// precision (`25062.13`), while the cell view keeps the exact value; counts in status lines
+/// and the footer have thousands separators.
+#[test]
+fn doubles_read_as_written_and_counts_are_grouped() {
+    use crate::frontend::engine::{EngineError, Reply};
+    use crate::types::data::ResultTable;
+    let mut a = started();
+    a.size = (160, 45);
+    a.editor.area = tui_textarea::TextArea::new(vec!["SELECT total FROM t".into()]);
+    let cells = [
+        "25062.129999999997",
+        "0.30000000000000004",
+        "1e+300",
+        "-inf",
+        "7",
+    ];
+    let mut queue = a.update(Msg::char('5'));
+    queue.extend(a.update(Msg::ctrl('e')));
+    while !queue.is_empty() {
+        let (t, req) = queue.remove(0);
+        let reply = match &req {
+            Request::Query { .. } => Ok(Reply::Query {
+                result: ResultTable {
+                    table: "_loom_result_4".into(),
+                    columns: vec![
+                        ("total".into(), "DOUBLE".into()),
+                        ("ratio".into(), "FLOAT".into()),
+                    ],
+                    rows: 20_000_000,
+                    millis: 4699,
+                },
+            }),
+            Request::Rows { offset, limit, .. } => Ok(Reply::Rows {
+                rows: (*offset..offset + limit)
+                    .map(|r| {
+                        vec![
+                            Some(cells[(r % 5) as usize].to_owned()),
+                            Some("0.1".to_owned()),
+                        ]
+                    })
+                    .collect(),
+            }),
+            other => super::tests::fixture(other).map_err(EngineError::from),
+        };
+        queue.extend(a.update(Msg::Reply(t, reply)));
+    }
+    assert_eq!(
+        a.status.as_ref().map(|s| s.0.as_str()),
+        Some("20,000,000 rows in 4,699 ms")
+    );
+    let grid = pane_text(&a, Pane::Results);
+    for shown in [
+        "25062.13",
+        "0.3",
+        "1e+300",
+        "-inf",
+        "20,000,000 rows × 2 columns · 4,699 ms",
+    ] {
+        assert!(grid.contains(shown), "{shown}:\n{grid}");
+    }
+    assert!(!grid.contains("25062.129999999997"), "{grid}");
+    assert!(screen(&a).contains("row 1 of 20,000,000"), "{}", screen(&a));
+    // The cell itself, opened, is the exact value.
+    a.focus = Pane::Results;
+    press(&mut a, vec![Msg::code(KeyCode::Enter)]);
+    assert!(screen(&a).contains("25062.129999999997"), "{}", screen(&a));
 }

@@ -218,9 +218,38 @@ impl Drop for TerminalGuard {
     }
 }
 
+/// A session to join once the one watched ended (`loom attach`): each call looks once, and
+/// answers the engine of a new session of the same config, with the workbench's new title.
+pub type Reattach = Arc<
+    dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<Rejoined>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// A session joined after the one watched ended.
+pub struct Rejoined {
+    pub engine: Arc<dyn Engine>,
+    pub title: String,
+}
+
+/// How often an attached workbench whose session ended looks for a new one.
+const REATTACH_EVERY: Duration = Duration::from_secs(1);
+
 /// Runs the workbench on `engine` until the user quits.
 pub async fn run(engine: Arc<dyn Engine>, opts: TuiOptions) -> anyhow::Result<()> {
+    run_reattaching(engine, opts, None).await
+}
+
+/// Runs the workbench on `engine` until the user quits; when the session ends and `reattach`
+/// is given, it waits for a new session of the same config (saying so, `q` quits) and joins
+/// it, the editor's tabs kept.
+pub async fn run_reattaching(
+    engine: Arc<dyn Engine>,
+    opts: TuiOptions,
+    reattach: Option<(Reattach, String)>,
+) -> anyhow::Result<()> {
     let mut app = build_app(&opts, clipboard::Clipboard::new())?;
+    app.reattach_to = reattach.as_ref().map(|(_, config)| config.clone());
     // Syntect builds a grammar's patterns on first use; do it before the first keystroke.
     let highlighter = app.highlighter;
     std::thread::spawn(move || highlighter.warm_up());
@@ -236,7 +265,8 @@ pub async fn run(engine: Arc<dyn Engine>, opts: TuiOptions) -> anyhow::Result<()
         },
         previous.clone(),
     ));
-    let result = event_loop(&mut app, engine, tx, rx).await;
+    let rejoin = reattach.map(|(r, _)| (r, opts));
+    let result = event_loop(&mut app, engine, tx, rx, rejoin).await;
     drop(terminal);
     // Later panics print as they did before the workbench started.
     std::panic::set_hook(Box::new(move |info| previous(info)));
@@ -283,9 +313,10 @@ fn panic_hook(
 
 async fn event_loop(
     app: &mut App,
-    engine: Arc<dyn Engine>,
+    mut engine: Arc<dyn Engine>,
     tx: mpsc::UnboundedSender<Msg>,
     mut rx: mpsc::UnboundedReceiver<Msg>,
+    rejoin: Option<(Reattach, TuiOptions)>,
 ) -> anyhow::Result<()> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     let size = terminal.size()?;
@@ -310,8 +341,9 @@ async fn event_loop(
         }
     });
     // A person watches while this loop runs.
-    let _presence = forward_events(engine.as_ref(), tx.clone());
-    let dispatch = |reqs: Vec<(u64, crate::frontend::engine::Request)>| {
+    let mut _presence = forward_events(engine.as_ref(), tx.clone());
+    let dispatch = |engine: &Arc<dyn Engine>,
+                    reqs: Vec<(u64, crate::frontend::engine::Request)>| {
         for (t, req) in reqs {
             let fut = engine.request(req);
             let tx = tx.clone();
@@ -321,7 +353,10 @@ async fn event_loop(
             });
         }
     };
-    dispatch(app.start());
+    dispatch(&engine, app.start());
+    // A new session found after this one ended: the look runs while the person reads on.
+    let (rejoined_tx, mut rejoined_rx) = mpsc::unbounded_channel::<Rejoined>();
+    let mut looking: Option<tokio::task::JoinHandle<()>> = None;
     // Told to end (kill, a closed terminal, `kill -INT`): the loop ends as after `q`, so the
     // terminal guard gives the terminal back and the caller closes the session socket.
     let mut stop = Stop::listen()?;
@@ -355,6 +390,22 @@ async fn event_loop(
             m = rx.recv() => m,
             _ = tokio::time::sleep(timeout) => Some(Msg::Tick),
             _ = stop.next() => Some(Msg::Stop),
+            Some(joined) = rejoined_rx.recv() => {
+                looking = None;
+                if let Some((_, opts)) = &rejoin {
+                    // The workbench starts over on the new session; what the editor holds
+                    // was saved as the old one ended and comes back with its tabs.
+                    app.update(Msg::Stop);
+                    let mut fresh = build_app(opts, clipboard::Clipboard::new())?;
+                    fresh.rejoined(app, joined.title);
+                    *app = fresh;
+                    engine = joined.engine;
+                    _presence = forward_events(engine.as_ref(), tx.clone());
+                    dispatch(&engine, app.start());
+                    dirty = true;
+                }
+                continue;
+            }
         };
         let Some(msg) = msg else { break };
         let is_tick = matches!(msg, Msg::Tick);
@@ -363,15 +414,34 @@ async fn event_loop(
         }
         app.now_minute = now_minute();
         app.now_secs = crate::types::time::now_secs();
-        dispatch(app.update(msg));
+        dispatch(&engine, app.update(msg));
         // Take everything already queued before drawing: a burst costs one frame.
         while let Ok(m) = rx.try_recv() {
-            dispatch(app.update(m));
+            dispatch(&engine, app.update(m));
             dirty = true;
         }
         if app.quit {
             break;
         }
+        if app.session_ended
+            && looking.is_none()
+            && let Some((reattach, _)) = &rejoin
+        {
+            let reattach = reattach.clone();
+            let found = rejoined_tx.clone();
+            looking = Some(tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(REATTACH_EVERY).await;
+                    if let Some(joined) = reattach().await {
+                        let _ = found.send(joined);
+                        return;
+                    }
+                }
+            }));
+        }
+    }
+    if let Some(l) = looking {
+        l.abort();
     }
     Ok(())
 }

@@ -112,7 +112,7 @@ fn a_restart_is_asked_first_and_a_delisted_server_is_offered_re_enabling() {
     assert!(
         a.status
             .as_ref()
-            .is_some_and(|(t, _)| t.contains("sample restarts")),
+            .is_some_and(|(t, _)| t == "restarting sample… (enter shows its log)"),
         "{:?}",
         a.status
     );
@@ -125,4 +125,114 @@ fn a_restart_is_asked_first_and_a_delisted_server_is_offered_re_enabling() {
     let s = screen(&a);
     assert!(s.contains("Re-enable fs?"), "{s}");
     assert!(s.contains("exited with status 1"), "{s}");
+}
+
+/// B7: after `R` `y` the status line follows what the server did: it failed again (loom tries
+/// once more), then was delisted; it never promises a comeback that did not happen.
+#[test]
+fn a_restart_says_how_it_went_not_what_was_hoped() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('3'), Msg::char('j')]);
+    sent(&mut a, vec![Msg::char('R'), Msg::char('y')]);
+    let status = |a: &super::app::App| a.status.clone().map(|s| s.0).unwrap_or_default();
+    assert_eq!(status(&a), "restarting fs… (enter shows its log)");
+    let state = |seq, state, detail: Option<&str>| {
+        event(
+            seq,
+            Event::ServerState {
+                server: "fs".into(),
+                state,
+                detail: detail.map(str::to_owned),
+            },
+        )
+    };
+    sent(&mut a, vec![state(20, ServerState::Starting, None)]);
+    assert_eq!(status(&a), "restarting fs… (enter shows its log)");
+    // Another server's news says nothing of this restart.
+    sent(
+        &mut a,
+        vec![event(
+            21,
+            Event::ServerState {
+                server: "sample".into(),
+                state: ServerState::Up,
+                detail: None,
+            },
+        )],
+    );
+    assert_eq!(status(&a), "restarting fs… (enter shows its log)");
+    sent(
+        &mut a,
+        vec![state(
+            22,
+            ServerState::Restarting { attempt: 1, max: 3 },
+            Some("exited with status 3"),
+        )],
+    );
+    assert_eq!(
+        status(&a),
+        "fs failed again: exited with status 3; restarting 1/3 (enter shows its log)"
+    );
+    sent(
+        &mut a,
+        vec![state(
+            23,
+            ServerState::Delisted,
+            Some("exited with status 3"),
+        )],
+    );
+    assert_eq!(
+        status(&a),
+        "fs failed again and was delisted: exited with status 3 (enter shows its log)"
+    );
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|s| s.1 == super::app::StatusKind::Error)
+    );
+    // Once told, later changes are the log's, not the status line's.
+    a.set_status("something else", super::app::StatusKind::Info);
+    sent(&mut a, vec![state(24, ServerState::Up, None)]);
+    assert_eq!(status(&a), "something else");
+}
+
+/// A restart that works says so, even when the server came up before the engine answered.
+#[test]
+fn a_restart_that_works_says_the_server_is_up() {
+    let mut a = started();
+    press(&mut a, vec![Msg::char('3')]);
+    let reqs = a.update(Msg::char('R'));
+    answer(&mut a, reqs);
+    // The engine's answer is held back until the server is up.
+    let reqs = a.update(Msg::char('y'));
+    a.update(event(
+        30,
+        Event::ServerState {
+            server: "sample".into(),
+            state: ServerState::Up,
+            detail: None,
+        },
+    ));
+    answer(&mut a, reqs);
+    assert_eq!(
+        a.status.clone().map(|s| s.0).as_deref(),
+        Some("sample is up again")
+    );
+}
+
+/// B7: a crash loop of `max_restarts = 3` is 4 failures and 3 restarts, as its log says
+/// (`restarting 3/3`, then `delisted`), not "4 restarts".
+#[test]
+fn failures_and_restarts_are_counted_apart() {
+    let mut a = started();
+    a.size = (160, 45);
+    a.focus = Pane::Servers;
+    let fs = &mut a.servers.list[1];
+    fs.state = ServerState::Delisted;
+    fs.failures = 4;
+    fs.restarts = 3;
+    press(&mut a, vec![Msg::char('z')]);
+    let s = screen(&a);
+    assert!(s.contains("4 failures · 3 restarts"), "{s}");
+    assert!(!s.contains("4 restarts"), "{s}");
 }

@@ -1,7 +1,7 @@
 //! Reducer tests and screen snapshots. The app is fed fixture replies and events exactly as
 //! the runtime would feed the Engine API's answers, then drawn into a `TestBackend`.
 
-use super::app::{App, Msg, Node, Pane};
+use super::app::{App, Msg, Node, Overlay, Pane};
 use super::clipboard::Clipboard;
 use super::keymap::Keymap;
 use super::theme::Theme;
@@ -161,6 +161,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                     last_error: None,
                     stderr: vec!["sample server ready".into()],
                     up_since: Some("2026-11-30T09:58:00Z".into()),
+                    failures: 0,
                     restarts: 0,
                     last_error_at: None,
                 },
@@ -173,6 +174,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                     last_error: Some("exited with status 1".into()),
                     stderr: vec![],
                     up_since: None,
+                    failures: 1,
                     restarts: 1,
                     last_error_at: Some("2026-11-30T10:00:02Z".into()),
                 },
@@ -432,7 +434,7 @@ fn the_grid_builds_only_what_is_on_screen_and_pages_in_as_it_scrolls() {
         g.pages.len()
     );
     let s = screen(&a);
-    assert!(s.contains("row 1000000 of 1000000"), "{s}");
+    assert!(s.contains("row 1,000,000 of 1,000,000"), "{s}");
     assert!(s.contains("NULL"), "NULL is shown distinctly: {s}");
 }
 
@@ -799,6 +801,45 @@ fn a_dropped_or_evicted_dataset_leaves_the_catalog_and_every_view_of_it() {
         "{:?}",
         a.status
     );
+}
+
+/// B6: the histogram of 19-digit ids labels each bucket with its whole number when the pane
+/// has room (the report saw `73000000000000081…` on every bar), and with the digits that differ
+/// when it has not.
+#[test]
+fn histogram_labels_of_large_integers_tell_the_buckets_apart() {
+    let ids = [
+        "7300000000000008100",
+        "7300000000006676000",
+        "7300000000013271000",
+    ];
+    let mut a = started();
+    a.size = (160, 45);
+    press(&mut a, vec![Msg::char('4'), Msg::char('d')]);
+    let Overlay::Describe(d) = &mut a.overlay else {
+        panic!("the describe view is open")
+    };
+    let column = d.describe.as_ref().expect("described").columns[0]
+        .name
+        .clone();
+    d.charts.insert(
+        column,
+        ids.iter()
+            .map(|l| crate::types::data::Bar {
+                label: (*l).into(),
+                count: 84,
+            })
+            .collect(),
+    );
+    let s = screen(&a);
+    for id in ids {
+        assert!(s.contains(&format!("{id} █")), "{id}:\n{s}");
+    }
+    a.size = (60, 30);
+    let s = screen(&a);
+    for id in ["00008100 █", "06676000 █", "13271000 █"] {
+        assert!(s.contains(&format!("…{id}")), "{id}:\n{s}");
+    }
 }
 
 #[test]

@@ -185,3 +185,61 @@ fn the_servers_p50_leaves_out_the_wait_for_a_person() {
     // 12, 24, 36, 48 ms and three calls of 0 ms once the waits are left out.
     assert!(s.contains("7 calls p50 12 ms"), "{s}");
 }
+
+/// Report item 18: an attach whose session ended says so in its header and status line, and
+/// that it waits for the next session of its config; once joined, the new workbench goes on
+/// from the old one's tickets, size and clock, under the new session's title.
+#[test]
+fn an_ended_session_is_said_and_the_next_one_is_joined() {
+    let mut a = super::tests::started();
+    a.attached = true;
+    a.reattach_to = Some("/home/me/loom.toml".into());
+    a.update(Msg::SessionEnded);
+    let s = super::tests::screen(&a);
+    let header = s.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("SESSION ENDED · waiting to reattach"),
+        "{s}"
+    );
+    assert!(header.contains("q quit"), "{s}");
+    let footer = s.lines().last().unwrap_or_default();
+    assert!(
+        !footer.contains("detach"),
+        "nothing is left to detach from: {s}"
+    );
+    assert!(
+        s.contains(
+            "the session ended · q quits · waiting for a new session of /home/me/loom.toml to reattach"
+        ),
+        "{s}"
+    );
+    // Requests on their way as it ended fail, and leave that line in place.
+    let reqs = a.update(Msg::char('r'));
+    let reqs = if reqs.is_empty() { a.start() } else { reqs };
+    for (t, _) in reqs {
+        a.update(Msg::Reply(
+            t,
+            Err(EngineError::Disconnected("the session ended".into())),
+        ));
+    }
+    assert!(
+        a.status
+            .as_ref()
+            .is_some_and(|(t, _)| t.contains("waiting for a new session")),
+        "{:?}",
+        a.status
+    );
+    // The old workbench's last tickets: a late reply to one of them never meets a new one.
+    let old = a.start().iter().map(|(t, _)| *t).max().expect("requests");
+    let mut b = super::tests::app();
+    b.rejoined(&a, "loom attach 4242".into());
+    assert_eq!(b.title, "loom attach 4242");
+    assert_eq!(b.size, a.size);
+    assert_eq!(b.reattach_to, a.reattach_to);
+    assert!(!b.session_ended);
+    let new = b.start().iter().map(|(t, _)| *t).min().expect("requests");
+    assert!(new > old, "{new} after {old}");
+    let s = super::tests::screen(&b);
+    assert!(!s.contains("SESSION ENDED"), "{s}");
+    assert!(s.contains("reattached: loom attach 4242"), "{s}");
+}

@@ -55,8 +55,9 @@ impl From<&str> for EngineError {
 /// tool list says which server serves each tool (exposed names need not say it). 9: a server
 /// may be in the state "needs authentication" (an HTTP server refused loom's token). 10: a
 /// result that is gone says why (`dropped`); a cancelled query is told apart (`cancelled`).
-/// 11: a running call's progress (`call_progress`).
-pub const WORKBENCH_PROTOCOL: u32 = 11;
+/// 11: a running call's progress (`call_progress`). 12: a server's failures are counted apart
+/// from its restarts (`failures`).
+pub const WORKBENCH_PROTOCOL: u32 = 12;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]
@@ -286,7 +287,11 @@ pub struct ServerView {
     /// When the server last came up (ISO 8601), while it is up.
     #[serde(default)]
     pub up_since: Option<String>,
-    /// How often it failed and was restarted since loom started.
+    /// How often it failed since loom started.
+    #[serde(default)]
+    pub failures: u32,
+    /// How often loom restarted it after a failure since it started (the last failure of a
+    /// crash loop ends in the delisting, not a restart).
     #[serde(default)]
     pub restarts: u32,
     /// When `last_error` happened (ISO 8601).

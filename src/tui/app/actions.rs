@@ -298,6 +298,11 @@ impl App {
         if matches!(self.overlay, Overlay::None) {
             self.editor.completion = None;
         }
+        // Why the palette did not send a call is old news once it leaves the arguments.
+        if matches!(self.overlay, Overlay::Palette(_)) && self.palette_status {
+            self.status = None;
+            self.palette_status = false;
+        }
         // Esc in the argument editor goes back to the list first.
         if let Overlay::Palette(p) = &mut self.overlay
             && p.back()

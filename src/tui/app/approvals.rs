@@ -49,6 +49,8 @@ pub struct Approvals {
     pub review: Option<u64>,
     /// The approval the person set aside with `esc`: a banner until they open it.
     pub later: Option<u64>,
+    /// The prompt that had an answer key pressed during its grace: it says to wait.
+    pub early: Option<u64>,
 }
 
 impl Default for Approvals {
@@ -64,6 +66,7 @@ impl Default for Approvals {
             seen: HashMap::new(),
             review: None,
             later: None,
+            early: None,
         }
     }
 }
@@ -198,6 +201,22 @@ impl App {
 
     pub fn approval_view(&self) -> ApprovalView {
         self.approvals.view(self.typing())
+    }
+
+    /// A key that answers the prompt, pressed while its grace still holds it back: it does not
+    /// decide (the person may not have read the call yet), and the prompt and the status line
+    /// say to wait, so the key does not seem lost.
+    pub(super) fn answer_too_early(&mut self, spec: &KeySpec) {
+        if self.approval_view() != (ApprovalView::Prompt { armed: false })
+            || self.keymap.lookup(Context::Approval, spec).is_none()
+        {
+            return;
+        }
+        self.approvals.early = self.approvals.waiting.first().map(|r| r.approval);
+        self.set_status(
+            "wait… the prompt takes its keys in a moment; that key decided nothing",
+            StatusKind::Info,
+        );
     }
 
     /// `ctrl-g`: opens the prompt for the oldest waiting call.

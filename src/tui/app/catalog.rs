@@ -510,6 +510,15 @@ impl Catalog {
         }
     }
 
+    /// Lists `memory` as the version just written, in place of an older one of its key.
+    pub(super) fn put_memory(&mut self, memory: MemoryView) {
+        match self.memories.iter_mut().find(|m| m.key == memory.key) {
+            Some(m) => *m = memory,
+            None => self.memories.push(memory),
+        }
+        self.settle();
+    }
+
     /// Takes `dataset` off the list; says whether it was listed.
     pub(super) fn remove_dataset(&mut self, dataset: &str) -> bool {
         let Some(i) = self.datasets.iter().position(|d| d.dataset == dataset) else {

@@ -91,7 +91,11 @@ impl Grid {
                     let page = self.pages.get(&(r / PAGE_ROWS))?;
                     page.get((r % PAGE_ROWS) as usize)?.get(i).cloned()
                 })
-                .map(|c| c.map_or(4, |s| crate::tui::ui::display_width(&s)))
+                .map(|c| {
+                    c.map_or(4, |s| {
+                        crate::tui::ui::display_width(&crate::tui::ui::shown_cell(ty, &s))
+                    })
+                })
                 .max()
                 .unwrap_or(0);
             *w = (header.max(widest) as u16).clamp(4, max.max(4));
@@ -311,7 +315,10 @@ impl App {
                 if total > COPY_ALL_MAX {
                     self.results.copy_all_pending = false;
                     self.set_status(
-                        format!("{total} rows are too many for the clipboard: export with x (CSV) or X (JSON)"),
+                        format!(
+                            "{} are too many for the clipboard: export with x (CSV) or X (JSON)",
+                            crate::tui::ui::plural(total, "row")
+                        ),
                         StatusKind::Error,
                     );
                     return;

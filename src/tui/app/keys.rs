@@ -7,6 +7,7 @@ use super::*;
 impl App {
     pub(super) fn on_key(&mut self, k: KeyEvent) {
         if let Some(spec) = KeySpec::from_event(&k) {
+            self.answer_too_early(&spec);
             let (editing_args, complete) = match &self.overlay {
                 Overlay::Palette(p) => (p.editing(), p.arguments_complete()),
                 _ => (false, false),

@@ -392,7 +392,11 @@ impl App {
             self.overlay = Overlay::None;
         }
         if !memory.deleted {
+            // The written version is known now: listed, selected and shown in Detail at once,
+            // a new memory included (the listing asked for below confirms it).
+            self.catalog.put_memory(memory.clone());
             self.catalog.select_memory(&memory.key);
+            self.set_detail(Detail::Memory(memory));
         }
         self.set_status(text, StatusKind::Success);
         self.send(Purpose::Memories, Request::Memories);

@@ -231,6 +231,9 @@ pub struct App {
     /// When the status line was set (the runtime's clock), so it fades; 0 before the clock
     /// runs, and for a status that stays until it is replaced.
     status_since: u64,
+    /// The status line says why the palette did not send a call: it goes when the palette
+    /// closes or leaves the arguments, as the palette's own error does.
+    palette_status: bool,
     pub spinner: usize,
     pub tools: Vec<Value>,
     /// Seconds since the epoch (set by the runtime's clock): elapsed times of running calls.
@@ -248,6 +251,10 @@ pub struct App {
     tools_asked_at: u64,
     next_ticket: u64,
     out: Vec<(u64, Request)>,
+    /// The session's event feed closed: nothing on screen changes any more.
+    pub session_ended: bool,
+    /// `loom attach`: the config whose next session it joins once this one ends.
+    pub reattach_to: Option<String>,
 }
 
 /// A message for the reducer.
@@ -319,6 +326,7 @@ impl App {
             approvals: Approvals::default(),
             status: None,
             status_since: 0,
+            palette_status: false,
             spinner: 0,
             tools: Vec::new(),
             now_minute: 0,
@@ -328,6 +336,8 @@ impl App {
             tools_stale: false,
             tools_asked_at: 0,
             next_ticket: 1,
+            session_ended: false,
+            reattach_to: None,
             out: Vec::new(),
         };
         app.editor.style(&app.theme);
@@ -449,6 +459,19 @@ impl App {
     pub fn set_status(&mut self, text: impl Into<String>, kind: StatusKind) {
         self.status = Some((text.into(), kind));
         self.status_since = self.now_secs;
+        self.palette_status = false;
+    }
+
+    /// This workbench takes over from `old`, whose session ended, on a new session named
+    /// `title`: the same screen size and clock, and tickets that never meet the old ones.
+    pub fn rejoined(&mut self, old: &App, title: String) {
+        self.size = old.size;
+        self.now_secs = old.now_secs;
+        self.now_minute = old.now_minute;
+        self.next_ticket = old.next_ticket;
+        self.reattach_to = old.reattach_to.clone();
+        self.set_status(format!("reattached: {title}"), StatusKind::Success);
+        self.title = title;
     }
 
     /// Shows `text` on the status line until something replaces it: for a state that goes on
@@ -456,6 +479,7 @@ impl App {
     pub fn set_lasting_status(&mut self, text: impl Into<String>, kind: StatusKind) {
         self.status = Some((text.into(), kind));
         self.status_since = 0;
+        self.palette_status = false;
     }
 
     /// Work for the frame about to be drawn, done once however many messages came since the
@@ -502,10 +526,15 @@ impl App {
             }
             Msg::SessionEnded => {
                 self.servers.all_stopped();
-                self.set_lasting_status(
-                    "the session ended: what is on screen stays readable; q quits",
-                    StatusKind::Error,
-                );
+                self.session_ended = true;
+                let text = match &self.reattach_to {
+                    Some(config) => format!(
+                        "the session ended · q quits · waiting for a new session of {} to reattach",
+                        crate::terminal_text::line(config)
+                    ),
+                    None => "the session ended: what is on screen stays readable; q quits".into(),
+                };
+                self.set_lasting_status(text, StatusKind::Error);
             }
             Msg::WorkerPanicked(what) => self.set_status(
                 format!("internal error in loom (details in the log): {what}"),

@@ -345,6 +345,7 @@ impl App {
         } else if let (Some(e), PaletteStage::Edit { tool, .. }) = (&p.error, &p.stage) {
             let name = tool["name"].as_str().unwrap_or_default();
             self.set_status(format!("not sent to {name}: {e}"), StatusKind::Error);
+            self.palette_status = true;
         }
         self.overlay = Overlay::Palette(p);
     }

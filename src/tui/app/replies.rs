@@ -14,6 +14,7 @@ impl App {
                 detail,
             } => {
                 self.server_state_logged(&server, &state, detail.as_deref());
+                self.restart_outcome(&server, &state, detail.as_deref());
                 self.send(Purpose::Servers, Request::Servers);
                 // The palette waits for the new list; the catalog keeps the old one until then.
                 // The palette waits for a list from after this change: one asked before it
@@ -300,10 +301,7 @@ impl App {
             (Purpose::ServerLog(server), Reply::ServerLog { lines }) => {
                 self.server_log_arrived(&server, &lines)
             }
-            (Purpose::Restart(server), Reply::Done) => self.set_status(
-                format!("{server} restarts: its log shows it come back (enter)"),
-                StatusKind::Success,
-            ),
+            (Purpose::Restart(server), Reply::Done) => self.restart_taken(&server),
             (Purpose::BlobText(key), Reply::BlobText { text }) => {
                 if let Some(p) = self.pager_mut()
                     && p.key == key
@@ -327,6 +325,12 @@ impl App {
     }
 
     pub(super) fn on_failure(&mut self, purpose: Purpose, ticket: u64, error: EngineError) {
+        if self.session_ended && matches!(error, EngineError::Disconnected(_)) {
+            // Requests still on their way when the session ended: the header and the status
+            // line already say so (and what happens next); "the session ended" again from
+            // each of them would hide it.
+            return;
+        }
         let gone = match &error {
             EngineError::Dropped(why) => Some(why.clone()),
             EngineError::Unknown(_) => {
@@ -382,10 +386,13 @@ impl App {
                 self.results.search = None;
                 self.set_status(format!("search failed: {e}"), StatusKind::Error);
             }
-            Purpose::Restart(server) => self.set_status(
-                format!("{server} was not restarted: {e}"),
-                StatusKind::Error,
-            ),
+            Purpose::Restart(server) => {
+                self.servers.restarting = None;
+                self.set_status(
+                    format!("{server} was not restarted: {e}"),
+                    StatusKind::Error,
+                )
+            }
             p @ (Purpose::MemorySaved(_)
             | Purpose::MemoryPinned(..)
             | Purpose::MemoryDeleted(_)) => self.memory_refused(&p, e),

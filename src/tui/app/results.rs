@@ -185,8 +185,9 @@ impl App {
         self.ensure_pages();
         self.set_status(
             format!(
-                "{rows} row{} in {millis} ms",
-                if rows == 1 { "" } else { "s" }
+                "{} in {} ms",
+                crate::tui::ui::plural(rows, "row"),
+                crate::tui::ui::count(millis)
             ),
             StatusKind::Success,
         );

@@ -128,5 +128,51 @@ impl App {
             },
         );
         self.set_status(format!("restarting {server}…"), StatusKind::Info);
+        self.servers.restarting = Some(server);
+    }
+
+    /// The restart was taken: the status line waits for its outcome, unless it came first.
+    pub(super) fn restart_taken(&mut self, server: &str) {
+        if self.servers.restarting.as_deref() == Some(server) {
+            self.set_status(
+                format!("restarting {server}… (enter shows its log)"),
+                StatusKind::Info,
+            );
+        }
+    }
+
+    /// A server a person restarted changed state: the status line says how the restart went,
+    /// up or failed again (and whether loom tries once more or gave up on it).
+    pub(super) fn restart_outcome(&mut self, server: &str, state: &ServerState, why: Option<&str>) {
+        if self.servers.restarting.as_deref() != Some(server) {
+            return;
+        }
+        let why = why
+            .map(|w| format!(": {}", crate::terminal_text::line(w)))
+            .unwrap_or_default();
+        let (text, kind, done) = match state {
+            ServerState::Starting => return,
+            ServerState::Up => (format!("{server} is up again"), StatusKind::Success, true),
+            ServerState::Restarting { .. } => (
+                format!("{server} failed again{why}; {state} (enter shows its log)"),
+                StatusKind::Error,
+                false,
+            ),
+            ServerState::Delisted => (
+                format!("{server} failed again and was delisted{why} (enter shows its log)"),
+                StatusKind::Error,
+                true,
+            ),
+            ServerState::NeedsAuth => (
+                format!("{server} needs authentication{why}"),
+                StatusKind::Error,
+                true,
+            ),
+            ServerState::Stopped => (format!("{server} stopped"), StatusKind::Info, true),
+        };
+        if done {
+            self.servers.restarting = None;
+        }
+        self.set_status(text, kind);
     }
 }

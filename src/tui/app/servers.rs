@@ -15,6 +15,9 @@ pub struct Servers {
     pub sel: usize,
     /// The selected server's stderr instead of the list's details.
     pub show_stderr: bool,
+    /// The server a person restarted, until it is up or given up on: the status line says
+    /// which, not what was hoped for.
+    pub restarting: Option<String>,
 }
 
 impl Servers {

@@ -106,6 +106,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: 
             spans.push(Span::styled("  (enter denies, esc goes back)", th.muted));
             Line::from(spans)
         }
+        None if !armed && app.approvals.early == Some(req.approval) => Line::styled(
+            "wait… keys answer in a moment: the key pressed decided nothing",
+            th.warning,
+        ),
         None if !armed => Line::styled(
             "keys answer in a moment: a key pressed now still goes where it was meant to go",
             th.muted,

@@ -305,13 +305,58 @@ fn clear_wide_edge(buf: &mut ratatui::buffer::Buffer, r: Rect) {
 /// `1 row`, `2 rows`, `3 matches`: a count with its noun in the right number.
 pub fn plural(n: impl Into<u64>, one: &str) -> String {
     let n = n.into();
+    let shown = count(n);
     if n == 1 {
         format!("1 {one}")
     } else if one.ends_with("ch") || one.ends_with('s') {
-        format!("{n} {one}es")
+        format!("{shown} {one}es")
     } else {
-        format!("{n} {one}s")
+        format!("{shown} {one}s")
     }
+}
+
+/// `20000000` → `20,000,000`: a count a person reads at a glance.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// Significant digits a floating-point cell is shown with: every decimal of up to 15 digits
+/// reads as it was written (`25062.13`, not `25062.129999999997`).
+const DOUBLE_DIGITS: usize = 15;
+/// The same for a single-precision one.
+const FLOAT_DIGITS: usize = 7;
+
+/// A cell as the grid shows it: a floating-point value in the shortest form that round-trips
+/// at display precision; anything else, and a float too large or small for plain digits
+/// (the engine's own `1e+300`), as the engine wrote it. The cell view, copies and exports keep
+/// the exact text.
+pub fn shown_cell<'a>(ty: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
+    use std::borrow::Cow;
+    let ty = ty.trim().to_ascii_uppercase();
+    let digits = match ty.as_str() {
+        "DOUBLE" | "FLOAT8" => DOUBLE_DIGITS,
+        "FLOAT" | "FLOAT4" | "REAL" => FLOAT_DIGITS,
+        _ => return Cow::Borrowed(text),
+    };
+    let Ok(x) = text.parse::<f64>() else {
+        return Cow::Borrowed(text);
+    };
+    let Ok(rounded) = format!("{x:.*e}", digits - 1).parse::<f64>() else {
+        return Cow::Borrowed(text);
+    };
+    // Already short (or too large or small for plain digits): the engine's text as it is.
+    if rounded == x || !rounded.is_finite() || !(1e-5..1e16).contains(&rounded.abs()) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(rounded.to_string())
 }
 
 /// `45s`, `12m`, `3h 5m`, `2d 4h`: a duration as a person reads it at a glance.
@@ -350,6 +395,29 @@ pub fn fit(s: &str, w: usize) -> String {
         out.push('…');
     }
     out
+}
+
+/// Cuts `s` to `w` display columns from the left, marking the cut with `…`: for numbers of
+/// one size, which differ in their last digits.
+pub fn fit_left(s: &str, w: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    if display_width(s) <= w {
+        return s.to_owned();
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut used = 0;
+    for c in s.chars().rev() {
+        let cw = c.width().unwrap_or(0);
+        if used + cw + 1 > w {
+            break;
+        }
+        tail.push(c);
+        used += cw;
+    }
+    if w == 0 {
+        return String::new();
+    }
+    std::iter::once('…').chain(tail.into_iter().rev()).collect()
 }
 
 /// Cuts `s` to `w` display columns in the middle, marking the cut with `…`: for names that
@@ -397,6 +465,54 @@ pub fn human(n: u64) -> String {
         1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
         1_000_000..1_000_000_000 => format!("{:.1}M", n as f64 / 1e6),
         _ => format!("{:.1}G", n as f64 / 1e9),
+    }
+}
+
+#[cfg(test)]
+mod number_tests {
+    use super::{count, plural, shown_cell};
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), "1,000");
+        assert_eq!(count(4699), "4,699");
+        assert_eq!(count(20_000_000), "20,000,000");
+        assert_eq!(count(u64::MAX), "18,446,744,073,709,551,615");
+        assert_eq!(plural(1_000_000u64, "row"), "1,000,000 rows");
+        assert_eq!(plural(1u64, "row"), "1 row");
+    }
+
+    #[test]
+    fn floats_show_the_shortest_form_that_round_trips_at_display_precision() {
+        assert_eq!(shown_cell("DOUBLE", "25062.129999999997"), "25062.13");
+        assert_eq!(shown_cell("DOUBLE", "0.30000000000000004"), "0.3");
+        assert_eq!(shown_cell("DOUBLE", "-1234567.891"), "-1234567.891");
+        assert_eq!(shown_cell("DOUBLE", "0.1"), "0.1");
+        assert_eq!(shown_cell("DOUBLE", "-0.0"), "-0.0");
+        assert_eq!(shown_cell("FLOAT", "3.1415927410125732"), "3.141593");
+        // What plain digits would blow up stays the engine's own text.
+        for kept in [
+            "1e+300",
+            "1.5e-10",
+            "inf",
+            "-inf",
+            "nan",
+            "12345678901234567000",
+        ] {
+            assert_eq!(shown_cell("DOUBLE", kept), kept);
+        }
+        // Exact types are never rounded.
+        assert_eq!(shown_cell("DECIMAL(18,3)", "25062.129"), "25062.129");
+        assert_eq!(
+            shown_cell("BIGINT", "7300000000000007919"),
+            "7300000000000007919"
+        );
+        assert_eq!(
+            shown_cell("VARCHAR", "0.30000000000000004"),
+            "0.30000000000000004"
+        );
     }
 }
 

@@ -4,7 +4,7 @@
 //! error here.
 
 use super::super::app::{App, GridPrompt, Pane};
-use super::{empty_state, fit, pane_block, plural};
+use super::{count, empty_state, fit, pane_block, plural, shown_cell};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -24,7 +24,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 "{before}{} × {} · {} ms",
                 super::plural(g.result.rows, "row"),
                 super::plural(g.result.columns.len() as u64, "column"),
-                g.result.millis
+                super::count(g.result.millis)
             );
             if let Some(v) = &g.view {
                 if let Some((col, desc)) = &v.sort {
@@ -160,10 +160,14 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 let right = numeric.get(i) == Some(&true);
                 match row {
                     None => (vec!["…".to_owned()], th.muted, false),
-                    Some(cells) => match cells.get(i).and_then(|c| c.as_deref()) {
+                    Some(cells) => match cells
+                        .get(i)
+                        .and_then(|c| c.as_deref())
+                        .map(|v| shown_cell(&g.result.columns[i].1, v))
+                    {
                         None => (vec!["NULL".to_owned()], th.null, false),
                         Some(v) if g.wrap => (
-                            wrap_text(v, w, WRAP_LINES),
+                            wrap_text(&v, w, WRAP_LINES),
                             if right { th.number } else { th.base },
                             right,
                         ),
@@ -279,10 +283,10 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
     let loaded = g.row_cells(g.row).is_some();
     let mut info = format!(
         "row {} of {} · showing {}–{} · col {}/{}",
-        if g.result.rows == 0 { 0 } else { g.row + 1 },
-        g.result.rows,
-        if g.result.rows == 0 { 0 } else { top + 1 },
-        shown_to,
+        count(if g.result.rows == 0 { 0 } else { g.row + 1 }),
+        count(g.result.rows),
+        count(if g.result.rows == 0 { 0 } else { top + 1 }),
+        count(shown_to),
         g.col + 1,
         g.result.columns.len(),
     );

@@ -113,10 +113,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 .and_then(|t| app.elapsed_secs(t))
                 .map(|secs| format!("up {}", super::duration(secs)))
                 .unwrap_or_default();
-            let restarts = match s.restarts {
-                0 => String::new(),
-                n => format!(" · {}", super::plural(n, "restart")),
-            };
+            let restarts = failures_text(s.failures, s.restarts)
+                .map(|t| format!(" · {t}"))
+                .unwrap_or_default();
             let up = if up.is_empty() { String::new() } else { up };
             let (calls, p50) = app.traffic.server_calls(&s.name);
             let calls = match (calls, p50) {
@@ -166,4 +165,19 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         lines.push(Line::styled(fit(&text, w), th.muted));
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// How often a server failed and was restarted, in the words of its log: `1 restart` when
+/// each failure was followed by one, `4 failures · 3 restarts` when the last one delisted it.
+fn failures_text(failures: u32, restarts: u32) -> Option<String> {
+    match (failures, restarts) {
+        (0, 0) => None,
+        (f, r) if f == r => Some(super::plural(r, "restart")),
+        (f, 0) => Some(super::plural(f, "failure")),
+        (f, r) => Some(format!(
+            "{} · {}",
+            super::plural(f, "failure"),
+            super::plural(r, "restart")
+        )),
+    }
 }

@@ -22,8 +22,19 @@ pub fn draw_title(f: &mut Frame, area: Rect, app: &App) {
         .as_ref()
         .map(|s| s.config.rsplit('/').next().unwrap_or("").to_owned())
         .unwrap_or_default();
-    let line = Line::from(vec![
-        Span::styled(format!(" {} ", app.title), th.title_focused),
+    let mut spans = vec![Span::styled(format!(" {} ", app.title), th.title_focused)];
+    if app.session_ended {
+        // Said where the eye starts: nothing below moves any more.
+        spans.push(Span::styled(
+            if app.reattach_to.is_some() {
+                " SESSION ENDED · waiting to reattach "
+            } else {
+                " SESSION ENDED "
+            },
+            th.error,
+        ));
+    }
+    spans.extend([
         Span::styled(format!(" {config} "), th.muted),
         Span::styled(
             format!(" servers {up}/{} up ", app.servers.list.len()),
@@ -34,7 +45,7 @@ pub fn draw_title(f: &mut Frame, area: Rect, app: &App) {
             th.muted,
         ),
         Span::styled(
-            if app.attached {
+            if app.attached && !app.session_ended {
                 " ? keys  : tools  q detach "
             } else {
                 " ? keys  : tools  q quit "
@@ -42,7 +53,7 @@ pub fn draw_title(f: &mut Frame, area: Rect, app: &App) {
             th.muted,
         ),
     ]);
-    f.render_widget(Paragraph::new(line).style(th.status), area);
+    f.render_widget(Paragraph::new(Line::from(spans)).style(th.status), area);
 }
 
 pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
@@ -104,7 +115,7 @@ pub fn draw_footer(f: &mut Frame, area: Rect, app: &App) {
             let item = format!(" {k} ");
             // Attached, quitting leaves the session running: the key bar says so.
             let help = match a {
-                Action::Quit if app.attached => "detach",
+                Action::Quit if app.attached && !app.session_ended => "detach",
                 Action::Open if ctx == Context::Catalog => app.catalog.open_label(),
                 _ => a.help(),
             };
