@@ -26,6 +26,15 @@ pub enum ParquetError {
     Arrow(#[from] duckdb::arrow::error::ArrowError),
     #[error("{0}")]
     Source(String),
+    /// The reader gave up on the file's contents (arrow-rs panics on some damaged files; the
+    /// panic is caught here and becomes this error, so a damaged file never ends loom).
+    #[error("not a readable Parquet file: its contents are damaged")]
+    Damaged,
+}
+
+/// Runs `f`, turning a panic of the Parquet reader into [`ParquetError::Damaged`].
+fn guarded<T>(f: impl FnOnce() -> Result<T, ParquetError>) -> Result<T, ParquetError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(Err(ParquetError::Damaged))
 }
 
 /// Writes the batches `next` yields (until `None`) to `path`, with `metadata` in the footer;
@@ -72,11 +81,17 @@ pub struct Reader {
     pub metadata: Vec<(String, String)>,
     pub rows: u64,
     batches: parquet::arrow::arrow_reader::ParquetRecordBatchReader,
+    /// Set once the file proved damaged: nothing more is read from it.
+    failed: bool,
 }
 
 impl Reader {
     /// Opens `path` (a regular file; a symlink is refused by the caller's walk).
     pub fn open(path: &Path) -> Result<Reader, ParquetError> {
+        guarded(|| Self::open_unguarded(path))
+    }
+
+    fn open_unguarded(path: &Path) -> Result<Reader, ParquetError> {
         let file = std::fs::File::open(path)?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
         let meta = builder.metadata().file_metadata();
@@ -97,6 +112,7 @@ impl Reader {
             metadata,
             rows,
             batches,
+            failed: false,
         })
     }
 
@@ -111,7 +127,18 @@ impl Reader {
 impl Iterator for Reader {
     type Item = Result<RecordBatch, ParquetError>;
     fn next(&mut self) -> Option<Self::Item> {
-        self.batches.next().map(|b| b.map_err(ParquetError::from))
+        if self.failed {
+            return None;
+        }
+        let batches = &mut self.batches;
+        let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| batches.next()));
+        match next {
+            Ok(b) => b.map(|b| b.map_err(ParquetError::from)),
+            Err(_) => {
+                self.failed = true;
+                Some(Err(ParquetError::Damaged))
+            }
+        }
     }
 }
 
