@@ -359,7 +359,7 @@ impl Worker {
         let Some(store) = (self.store)() else {
             return;
         };
-        let meta = match store.dataset(reference) {
+        let meta = match store.peek_dataset(reference) {
             Ok(m) => m,
             Err(_) => {
                 self.problem(format!(
@@ -368,6 +368,11 @@ impl Worker {
                 return;
             }
         };
+        // A large query result is not kept: the statement that made it is in the call log and
+        // reads archived data; and reading it while the store evicts it would race the eviction.
+        if meta.kind == crate::store::DatasetKind::Query {
+            return;
+        }
         let mut metadata = vec![(
             "loom.dataset",
             serde_json::to_string(&meta).unwrap_or_default(),

@@ -397,6 +397,15 @@ impl Store {
         all
     }
 
+    /// A dataset's catalog entry without counting it as used (history reads it; that must
+    /// not change which dataset is evicted next).
+    pub fn peek_dataset(&self, r: &str) -> Result<DatasetMeta> {
+        Self::lock(&self.catalog)
+            .get(r)
+            .cloned()
+            .ok_or_else(|| StoreError::UnknownDataset(r.to_owned()))
+    }
+
     pub fn dataset(&self, r: &str) -> Result<DatasetMeta> {
         let mut cat = Self::lock(&self.catalog);
         let t = self.tick();
