@@ -127,6 +127,7 @@ fn child(n: usize) {
     let file_mib = std::fs::metadata(&path).unwrap().len() as f64 / 1048576.0;
 
     // Load back: what opening a past session does with each dataset.
+    store.create_schema("past").unwrap();
     let rss2 = phase_start();
     let t = Instant::now();
     let reader = parquet_io::Reader::open(&path).unwrap();
