@@ -1,6 +1,6 @@
 //! Archiving a large dataset, as history does it: N rows × 10 columns of JSON text are
 //! intercepted (rows found and typed) and ingested into the sealed store, then written to a
-//! Parquet file with `Store::write_parquet` (the call history's archiver makes), then loaded
+//! Parquet file with `Store::write_parquet` (the call the history archiver makes), then loaded
 //! back with `Store::load_parquet` (what `loom query --session` and `loom tui --open` do).
 //! Each phase is timed; its memory is this process's peak RSS during the phase (`VmHWM`, reset
 //! before each phase by writing `5` to `/proc/self/clear_refs`) minus its RSS when the phase
@@ -114,7 +114,7 @@ fn child(n: usize) {
     drop(table);
     drop(raw);
 
-    // Archive: the call history's archiver makes.
+    // Archive: the call the history archiver makes.
     let path = dir.path().join(format!("{}.parquet", meta.dataset_ref));
     let rss1 = phase_start();
     let t = Instant::now();
