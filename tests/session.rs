@@ -651,14 +651,19 @@ async fn a_call_cancelled_while_it_waits_for_approval_never_runs_and_its_prompt_
         .unwrap_err()
         .to_string();
     assert!(err.contains("no longer waiting"), "{err}");
-    let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 10 }).await else {
-        panic!("calls")
-    };
-    let c = calls
-        .iter()
-        .find(|c| c.tool == "sample_cancel_order")
-        .expect("logged");
-    assert_eq!(c.outcome, "cancelled");
+    // The call's end is logged just after the prompt is withdrawn (another task): wait for it.
+    let outcome = common::wait_until("the cancelled call in the log", async || {
+        let Ok(Reply::Calls { calls }) = eng.request(Request::Calls { limit: 10 }).await else {
+            panic!("calls")
+        };
+        let c = calls
+            .iter()
+            .find(|c| c.tool == "sample_cancel_order")
+            .expect("logged");
+        (c.outcome != "running").then(|| c.outcome)
+    })
+    .await;
+    assert_eq!(outcome, "cancelled");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
