@@ -660,7 +660,7 @@ async fn a_call_cancelled_while_it_waits_for_approval_never_runs_and_its_prompt_
             .iter()
             .find(|c| c.tool == "sample_cancel_order")
             .expect("logged");
-        (c.outcome != "running").then(|| c.outcome)
+        (c.outcome != "running").then_some(c.outcome)
     })
     .await;
     assert_eq!(outcome, "cancelled");
