@@ -79,9 +79,9 @@ pub struct Archive {
 }
 
 impl Archive {
-    /// Starts archiving a new session of `config` (nothing when history is off). First the
-    /// history folder is tidied: sessions that did not end cleanly are finished and marked,
-    /// then old and excess sessions go (see [`super::past::prune`]).
+    /// Starts archiving a new session of `config` (nothing when history is off). The writer
+    /// first tidies the history folder: sessions that did not end cleanly are finished and
+    /// marked, then old and excess sessions go (see [`super::past::prune`]), never this one.
     pub fn start(config: &Config, store: StoreHandle) -> Result<Option<Arc<Archive>>, String> {
         if config.history.mode == Mode::Off {
             return Ok(None);
@@ -89,8 +89,6 @@ impl Archive {
         let root = crate::history::dir_of(config);
         super::private_dir(&root)
             .map_err(|e| format!("cannot create the history folder {}: {e}", root.display()))?;
-        super::past::recover(&root);
-        super::past::prune(&root, &config.history, None);
         let id = super::new_id();
         let folder = root.join(&id);
         for sub in [
@@ -165,6 +163,9 @@ impl Archive {
         let handle = std::thread::Builder::new()
             .name("loom-history".into())
             .spawn(move || {
+                // Tidying the folder reads every session in it: done here, never on start-up.
+                super::past::recover(&root_for_prune);
+                super::past::prune(&root_for_prune, &settings, Some(&keep));
                 worker.run(rx);
                 super::past::prune(&root_for_prune, &settings, Some(&keep));
             })
@@ -430,12 +431,10 @@ impl Worker {
             .folder
             .join(super::TEXTS)
             .join(format!("{:06}.parquet", self.texts));
-        let written = RecordBatch::try_new(schema.clone(), columns)
+        let written = RecordBatch::try_new(schema, columns)
             .map_err(|e| e.to_string())
             .and_then(|batch| {
-                let mut once = Some(Ok(batch));
-                parquet_io::write(&path, schema, &[], &mut || once.take())
-                    .map_err(|e| e.to_string())
+                parquet_io::write_batch(&path, batch, &[]).map_err(|e| e.to_string())
             });
         match written {
             Ok(_) => self.manifest.texts += 1,
@@ -484,10 +483,7 @@ impl Worker {
             .folder
             .join(folder)
             .join(format!("part-{n:06}.parquet"));
-        let batch = batch_of(columns, rows)?;
-        let schema = batch.schema();
-        let mut once = Some(Ok(batch));
-        parquet_io::write(&path, schema, &[], &mut || once.take()).map_err(|e| e.to_string())?;
+        parquet_io::write_batch(&path, batch_of(columns, rows)?, &[]).map_err(|e| e.to_string())?;
         self.parts.insert(folder, n);
         Ok(())
     }

@@ -74,17 +74,7 @@ fn getrandom(buf: &mut [u8]) -> std::io::Result<()> {
 /// The schema a loaded past session's datasets live in: `past_<id>` in the engine's spelling
 /// (lowercase, `_` for what is not a letter or digit).
 pub fn schema_of(id: &str) -> String {
-    let body: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("past_{body}")
+    format!("past_{}", crate::store::name_chars(id))
 }
 
 /// Where `config`'s sessions are archived: `history_dir`, else a folder of its own under

@@ -201,9 +201,9 @@ pub fn valid_ref(r: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
-fn ref_base(s: &str) -> String {
-    let mut out: String = s
-        .chars()
+/// `s` in the spelling of loom's names: ASCII letters lowercased, digits kept, `_` for the rest.
+pub fn name_chars(s: &str) -> String {
+    s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
                 c.to_ascii_lowercase()
@@ -211,7 +211,11 @@ fn ref_base(s: &str) -> String {
                 '_'
             }
         })
-        .collect();
+        .collect()
+}
+
+fn ref_base(s: &str) -> String {
+    let mut out = name_chars(s);
     while out.contains("__") {
         out = out.replace("__", "_");
     }

@@ -75,6 +75,17 @@ pub fn write(
     Ok(rows)
 }
 
+/// Writes one batch to `path` (see [`write`]); the rows.
+pub fn write_batch(
+    path: &Path,
+    batch: RecordBatch,
+    metadata: &[(&str, String)],
+) -> Result<u64, ParquetError> {
+    let schema = batch.schema();
+    let mut once = Some(Ok(batch));
+    write(path, schema, metadata, &mut || once.take())
+}
+
 /// An open Parquet file: its schema, its `loom.*` metadata and its batches.
 pub struct Reader {
     pub schema: SchemaRef,
