@@ -474,10 +474,12 @@ async fn an_attach_whose_session_ended_says_so_and_rejoins_the_next_session() {
     let again = Tmux::new("reattach-tui2");
     again.start(&tui);
     again.wait_for("the new serving workbench", |s| s.contains("sample up"));
+    // The new session's servers arrive a moment after the rejoin itself is shown.
     let s = attached.wait_for("the attach to rejoin", |s| {
-        s.contains("reattached: loom attach") && !s.contains("SESSION ENDED")
+        s.contains("reattached: loom attach")
+            && !s.contains("SESSION ENDED")
+            && s.contains("sample up")
     });
-    assert!(s.contains("sample up"), "{s}");
     let title = |s: &str| {
         s.lines()
             .next()
