@@ -65,6 +65,7 @@ fn approval() -> ApprovalRequest {
         annotations: json!({ "destructiveHint": true }),
         arguments: json!({ "path": "/tmp/x" }),
         timeout_secs: 120,
+        ..Default::default()
     }
 }
 

@@ -439,6 +439,8 @@ pub fn calls(session: &PastSession) -> (Vec<crate::types::events::CallSummary>, 
                     passed_because: text("passed_because", i),
                     client: text("client", i),
                     via: text("via", i),
+                    batch: number("batch_id", i),
+                    ..Default::default()
                 });
             }
         }

@@ -83,6 +83,13 @@ impl ParkedBlob {
         self.expires_at.load(Ordering::Relaxed)
     }
 
+    /// Characters `offset..offset + limit` (as many as there are).
+    pub fn slice(&self, offset: usize, limit: usize) -> &str {
+        let start = self.byte_of(offset);
+        let end = self.byte_of(offset.saturating_add(limit));
+        &self.content[start..end]
+    }
+
     /// Byte offset of character `n` (or the end).
     fn byte_of(&self, n: usize) -> usize {
         if n >= self.total_chars {

@@ -148,7 +148,20 @@ pub fn row(c: &CallSummary) -> Vec<duckdb::types::Value> {
         text(&c.decision),
         text(&c.passed_because),
         Sql::Text(c.arguments.clone()),
+        c.batch.map_or(Sql::Null, Sql::UBigInt),
+        inputs_text(c).map_or(Sql::Null, Sql::Text),
     ]
+}
+
+/// The `inputs` column: every ref a call's bindings read, as a JSON array of strings (query it
+/// with `from_json(inputs, '["VARCHAR"]')`); none when nothing was bound.
+fn inputs_text(c: &CallSummary) -> Option<String> {
+    let refs: Vec<&str> = c
+        .bindings
+        .iter()
+        .flat_map(|b| b.inputs.iter().map(String::as_str))
+        .collect();
+    (!refs.is_empty()).then(|| serde_json::to_string(&refs).unwrap_or_default())
 }
 
 /// Appends `calls` in one transaction: all of them or none.

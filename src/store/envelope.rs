@@ -509,6 +509,7 @@ mod tests {
             pinned: false,
             provenance,
             context,
+            lineage: None,
             last_used: 0,
             created: "2026-11-30T00:00:00Z".into(),
         }

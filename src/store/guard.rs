@@ -286,6 +286,37 @@ fn walk(node: &Value, private_dir: &Path) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The tables a statement names (`schema.table` when it gives a schema), from DuckDB's own
+/// parse of it: what a query read, for lineage. Empty when the text does not parse.
+pub fn tables_read(db: &SealedDb, sql: &str) -> Vec<String> {
+    let Ok(tree) = parse(db, body(sql)) else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    let mut stack: Vec<&Value> = tree.iter().collect();
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                if map.get("type").and_then(Value::as_str) == Some("BASE_TABLE") {
+                    let part = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or("");
+                    let name = match part("schema_name") {
+                        "" | "main" => part("table_name").to_owned(),
+                        schema => format!("{schema}.{}", part("table_name")),
+                    };
+                    if !name.is_empty() && !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    names.sort();
+    names
+}
+
 /// Whitespace, or a byte-order mark (an editor's, pasted before the first word).
 fn is_space(c: char) -> bool {
     c.is_whitespace() || c == '\u{feff}'

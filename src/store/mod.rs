@@ -4,6 +4,7 @@
 //! for long. Rows are never pulled into loom's memory to be shipped inline beyond small results.
 
 mod arrow_io;
+pub mod bind;
 pub mod blobs;
 pub mod calls_table;
 pub mod describe;
@@ -23,7 +24,7 @@ pub mod results;
 pub mod sealed;
 
 pub use crate::types::data::{
-    ColumnStats, DatasetKind, Description, DropReason, JoinHint, Provenance,
+    ColumnStats, DatasetKind, Description, DropReason, JoinHint, Lineage, Provenance,
 };
 pub use crate::types::time::{civil_from_days, iso, now_iso};
 pub use arrow_io::qualified;
@@ -145,6 +146,9 @@ pub struct DatasetMeta {
     #[serde(skip, default)]
     pub last_used: u64,
     pub created: String,
+    /// Where it came from (the call, what was bound into it, the statement that derived it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<Lineage>,
 }
 
 pub struct Store {
@@ -165,6 +169,8 @@ pub struct Store {
     /// Calls cancelled before their query took the connection (see `cancel_call`).
     early_cancels: Mutex<std::collections::VecDeque<u64>>,
     pub blobs: blobs::Blobs,
+    /// Where each parked text came from, by key (a dataset's is in its catalog entry).
+    blob_lineage: Mutex<HashMap<String, Lineage>>,
     clock: std::sync::atomic::AtomicU64,
     /// The names loom has drawn for its own tables (see `names.rs`).
     names: Mutex<names::Names>,
@@ -322,6 +328,7 @@ impl Store {
             results: Mutex::default(),
             early_cancels: Mutex::default(),
             blobs: parked,
+            blob_lineage: Mutex::default(),
             clock: std::sync::atomic::AtomicU64::new(1),
             names: Mutex::default(),
             changes: std::sync::OnceLock::new(),
@@ -422,6 +429,16 @@ impl Store {
 
     /// Ingests a downstream table as a new dataset and returns its catalog entry.
     pub fn ingest(&self, table: &Table, provenance: Provenance) -> Result<DatasetMeta> {
+        self.ingest_traced(table, provenance, Lineage::default())
+    }
+
+    /// [`Store::ingest`], with where the table came from.
+    pub fn ingest_traced(
+        &self,
+        table: &Table,
+        provenance: Provenance,
+        lineage: Lineage,
+    ) -> Result<DatasetMeta> {
         let r = self.new_ref(&format!("{}_{}", provenance.server, provenance.tool));
         let writer = Self::lock(&self.writer);
         let rows = ingest::create_and_append(&writer, &self.db, &r, table)?;
@@ -440,6 +457,7 @@ impl Store {
             context: table.context.clone(),
             last_used: self.tick(),
             created: now_iso(),
+            lineage: (!lineage.is_empty()).then_some(lineage),
         };
         Self::lock(&self.catalog).insert(r, meta.clone());
         self.report_created(&meta);
@@ -470,8 +488,23 @@ impl Store {
         content_type: String,
         ttl: Duration,
     ) -> std::sync::Arc<blobs::ParkedBlob> {
+        self.park_traced(content, summary, content_type, ttl, Lineage::default())
+    }
+
+    /// [`Store::park`], with where the text came from.
+    pub fn park_traced(
+        &self,
+        content: String,
+        summary: String,
+        content_type: String,
+        ttl: Duration,
+        lineage: Lineage,
+    ) -> std::sync::Arc<blobs::ParkedBlob> {
         let bytes = content.len() as u64;
         let blob = self.blobs.park(content, summary, content_type, ttl);
+        if !lineage.is_empty() {
+            Self::lock(&self.blob_lineage).insert(blob.key.clone(), lineage);
+        }
         self.report(CatalogChange::Parked {
             key: blob.key.clone(),
             bytes,
@@ -480,7 +513,13 @@ impl Store {
     }
 
     /// Registers a table that a statement created inside the engine.
-    fn register(&self, r: &str, kind: DatasetKind, pinned: bool) -> Result<DatasetMeta> {
+    fn register(
+        &self,
+        r: &str,
+        kind: DatasetKind,
+        pinned: bool,
+        lineage: Lineage,
+    ) -> Result<DatasetMeta> {
         let reader = Self::lock(&self.reader);
         let (rows, columns) = profile::shape(&reader, r)?;
         drop(reader);
@@ -494,11 +533,22 @@ impl Store {
             context: Map::new(),
             last_used: self.tick(),
             created: now_iso(),
+            lineage: (!lineage.is_empty()).then_some(lineage),
         };
         Self::lock(&self.catalog).insert(r.to_owned(), meta.clone());
         self.report_created(&meta);
         self.evict(Room::ForData);
         Ok(meta)
+    }
+
+    /// Where a dataset or a parked text came from, by its ref or key; `None` when loom knows
+    /// nothing of it (or it is gone).
+    pub fn lineage_of(&self, r: &str) -> Option<Lineage> {
+        if let Some(meta) = Self::lock(&self.catalog).get(r) {
+            return Some(meta.lineage.clone().unwrap_or_default());
+        }
+        let known = Self::lock(&self.blob_lineage).get(r).cloned();
+        known.or_else(|| self.blobs.get(r).map(|_| Lineage::default()))
     }
 
     /// Hands the store the sink its catalog changes go to (the first one set stays).
@@ -708,6 +758,16 @@ impl Store {
             ),
             Err(e) => tracing::warn!("finished calls not yet written to loom_calls: {e}"),
         }
+    }
+
+    /// Every row of a read-only query as exact JSON, within `max_bytes` (see `bind.rs`).
+    pub fn rows_for_binding(
+        &self,
+        sql: &str,
+        max_bytes: usize,
+    ) -> Result<(Vec<(String, String)>, Vec<Value>, Vec<String>)> {
+        self.record_calls();
+        query::rows_for_binding(self, sql, max_bytes)
     }
 
     pub fn materialize(&self, sql: &str, name: &str) -> Result<DatasetMeta> {

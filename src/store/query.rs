@@ -7,7 +7,9 @@
 use super::guard::Guarded;
 use super::profile::{first_rows, row_json, shape};
 use super::sealed::StatementKind;
-use super::{DatasetKind, DatasetMeta, Result, Store, StoreError, quote_ident, valid_ref};
+use super::{
+    DatasetKind, DatasetMeta, Lineage, Result, Store, StoreError, guard, quote_ident, valid_ref,
+};
 use serde_json::Value;
 
 #[derive(Debug)]
@@ -336,6 +338,77 @@ fn inline_bytes(
     Ok(conn.query_row(&sql, [], |r| r.get::<_, u64>(0))? as usize)
 }
 
+/// The lineage of a dataset `sql` derived: the call it ran for (when a tool call asked), the
+/// datasets it read (those the catalog holds, and loom's call log), and the statement.
+fn derived(store: &Store, sql: &str) -> Lineage {
+    let read = super::guard::tables_read(&store.db, sql);
+    let known = Store::lock(&store.catalog);
+    let inputs = read
+        .into_iter()
+        .filter(|t| known.contains_key(t) || t == super::calls_table::TABLE || t.contains('.'))
+        .collect();
+    drop(known);
+    let call = match ASKER.with(|a| a.get()) {
+        Asker::Call(n) => Some(n),
+        _ => None,
+    };
+    Lineage {
+        call,
+        inputs,
+        sql: Some(guard::body(sql).to_owned()),
+    }
+}
+
+/// The rows of a read-only query, whole and as exact JSON, for data bound into a tool call: the
+/// columns with their types, the rows in order, and the datasets the statement read. Refused
+/// beyond `max_bytes` of JSON (counted in the engine before a row leaves it).
+pub fn rows_for_binding(
+    store: &Store,
+    sql: &str,
+    max_bytes: usize,
+) -> Result<(Vec<(String, String)>, Vec<Value>, Vec<String>)> {
+    let rows = run_guarded(store, sql, |conn, guarded| {
+        if guarded.kind != StatementKind::Select {
+            return Err(StoreError::Refused(
+                "only a query that returns rows can be bound".into(),
+            ));
+        }
+        let name = store.new_ref("bind");
+        let table = quote_ident(&name);
+        conn.execute_batch(&format!("CREATE TEMP TABLE {table} AS {}", guarded.sql))?;
+        let out = (|| {
+            let (_, columns) = temp_shape(conn, &name)?;
+            let bytes = inline_bytes(conn, &table, &columns)?;
+            if bytes > max_bytes {
+                return Err(StoreError::Refused(format!(
+                    "the query's rows are {bytes} bytes as JSON, more than max_bound_bytes ({max_bytes}); select fewer rows or columns"
+                )));
+            }
+            let n: u64 =
+                conn.query_row(&format!("SELECT count(*)::UBIGINT FROM {table}"), [], |r| {
+                    r.get(0)
+                })?;
+            let rows = first_rows(conn, &table, &columns, n as usize)?;
+            Ok((columns, rows))
+        })();
+        let _ = conn.execute_batch(&format!("DROP TABLE IF EXISTS temp.{table}"));
+        out
+    })?;
+    let lineage = derived(store, sql);
+    Ok((rows.0, rows.1, lineage.inputs))
+}
+
+/// The columns of a temporary table, in order, with their types.
+fn temp_shape(conn: &duckdb::Connection, table: &str) -> Result<(u64, Vec<(String, String)>)> {
+    let mut stmt = conn.prepare("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? AND database_name = 'temp' ORDER BY column_index")?;
+    let cols = stmt
+        .query_map([table], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok((0, cols))
+}
+
 pub fn run(store: &Store, sql: &str) -> Result<QueryOutcome> {
     let inline_rows = store.config.inline_rows;
     let inline_max = store.config.envelope_budget * INLINE_ENVELOPES * 4;
@@ -374,6 +447,7 @@ pub fn run(store: &Store, sql: &str) -> Result<QueryOutcome> {
             &name,
             DatasetKind::Query,
             false,
+            derived(store, sql),
         )?))),
     }
 }
@@ -421,7 +495,7 @@ pub fn materialize(store: &Store, sql: &str, name: &str) -> Result<DatasetMeta> 
         }
         Ok(conn.execute_batch(&format!("CREATE TABLE {table} AS {}", guarded.sql))?)
     })?;
-    store.register(name, DatasetKind::Materialized, true)
+    store.register(name, DatasetKind::Materialized, true, derived(store, sql))
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ fn approval(id: u64) -> Msg {
             annotations: json!({ "destructiveHint": true }),
             arguments: json!({ "order_id": 7 }),
             timeout_secs: 60,
+            ..Default::default()
         }),
     })
 }

@@ -652,6 +652,7 @@ fn the_approval_prompt_shows_every_argument_and_scrolls_instead_of_cutting() {
         annotations: json!({ "destructiveHint": true }),
         arguments: serde_json::Value::Object(arguments),
         timeout_secs: 60,
+        ..Default::default()
     };
     press(
         &mut a,

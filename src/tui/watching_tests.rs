@@ -76,6 +76,7 @@ fn the_approval_dialog_keeps_every_key_and_whole_words_at_80_columns() {
                 annotations: json!({ "readOnlyHint": true }),
                 arguments: json!({ "limit": 1000 }),
                 timeout_secs: 120,
+                ..Default::default()
             }),
         )],
     );

@@ -26,6 +26,25 @@ pub enum DatasetKind {
     Materialized,
 }
 
+/// Where a dataset or a parked text came from: the call that produced it, what was read into
+/// that call or query (dataset refs, blob keys, `memory:<key>`), and the statement that derived
+/// it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, serde::Deserialize)]
+pub struct Lineage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<String>,
+}
+
+impl Lineage {
+    pub fn is_empty(&self) -> bool {
+        self.call.is_none() && self.inputs.is_empty() && self.sql.is_none()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Provenance {
     pub server: String,
@@ -200,6 +219,8 @@ pub const CALLS_TABLE_COLUMNS: &[(&str, &str)] = &[
     ("decision", "VARCHAR"),
     ("passed_because", "VARCHAR"),
     ("arguments", "VARCHAR"),
+    ("batch_id", "UBIGINT"),
+    ("inputs", "VARCHAR"),
 ];
 
 #[cfg(test)]

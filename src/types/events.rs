@@ -118,6 +118,39 @@ pub struct CallSummary {
     /// The loom tool the call was made through (`loom_call`), when not called directly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// The `loom_call_each` call this call is one of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u64>,
+    /// Data loom put into the arguments before forwarding (`loom_call`'s `bind`): where, from
+    /// what, how large. Never the bound values themselves.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bindings: Vec<Binding>,
+}
+
+/// One place of a call's arguments that loom filled from data it holds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Binding {
+    /// The JSON pointer into the arguments (`/notes`, `/items/0/body`).
+    pub at: String,
+    /// Where the value came from, in words (`blob/3f… lines matching "ERROR"`, `sql (rows):
+    /// SELECT …`, `memory runbook`).
+    pub source: String,
+    /// What the value was read from: dataset refs, blob keys, `memory:<key>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
+    /// Size of the bound value as JSON, in bytes.
+    pub bytes: u64,
+}
+
+/// A batch waiting for approval as a whole (`loom_call_each`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct BatchAsk {
+    /// How many calls the batch would make.
+    pub calls: u64,
+    /// The statement whose rows drive it.
+    pub sql: String,
+    /// Every call's arguments, in order (the prompt shows the first, and all on request).
+    pub arguments: Vec<Value>,
 }
 
 /// One call with its full request and response text.
@@ -140,6 +173,12 @@ pub struct ApprovalRequest {
     pub annotations: Value,
     pub arguments: Value,
     pub timeout_secs: u64,
+    /// What loom bound into `arguments` (each binding's value is there in full to read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bindings: Vec<Binding>,
+    /// When the request is for a whole `loom_call_each` batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchAsk>,
 }
 
 /// What a person decided.
