@@ -14,7 +14,8 @@ use loom::types::data::{
     ResultTable,
 };
 use loom::types::events::{
-    ApprovalRequest, CallRecord, CallSummary, Caller, Decision, Event, LogKind, LogLine, Outcome,
+    ApprovalRequest, Binding, CallRecord, CallSummary, Caller, Decision, Event, LogKind, LogLine,
+    Outcome,
     Sequenced, ServerState, Settlement,
 };
 use serde_json::{Value, json};
@@ -39,6 +40,13 @@ fn summary() -> CallSummary {
         passed_because: None,
         client: Some("claude-code 2.1 · HTTP from 127.0.0.1:53122".into()),
         via: Some("loom_call".into()),
+        batch: Some(4),
+        bindings: vec![Binding {
+            at: "/notes".into(),
+            source: "sql (value): SELECT count(*) FROM orders".into(),
+            inputs: vec!["sample_list_orders_1".into()],
+            bytes: 3,
+        }],
     }
 }
 

@@ -46,7 +46,7 @@ pub type StoreHandle = Arc<dyn Fn() -> Option<Arc<Store>> + Send + Sync>;
 
 /// What the session tells its archive.
 pub enum Job {
-    Call(CallSummary),
+    Call(Box<CallSummary>),
     /// A server state change, an approval asked or settled.
     Event {
         seq: u64,
@@ -274,7 +274,7 @@ impl Worker {
 
     fn handle(&mut self, job: Job) {
         match job {
-            Job::Call(c) => self.call(c),
+            Job::Call(c) => self.call(*c),
             Job::Event {
                 seq,
                 kind,

@@ -186,7 +186,7 @@ fn archive_event(session: &Session, archive: &crate::history::archive::Archive, 
         Event::CallFinished(summary) => {
             let reference = summary.reference.clone();
             let call = summary.call;
-            archive.send(Job::Call(summary));
+            archive.send(Job::Call(Box::new(summary)));
             if let Some(r) = reference
                 && !r.starts_with("blob/")
                 && let Some(record) = session.calls.get(call)

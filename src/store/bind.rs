@@ -380,7 +380,11 @@ fn resolve_one(
             )
         }
         Source::Sql { sql, shape } => {
-            let (columns, rows, read) = store
+            let super::query::BoundRows {
+                columns,
+                rows,
+                read,
+            } = store
                 .rows_for_binding(sql, left)
                 .map_err(|e| err(at, query_error(e)))?;
             let value = shaped(at, *shape, &columns, rows)?;

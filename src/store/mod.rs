@@ -30,7 +30,7 @@ pub use crate::types::time::{civil_from_days, iso, now_iso};
 pub use arrow_io::qualified;
 pub use export::{ExportFormat, csv_field};
 pub use profile::Profile;
-pub use query::{Asker, QueryOutcome};
+pub use query::{Asker, BoundRows, QueryOutcome};
 
 use crate::intercept::table::Table;
 use sealed::{SealError, SealedDb};
@@ -765,7 +765,7 @@ impl Store {
         &self,
         sql: &str,
         max_bytes: usize,
-    ) -> Result<(Vec<(String, String)>, Vec<Value>, Vec<String>)> {
+    ) -> Result<BoundRows> {
         self.record_calls();
         query::rows_for_binding(self, sql, max_bytes)
     }

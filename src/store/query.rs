@@ -359,6 +359,14 @@ fn derived(store: &Store, sql: &str) -> Lineage {
     }
 }
 
+/// A read-only query's rows bound into a tool call: the columns with their types, the rows in
+/// order as exact JSON, and the datasets the statement read.
+pub struct BoundRows {
+    pub columns: Vec<(String, String)>,
+    pub rows: Vec<Value>,
+    pub read: Vec<String>,
+}
+
 /// The rows of a read-only query, whole and as exact JSON, for data bound into a tool call: the
 /// columns with their types, the rows in order, and the datasets the statement read. Refused
 /// beyond `max_bytes` of JSON (counted in the engine before a row leaves it).
@@ -366,7 +374,7 @@ pub fn rows_for_binding(
     store: &Store,
     sql: &str,
     max_bytes: usize,
-) -> Result<(Vec<(String, String)>, Vec<Value>, Vec<String>)> {
+) -> Result<BoundRows> {
     let rows = run_guarded(store, sql, |conn, guarded| {
         if guarded.kind != StatementKind::Select {
             return Err(StoreError::Refused(
@@ -395,7 +403,11 @@ pub fn rows_for_binding(
         out
     })?;
     let lineage = derived(store, sql);
-    Ok((rows.0, rows.1, lineage.inputs))
+    Ok(BoundRows {
+        columns: rows.0,
+        rows: rows.1,
+        read: lineage.inputs,
+    })
 }
 
 /// The columns of a temporary table, in order, with their types.
