@@ -3,88 +3,11 @@
 //! loom's resident memory idle and under load. `cargo bench --bench passthrough` runs 10,000
 //! calls; under `cargo test` it runs a short smoke pass so the harness itself stays working.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+#[path = "common/peer.rs"]
+mod peer;
+
+use peer::Peer;
 use std::time::{Duration, Instant};
-
-const LOOM: &str = env!("CARGO_BIN_EXE_loom");
-
-struct Peer {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-}
-
-impl Peer {
-    fn spawn(args: &[&str]) -> Peer {
-        let mut child = Command::new(LOOM)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn loom");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Peer {
-            child,
-            stdin,
-            stdout,
-            next: 1,
-        }
-    }
-
-    /// Sends a request and waits for the response with the same id.
-    fn request(&mut self, method: &str, params: &str) -> String {
-        let id = self.next;
-        self.next += 1;
-        writeln!(
-            self.stdin,
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#
-        )
-        .expect("write");
-        self.stdin.flush().expect("flush");
-        let want = format!(r#""id":{id},"#);
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if self.stdout.read_line(&mut line).expect("read") == 0 {
-                panic!("peer closed its stdout");
-            }
-            if line.contains(&want) && !line.contains("\"method\"") {
-                return line;
-            }
-        }
-    }
-
-    fn initialize(&mut self) {
-        self.request("initialize", r#"{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}"#);
-        writeln!(
-            self.stdin,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )
-        .expect("write");
-    }
-
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]

@@ -5,7 +5,8 @@
 mod common;
 
 use common::{
-    LOOM, RawClient, TempConfig, is_error_result, sample_config, session_entry, text_of, wait_until,
+    LOOM, RawClient, TempConfig, is_error_result, next_approval, sample_config, session_entry,
+    text_of, wait_until,
 };
 use loom::frontend::engine::{Engine, Reply, Request};
 use loom::frontend::socket::{RemoteEngine, SessionEntry};
@@ -382,20 +383,6 @@ async fn attacher(entry: &SessionEntry) -> (Arc<RemoteEngine>, loom::frontend::e
         Ok(Reply::Servers { .. })
     ));
     (eng, feed)
-}
-
-async fn next_approval(
-    feed: &mut loom::frontend::engine::EventFeed,
-) -> loom::session::approvals::ApprovalRequest {
-    loop {
-        let ev = tokio::time::timeout(Duration::from_secs(30), feed.live.recv())
-            .await
-            .expect("an approval request in time")
-            .expect("feed open");
-        if let Event::ApprovalRequested(r) = ev.event {
-            return r;
-        }
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

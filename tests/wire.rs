@@ -15,8 +15,7 @@ use loom::types::data::{
 };
 use loom::types::events::{
     ApprovalRequest, Binding, CallRecord, CallSummary, Caller, Decision, Event, LogKind, LogLine,
-    Outcome,
-    Sequenced, ServerState, Settlement,
+    Outcome, Sequenced, ServerState, Settlement,
 };
 use serde_json::{Value, json};
 
@@ -277,6 +276,11 @@ fn replies() -> Vec<Reply> {
                 source: "sample/list_orders".into(),
                 pinned: true,
                 created: "2026-12-01T00:00:00Z".into(),
+                lineage: Some(loom::types::data::Lineage {
+                    call: Some(7),
+                    inputs: vec!["blob/3f2a".into(), "memory:runbook".into()],
+                    sql: Some("SELECT 1".into()),
+                }),
             }],
         },
         Reply::Describe {
@@ -310,6 +314,7 @@ fn replies() -> Vec<Reply> {
                 chars: 10,
                 lines: 2,
                 expires: "2026-12-01T01:00:00Z".into(),
+                lineage: None,
             }],
         },
         Reply::Memories {

@@ -48,6 +48,8 @@ pub struct Config {
     /// Where memories persist; default: a per-project file under the user's data folder.
     pub memory_file: Option<PathBuf>,
     pub memory_max_bytes: usize,
+    /// Largest data `bind` may put into one call's arguments, in bytes of JSON.
+    pub max_bound_bytes: usize,
     /// Workbench theme: `dark`, `light` or a theme file.
     pub theme: Option<String>,
     /// `[theme_colors]`: slots that override the theme's.
@@ -170,6 +172,8 @@ pub struct ServerSpec {
     /// Whether this server's results (datasets, parked text, call arguments) go into the
     /// session's history (`history = false` keeps them out; its calls are still listed).
     pub history: bool,
+    /// Most calls of one `loom_call_each` batch in flight at this server at once.
+    pub max_concurrency: usize,
 }
 
 /// `approve.allow` / `approve.ask` / `approve.deny` globs of one server.
@@ -304,6 +308,8 @@ fn render(problems: &[Problem]) -> String {
 }
 
 pub const DEFAULT_TOKEN_THRESHOLD: u64 = 2000;
+/// Most bytes `bind` and `loom_call_each` may put into one call's arguments, unless configured.
+pub const DEFAULT_MAX_BOUND_BYTES: usize = 8 << 20;
 /// Server names loom keeps for itself (`loom`, and `loom_…`).
 pub const RESERVED_NAME: &str = "loom";
 
@@ -375,6 +381,9 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         .unwrap_or(64 << 20) as usize;
     let log_file = f.string("log_file", p).map(|s| base.join(s));
     let memory_file = f.string("memory_file", p).map(|s| base.join(s));
+    let max_bound_bytes = f
+        .integer("max_bound_bytes", 1, 1 << 30, p)
+        .map_or(DEFAULT_MAX_BOUND_BYTES, |n| n as usize);
     let memory_max_bytes = f
         .integer("memory_max_bytes", 1, 64 << 20, p)
         .unwrap_or(256 * 1024) as usize;
@@ -461,6 +470,7 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
         store,
         memory_file,
         memory_max_bytes,
+        max_bound_bytes,
         theme,
         theme_overrides,
         keymap,
@@ -744,6 +754,7 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
     let listing = listing::read_mode(&mut f, p);
     let pin = f.globs("pin", p).unwrap_or_default();
     let history = f.boolean("history", p).unwrap_or(true);
+    let max_concurrency = f.integer("max_concurrency", 1, 256, p).unwrap_or(8) as usize;
     let mut restart = RestartPolicy::default();
     if let Some(n) = f.integer("max_restarts", 0, 1000, p) {
         restart.max_restarts = n as u32;
@@ -785,6 +796,7 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         listing,
         pin,
         history,
+        max_concurrency,
     })
 }
 

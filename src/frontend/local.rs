@@ -152,6 +152,7 @@ impl Inner {
                                 chars: b.total_chars,
                                 lines: b.total_lines,
                                 expires: crate::store::iso(b.expires()),
+                                lineage: s.lineage_of(&b.key).filter(|l| !l.is_empty()),
                             })
                             .collect()
                     })
@@ -455,6 +456,7 @@ fn dataset_view(d: crate::store::DatasetMeta) -> DatasetView {
         columns: d.columns,
         pinned: d.pinned,
         created: d.created,
+        lineage: d.lineage,
     }
 }
 

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 /// xorshift64*: small, fast and deterministic; not for anything secret.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
@@ -103,6 +103,60 @@ pub fn orders(limit: u64, status: Option<&str>) -> Vec<Value> {
         }
     }
     out
+}
+
+/// The details of the order `id` (as [`orders`] numbers them), or `None` for an id that no
+/// order has: the same id always gives the same details.
+pub fn order_details(id: u64) -> Option<Value> {
+    let base = 7_300_000_000_000_000_000u64;
+    let n = id.checked_sub(base)?;
+    if n == 0 || n % 7919 != 0 || n / 7919 > 1_000_000 {
+        return None;
+    }
+    let mut rng = Rng::new(id);
+    let lines: Vec<Value> = (0..1 + rng.below(4))
+        .map(|i| {
+            json!({
+                "line": i + 1,
+                "sku": format!("SKU-{:05}", rng.below(100_000)),
+                "quantity": 1 + rng.below(5),
+                "unit_price": format!("{}.{:02}", 1 + rng.below(400), rng.below(100)).parse::<serde_json::Number>().unwrap_or_else(|_| 0.into()),
+            })
+        })
+        .collect();
+    Some(json!({
+        "order_id": id,
+        "carrier": rng.pick(&["DHL", "UPS", "FedEx", "La Poste", "Correos"]),
+        "tracking": format!("TRK{:010}", rng.below(10_000_000_000)),
+        "promised_date": date(200 + rng.below(400)),
+        "lines": lines,
+    }))
+}
+
+/// An order's details in one line of text.
+pub fn order_summary(d: &Value) -> String {
+    format!(
+        "order {} ships with {} ({}), promised {}, {} line(s)",
+        d["order_id"],
+        d["carrier"].as_str().unwrap_or_default(),
+        d["tracking"].as_str().unwrap_or_default(),
+        d["promised_date"].as_str().unwrap_or_default(),
+        d["lines"].as_array().map_or(0, Vec::len)
+    )
+}
+
+/// What `write_note` answers: the note's title, its size and a digest of its body, so a caller
+/// can check that the body arrived whole.
+pub fn note_receipt(title: &str, body: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(body.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "saved note {:?}: {} characters, {} lines, sha256 {hex}",
+        title,
+        body.chars().count(),
+        body.lines().count()
+    )
 }
 
 pub fn log_lines(lines: u64) -> String {

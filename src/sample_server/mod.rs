@@ -6,7 +6,8 @@
 //! stays on loom's own JSON-RPC layer.)
 
 pub mod conformance;
-mod data;
+/// The sample data, deterministic, so tests can say what the server must have answered.
+pub mod data;
 mod tools;
 
 pub use tools::{ArgumentError, UnknownTool, tools};

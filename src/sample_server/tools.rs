@@ -68,6 +68,39 @@ pub fn tools() -> Vec<Tool> {
                 .idempotent(true),
         ),
         Tool::new(
+            "get_order_details",
+            "One order's details by its id: carrier, tracking, promised date and its lines (sku, quantity, unit price). An unknown id is an error. format \"text\" gives a one-line summary instead.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "order_id": { "type": "integer", "description": "the order's id, as list_orders gives it" },
+                    "format": { "type": "string", "enum": ["json", "text"], "default": "json" }
+                },
+                "required": ["order_id"]
+            })),
+        )
+        .with_title("Order details")
+        .with_annotations(read_only()),
+        Tool::new(
+            "write_note",
+            "Writes a note (a ticket comment) with a title and a body. Destructive: it changes the ticket.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "title": { "type": "string" },
+                    "body": { "type": "string" }
+                },
+                "required": ["title", "body"]
+            })),
+        )
+        .with_title("Write a note")
+        .with_annotations(
+            ToolAnnotations::new()
+                .destructive(true)
+                .read_only(false)
+                .open_world(false),
+        ),
+        Tool::new(
             "slow_count",
             "Counts to `steps`, one step every `delay_ms`, reporting progress. Cancellable.",
             schema(json!({ "type": "object", "properties": {
@@ -182,6 +215,27 @@ pub fn call(name: &str, args: &Map<String, Value>) -> Result<Call, UnknownTool> 
             Some(id) => Ok(done(text_result(format!("order {id} cancelled")))),
             None => Err(ArgumentError::NotAnInteger { key: "order_id" }),
         },
+        "get_order_details" => match args.get("order_id").and_then(Value::as_u64) {
+            Some(id) => {
+                let text = args.get("format").and_then(Value::as_str) == Some("text");
+                Ok(done(match data::order_details(id) {
+                    Some(d) if text => text_result(data::order_summary(&d)),
+                    Some(d) => text_result(d.to_string()),
+                    None => {
+                        CallToolResult::error(vec![ContentBlock::text(format!("no order {id}"))])
+                    }
+                }))
+            }
+            None => Err(ArgumentError::NotAnInteger { key: "order_id" }),
+        },
+        "write_note" => {
+            let title = args
+                .get("title")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let body = args.get("body").and_then(Value::as_str).unwrap_or_default();
+            Ok(done(text_result(data::note_receipt(title, body))))
+        }
         "slow_count" => arg_u64(args, "steps", 5, (1, 1000)).and_then(|steps| {
             let delay = arg_u64(args, "delay_ms", 200, (0, 60_000))?;
             Ok(Call::Count(Count {

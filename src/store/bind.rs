@@ -11,7 +11,7 @@ use crate::types::events::Binding;
 use serde_json::{Map, Value};
 
 /// Default cap of the data bound into one call, in bytes of JSON.
-pub const DEFAULT_MAX_BOUND_BYTES: usize = 8 << 20;
+pub use crate::config::DEFAULT_MAX_BOUND_BYTES;
 
 /// How the rows of a statement are bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,7 +292,7 @@ pub fn resolve(
     let mut total = 0usize;
     for spec in specs {
         let left = max_bytes.saturating_sub(total);
-        let bound = resolve_one(store, memories, spec, left)?;
+        let bound = resolve_one(store, memories, spec, left, max_bytes)?;
         total += bound.view.bytes as usize;
         if total > max_bytes {
             return Err(err(
@@ -312,12 +312,19 @@ fn resolve_one(
     memories: &Memories,
     spec: &Spec,
     left: usize,
+    max_bytes: usize,
 ) -> Result<Bound, BindError> {
     let at = spec.at.as_str();
     let too_big = |bytes: usize| {
         err(
             at,
-            format!("its value is {bytes} bytes, more than the {left} left of max_bound_bytes"),
+            if left == max_bytes {
+                format!("its value is {bytes} bytes, more than max_bound_bytes ({max_bytes})")
+            } else {
+                format!(
+                    "its value is {bytes} bytes, more than the {left} left of max_bound_bytes ({max_bytes}) after the bindings before it"
+                )
+            },
         )
     };
     let (value, source, inputs) = match &spec.source {

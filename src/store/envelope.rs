@@ -484,11 +484,38 @@ pub fn render(
             break;
         }
     }
-    let (t, st, tokens) = chosen;
+    let (mut t, mut st, tokens) = chosen;
+    // `loom_describe` says where the dataset came from.
+    if budget == usize::MAX
+        && let Some(l) = &meta.lineage
+        && let Value::Object(o) = &mut st
+    {
+        o.insert(
+            "lineage".into(),
+            serde_json::to_value(l).unwrap_or(Value::Null),
+        );
+        t.push_str(&format!("lineage: {}\n", lineage_line(l)));
+    }
     (
         json!({ "content": [{ "type": "text", "text": t }], "structuredContent": st }),
         tokens,
     )
+}
+
+/// A lineage in one line: `call #12 ← sample_list_orders_1, blob/3f2a… · SELECT …`.
+pub fn lineage_line(l: &crate::types::data::Lineage) -> String {
+    let mut parts = Vec::new();
+    if let Some(c) = l.call {
+        parts.push(format!("made by call #{c}"));
+    }
+    if !l.inputs.is_empty() {
+        parts.push(format!("from {}", l.inputs.join(", ")));
+    }
+    if let Some(sql) = &l.sql {
+        let one: Vec<&str> = sql.split_whitespace().collect();
+        parts.push(format!("by {}", one.join(" ")));
+    }
+    parts.join(" · ")
 }
 
 #[cfg(test)]

@@ -373,6 +373,7 @@ fn parked_text_opens_in_a_pager_that_searches_and_copies() {
         chars: 2400,
         lines: 300,
         expires: "2026-11-30T11:00:00Z".into(),
+        lineage: None,
     }]);
     // From the first dataset to the Parked text group, then its first item.
     press(&mut a, vec![Msg::char('4'), Msg::char(']'), Msg::char('j')]);
@@ -907,6 +908,7 @@ fn hints_offer_only_what_works_in_the_state_shown() {
         chars: 2400,
         lines: 300,
         expires: "2026-11-30T11:00:00Z".into(),
+        lineage: None,
     }]);
     press(&mut a, vec![Msg::char('4'), Msg::char(']'), Msg::char('j')]);
     let bar = keys(&a);

@@ -24,6 +24,8 @@ mod daily_tests;
 #[cfg(test)]
 mod editor_tests;
 #[cfg(test)]
+mod flow_tests;
+#[cfg(test)]
 mod history_tests;
 #[cfg(test)]
 mod tests;

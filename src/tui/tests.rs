@@ -214,6 +214,23 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                 response: String::new(),
             })),
         },
+        // A call made with loom_call's bind: the log says where, from what and how large.
+        Request::CallDetail { call: 42 } => Reply::CallDetail {
+            record: Some(Box::new(CallRecord {
+                summary: CallSummary {
+                    via: Some("loom_call".into()),
+                    bindings: vec![crate::types::events::Binding {
+                        at: "/body".into(),
+                        source: "blob/3f2a9c lines matching \"ERROR\"".into(),
+                        inputs: vec!["blob/3f2a9c".into()],
+                        bytes: 48_213,
+                    }],
+                    ..call(42, "sample_write_note", "passed", None, "model")
+                },
+                request: r#"{"name":"loom_call","arguments":{"tool":"sample_write_note"}}"#.into(),
+                response: r#"{"content":[{"type":"text","text":"saved note"}]}"#.into(),
+            })),
+        },
         Request::CallDetail { call: n } => Reply::CallDetail {
             record: Some(Box::new(CallRecord {
                 summary: call(*n, "sample_list_orders", "intercepted", Some("sample_list_orders_1"), "model"),
@@ -230,6 +247,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                     source: "sample/list_orders".into(),
                     pinned: false,
                     created: "2026-11-30T10:00:01Z".into(),
+                    lineage: None,
                 },
                 DatasetView {
                     dataset: "sample_list_customers_2".into(),
@@ -238,6 +256,7 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                     source: "sample/list_customers".into(),
                     pinned: true,
                     created: "2026-11-30T10:00:02Z".into(),
+                    lineage: None,
                 },
             ],
         },

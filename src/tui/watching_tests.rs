@@ -21,6 +21,7 @@ fn dataset(name: &str, rows: u64) -> DatasetView {
         source: "sample/list_orders".into(),
         pinned: false,
         created: "2026-11-30T10:00:01Z".into(),
+        lineage: None,
     }
 }
 

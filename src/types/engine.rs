@@ -56,8 +56,10 @@ impl From<&str> for EngineError {
 /// may be in the state "needs authentication" (an HTTP server refused loom's token). 10: a
 /// result that is gone says why (`dropped`); a cancelled query is told apart (`cancelled`).
 /// 11: a running call's progress (`call_progress`). 12: a server's failures are counted apart
-/// from its restarts (`failures`).
-pub const WORKBENCH_PROTOCOL: u32 = 12;
+/// from its restarts (`failures`). 13: a call's batch and bindings (`batch`, `bindings`), an
+/// approval of a bound call or a whole batch, and where datasets and parked texts came from
+/// (`lineage`).
+pub const WORKBENCH_PROTOCOL: u32 = 13;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]
@@ -308,6 +310,9 @@ pub struct DatasetView {
     pub source: String,
     pub pinned: bool,
     pub created: String,
+    /// Where it came from (the call, what was bound into it, the query), when loom knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<crate::types::data::Lineage>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -317,6 +322,9 @@ pub struct BlobView {
     pub chars: usize,
     pub lines: usize,
     pub expires: String,
+    /// Where it came from, when loom knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<crate::types::data::Lineage>,
 }
 
 /// Where a tool stands in the listing the config gives clients, and its cost.

@@ -5,12 +5,22 @@ use super::*;
 use crate::store::{Asker, Store};
 
 impl ClientSession {
-    /// A `tools/call`; `via` names the loom tool that made it (`loom_call`), for the log.
+    /// A `tools/call` from the client.
     pub(super) async fn call_tool(
         self: &Arc<Self>,
         id: &RawValue,
         params: Map<String, Value>,
-        via: Option<&'static str>,
+    ) -> Result<Option<String>, RpcError> {
+        self.call_tool_via(id, params, Via::default()).await
+    }
+
+    /// A `tools/call`; `via` names the loom tool that made it (`loom_call`) and what it bound,
+    /// for the log.
+    async fn call_tool_via(
+        self: &Arc<Self>,
+        id: &RawValue,
+        params: Map<String, Value>,
+        via: Via,
     ) -> Result<Option<String>, RpcError> {
         // A retry with answers to a legacy server's questions goes on with the waiting call.
         if params.contains_key("requestState")
@@ -47,31 +57,32 @@ impl ClientSession {
             let mut refused = None;
             if spec.tool == tools::LoomTool::Call && tools::validate(spec, &args).is_ok() {
                 match self.resolve_call(&args, &params).await {
-                    Ok(inner) => {
-                        return Box::pin(self.call_tool(id, inner, Some("loom_call"))).await;
+                    Ok((inner, via)) => {
+                        return Box::pin(self.call_tool_via(id, inner, via)).await;
                     }
                     Err(why) => refused = Some(why),
                 }
             }
+            if spec.tool == tools::LoomTool::CallEach && tools::validate(spec, &args).is_ok() {
+                return self.call_each(id, &params, args).await;
+            }
             self.note_use(&name, None);
             let mut track = self.begin_call(LOOM_SERVER, &name, &params);
-            track.summary.via = via.map(str::to_owned);
+            track.summary.via = via.tool.map(str::to_owned);
             let result = match tools::validate(spec, &args) {
                 Err(wrong) => tool_error(&wrong.to_string()),
                 Ok(()) if refused.is_some() => tool_error(refused.as_deref().unwrap_or_default()),
                 Ok(()) if spec.tool.is_session() => self.run_session_tool(spec.tool, &args).await,
-                Ok(()) if spec.tool == tools::LoomTool::History => {
-                    match self.session.store.get().await {
-                        Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
-                        Ok(store) => {
-                            let session = self.session.clone();
-                            run_blocking(spec.name(), move || {
-                                super::history_tool::tool(&session, &store, &args)
-                            })
-                            .await
-                        }
+                Ok(()) if spec.tool == tools::LoomTool::History => match self.store().await {
+                    Err(e) => tool_error(&e),
+                    Ok(store) => {
+                        let session = self.session.clone();
+                        run_blocking(spec.name(), move || {
+                            super::history_tool::tool(&session, &store, &args)
+                        })
+                        .await
                     }
-                }
+                },
                 Ok(()) if spec.tool.is_memory() => {
                     // The memories report what they write to the session themselves.
                     let mem = self.session.memories.clone();
@@ -81,8 +92,8 @@ impl ClientSession {
                     })
                     .await
                 }
-                Ok(()) => match self.session.store.get().await {
-                    Err(e) => tool_error(&format!("the dataset store is not available: {e}")),
+                Ok(()) => match self.store().await {
+                    Err(e) => tool_error(&e),
                     Ok(store) => {
                         // The client's cancel, or a person's, interrupts this call's query.
                         let call = track.summary.call;
@@ -139,19 +150,27 @@ impl ClientSession {
             // Logged like any call, so a person sees what the client tried (loom answered it).
             let message = format!("unknown tool \"{name}\"");
             let mut track = self.begin_call(LOOM_SERVER, &name, &params);
-            track.summary.via = via.map(str::to_owned);
+            track.summary.via = via.tool.map(str::to_owned);
             self.end_call(track, Outcome::Error, None, None, &message);
             return Err(RpcError::new(code::INVALID_PARAMS, message));
         };
         refuse_foreign_state(&params, &route.server)?;
-        let mut track = self.begin_call(route.server.name(), &name, &params);
-        track.summary.via = via.map(str::to_owned);
+        let mut track = self.begin_call(
+            route.server.name(),
+            &name,
+            via.logged.as_ref().unwrap_or(&params),
+        );
+        track.summary.via = via.tool.map(str::to_owned);
+        track.summary.bindings = via.bindings;
+        if let Some(logged) = &via.logged {
+            track.logged_args = logged.get("arguments").cloned();
+        }
         // A call waiting for approval can be cancelled like one in flight.
         let up_key = id_key(id);
         let call_no = Some(track.summary.call);
         let mut cancel_rx = self.track_in_flight(&up_key, route.server.name(), call_no);
         let verdict = tokio::select! {
-            v = self.approve(&route, &name, &params, &mut track) => Ok(v),
+            v = self.approve(&route, &name, &params, &mut track, None) => Ok(v),
             stop = &mut cancel_rx => Err(stop),
         };
         self.untrack_in_flight(&up_key, call_no);
@@ -191,6 +210,7 @@ impl ClientSession {
         exposed: &str,
         params: &Map<String, Value>,
         track: &mut CallTrack,
+        batch: Option<crate::types::events::BatchAsk>,
     ) -> Result<(), String> {
         let annotations = route.server.tool_field(&route.original, "annotations");
         let policy = route
@@ -221,6 +241,8 @@ impl ClientSession {
                     original: route.original.clone(),
                     annotations: annotations.unwrap_or(Value::Null),
                     arguments: params.get("arguments").cloned().unwrap_or(Value::Null),
+                    bindings: track.summary.bindings.clone(),
+                    batch,
                     ..Default::default()
                 };
                 let config = &self.session.config;
@@ -257,7 +279,13 @@ impl ClientSession {
 
     /// Logs the start of a tool call and announces it.
     /// Answers a call that never reached its server with an error result saying `why`, and logs it.
-    fn refuse(&self, id: &RawValue, track: CallTrack, outcome: Outcome, why: &str) -> String {
+    pub(super) fn refuse(
+        &self,
+        id: &RawValue,
+        track: CallTrack,
+        outcome: Outcome,
+        why: &str,
+    ) -> String {
         let result = tool_error(why);
         let result = if self.is_modern() {
             with_result_type(result)
@@ -343,6 +371,8 @@ impl ClientSession {
         CallTrack {
             summary,
             started: Instant::now(),
+            logged_args: None,
+            keep_raw: false,
         }
     }
 

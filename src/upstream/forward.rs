@@ -132,7 +132,12 @@ impl ClientSession {
                 up_token = up;
             }
         }
-        let call_args = params.get("arguments").cloned();
+        // Provenance records the arguments as the caller wrote them (a bound call's without
+        // the data loom put in).
+        let call_args = match track.as_ref().and_then(|t| t.logged_args.clone()) {
+            Some(logged) => Some(logged),
+            None => params.get("arguments").cloned(),
+        };
         let caps = request_caps(&params);
         let log_level = request_log_level(&params);
         // Kept for a retry with a modern server's questions answered (see `bridge`).
@@ -282,8 +287,24 @@ impl ClientSession {
                 } else {
                     raw
                 };
-                let (raw, dataset) = if is_call {
-                    match self.intercept(raw, server, tool, call_args).await {
+                let (keep_raw, lineage) = match lock(&track).as_ref() {
+                    Some(t) => (
+                        t.keep_raw,
+                        crate::types::data::Lineage {
+                            call: Some(t.summary.call),
+                            inputs: t
+                                .summary
+                                .bindings
+                                .iter()
+                                .flat_map(|b| b.inputs.iter().cloned())
+                                .collect(),
+                            sql: None,
+                        },
+                    ),
+                    None => (false, Default::default()),
+                };
+                let (raw, dataset) = if is_call && !keep_raw {
+                    match self.intercept(raw, server, tool, call_args, lineage).await {
                         Interception::Replaced {
                             body,
                             outcome,

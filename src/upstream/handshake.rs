@@ -206,7 +206,7 @@ impl ClientSession {
                 result.insert(key.into(), Value::Array(items));
                 ok(self.finish_result(result, true))
             }
-            "tools/call" => self.call_tool(id, params, None).await,
+            "tools/call" => self.call_tool(id, params).await,
             "prompts/get" if params.get("name").and_then(Value::as_str) == Some("loom") => {
                 let result = json!({
                     "description": "Loom primer",

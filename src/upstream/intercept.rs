@@ -33,6 +33,7 @@ impl ClientSession {
         server: &Arc<ServerHandle>,
         tool: &str,
         arguments: Option<Value>,
+        lineage: crate::types::data::Lineage,
     ) -> Interception {
         // Cheap check first: small results never wait for the store.
         let threshold = self.session.config.token_threshold as usize;
@@ -80,11 +81,12 @@ impl ClientSession {
                     "{server_name}/{tool}: {}",
                     crate::store::blobs::first_lines(&text)
                 );
-                let blob = store.park(
+                let blob = store.park_traced(
                     text,
                     summary,
                     content_type.into(),
                     crate::store::blobs::DEFAULT_TTL,
+                    lineage.clone(),
                 );
                 let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
                 let pointer_tokens = crate::intercept::tokens::estimate(&pointer.to_string());
@@ -137,7 +139,7 @@ impl ClientSession {
                 at: crate::store::now_iso(),
                 rung: table.rung.to_owned(),
             };
-            let meta = match store.ingest(&table, provenance) {
+            let meta = match store.ingest_traced(&table, provenance, lineage.clone()) {
                 Ok(m) => m,
                 Err(e) => {
                     tracing::warn!("ingest failed, parking the result instead: {e}");

@@ -204,15 +204,15 @@ impl ClientSession {
         self: &Arc<Self>,
         args: &Map<String, Value>,
         params: &Map<String, Value>,
-    ) -> Result<Map<String, Value>, String> {
+    ) -> Result<(Map<String, Value>, super::Via), String> {
         let tool = args.get("tool").and_then(Value::as_str).unwrap_or_default();
         // Missing or null, as a direct call without arguments.
         let arguments = match args.get("arguments") {
             None | Some(Value::Null) => json!({}),
             Some(a) => a.clone(),
         };
-        if tool == LoomTool::Call.name() {
-            return Err("loom_call calls other tools; call the tool itself".into());
+        if tool == LoomTool::Call.name() || tool == LoomTool::CallEach.name() {
+            return Err(format!("loom_call calls other tools; call {tool} itself"));
         }
         let fleet = self.ready_fleet().await;
         let placed = self.placed_tools(&fleet);
@@ -242,19 +242,37 @@ impl ClientSession {
                 "unknown tool `{tool}`{hint} loom_find_tools finds tools by what they do."
             ));
         };
-        let problems = schema_problems(&schema, &arguments);
-        if !problems.is_empty() {
-            return Err(format!(
-                "{tool} would be called with wrong arguments:\n- {}\nits input schema: {schema}",
-                problems.join("\n- "),
-            ));
-        }
         // The call's own params with the tool's name and arguments: everything else (`_meta`,
         // a retry's `requestState` and `inputResponses`) goes as a direct call would send it.
         let mut inner = params.clone();
         inner.insert("name".into(), Value::String(tool.to_owned()));
+        let mut via = super::Via {
+            tool: Some("loom_call"),
+            ..Default::default()
+        };
+        let arguments = match args.get("bind") {
+            None | Some(Value::Null) => arguments,
+            Some(bind) => {
+                let bound = self.resolve_bindings(bind).await?;
+                let mut filled = arguments.clone();
+                crate::store::bind::apply(&mut filled, &bound).map_err(|e| e.to_string())?;
+                if let Some(why) = super::bind::schema_refusal(tool, &schema, &filled, &bound) {
+                    return Err(why);
+                }
+                // The log and provenance keep the arguments as written, and the bindings.
+                let mut logged = inner.clone();
+                logged.insert("arguments".into(), arguments);
+                logged.insert("bind".into(), bind.clone());
+                via.logged = Some(logged);
+                via.bindings = bound.into_iter().map(|b| b.view).collect();
+                filled
+            }
+        };
+        if let Some(why) = super::bind::schema_refusal(tool, &schema, &arguments, &[]) {
+            return Err(why);
+        }
         inner.insert("arguments".into(), arguments);
-        Ok(inner)
+        Ok((inner, via))
     }
 
     /// Runs `loom_find_tools` or `loom_context`.
@@ -573,6 +591,7 @@ impl ClientSession {
             s.push_str("Not every tool is listed. To do something no listed tool does, call loom_find_tools with the task in words, then call the tool it names directly or with loom_call {tool, arguments}. ");
         }
         s.push_str("Large results become datasets: ask loom_query (SQL) instead of calling again; parked text is read with loom_fetch. loom_context gives what to know for a task.\n");
+        s.push_str("Data loom holds goes into a call without passing through you: loom_call {tool, arguments, bind: {\"/body\": {\"blob\": \"blob/…\", \"pattern\": \"ERROR\"}}} (or {\"sql\": \"SELECT …\", \"as\": \"rows|csv|column|value\"}, {\"memory\": \"key\"}). One call per row: loom_call_each {tool, sql: \"SELECT id AS order_id FROM orders_1 WHERE status = 'late'\"} answers with one dataset of every result.\n");
         let servers: Vec<String> = servers;
         if !servers.is_empty() {
             s.push_str("Servers:\n");

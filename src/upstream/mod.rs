@@ -3,8 +3,10 @@
 //! mapped both ways, and server-to-client requests relayed when the client can take them.
 //! Results that loom does not change are spliced back verbatim.
 
+mod bind;
 mod bridge;
 mod calls;
+mod each;
 mod forward;
 mod handshake;
 mod history_tool;
@@ -128,6 +130,22 @@ impl Drop for ActiveId {
 struct CallTrack {
     summary: CallSummary,
     started: Instant,
+    /// The arguments as provenance records them when they are not the ones sent (a bound
+    /// call's, before loom put data into them).
+    logged_args: Option<Value>,
+    /// The result goes back as the server sent it, never intercepted (a batch's calls, whose
+    /// results the batch gathers itself).
+    keep_raw: bool,
+}
+
+/// How a call reached `call_tool`, when not directly: through which loom tool, and what
+/// loom bound into its arguments.
+#[derive(Default)]
+struct Via {
+    tool: Option<&'static str>,
+    bindings: Vec<crate::types::events::Binding>,
+    /// The params as the call log shows them (a bound call's, without the bound values).
+    logged: Option<Map<String, Value>>,
 }
 
 /// The key an id is tracked under: its canonical JSON text.

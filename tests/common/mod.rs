@@ -586,3 +586,18 @@ impl NodeOverHttp {
         format!("http://127.0.0.1:{}/mcp", self.port)
     }
 }
+
+/// The next approval an attached workbench's feed announces (within 30 s).
+pub async fn next_approval(
+    feed: &mut loom::frontend::engine::EventFeed,
+) -> loom::session::approvals::ApprovalRequest {
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), feed.live.recv())
+            .await
+            .expect("an approval request in time")
+            .expect("feed open");
+        if let loom::session::Event::ApprovalRequested(r) = ev.event {
+            return r;
+        }
+    }
+}

@@ -5,6 +5,8 @@ Usage: client_check.py LOOM_BINARY CONFIG MODE   (stdio; MODE: auto | legacy)
            (a model in a search listing: finds a tool with loom_find_tools, calls it with
            loom_call, sees it promoted into the listing, calls a hidden tool by name)
        client_check.py --http URL TOKEN MODE     (streamable HTTP with a bearer token)
+       client_check.py --flow URL TOKEN MODE   (streamable HTTP: data from tool to tool, a
+           parked log bound into a note with loom_call and a loom_call_each batch with progress)
        client_check.py --http-plan URL TOKEN MODE PLAN
            (streamable HTTP; MODE: legacy | auto | 2026-07-28; PLAN is a file holding the
            JSON plan that tests/js/client_check.mjs also runs: per server a call with
@@ -20,7 +22,7 @@ from mcp import Client, StdioServerParameters
 
 
 def server():
-    if sys.argv[1] in ("--http", "--http-plan"):
+    if sys.argv[1] in ("--http", "--http-plan", "--flow"):
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
@@ -149,7 +151,41 @@ async def find_and_call():
     print(json.dumps(out))
 
 
+async def flow():
+    """A bound loom_call and a loom_call_each batch, as a model makes them."""
+    params, mode = server()
+    progress = []
+    out = {}
+
+    async def on_progress(p, total, message):
+        progress.append([p, total])
+
+    async with Client(params, mode=mode) as c:
+        r = await c.call_tool("sample_list_orders", {"limit": 1000})
+        orders = r.structured_content["ref"]
+        r = await c.call_tool("sample_tail_logs", {"lines": 3000})
+        blob = r.structured_content["blob_key"]
+        r = await c.call_tool("loom_call", {
+            "tool": "sample_write_note",
+            "arguments": {"title": "errors"},
+            "bind": {"/body": {"blob": blob, "pattern": "ERROR"}},
+        })
+        out["receipt"] = text_of(r)
+        sql = f"SELECT order_id FROM {orders} WHERE status = 'pending' ORDER BY order_id LIMIT 12"
+        r = await c.call_tool("loom_call_each", {
+            "tool": "sample_get_order_details", "sql": sql, "concurrency": 3,
+        }, progress_callback=on_progress)
+        out["batch"] = r.structured_content
+        out["progress"] = progress
+        ref = r.structured_content["ref"]
+        r = await c.call_tool("loom_query", {"sql": f"SELECT count(DISTINCT order_id) AS ids, any_value(typeof(order_id)) AS t FROM {ref}"})
+        out["query"] = r.structured_content["rows"]
+    print(json.dumps(out))
+
+
 if sys.argv[1] == "--find":
     asyncio.run(find_and_call())
+elif sys.argv[1] == "--flow":
+    asyncio.run(flow())
 else:
     asyncio.run(run_plan() if sys.argv[1] == "--http-plan" else main())

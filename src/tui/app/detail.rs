@@ -42,6 +42,8 @@ pub struct DetailPane {
     pub(super) awaiting_approval: bool,
     /// How far the shown running call is, as its server last said (`40/500 · counting`).
     pub(super) progress: Option<String>,
+    /// Where the shown dataset or parked text came from, as a short chain of lines.
+    pub(super) lineage: Vec<String>,
 }
 
 impl DetailPane {
@@ -157,6 +159,18 @@ impl DetailPane {
                 if let Some(v) = &s.via {
                     lines.push(Line::styled(format!("called through {v}"), th.muted));
                 }
+                if let Some(b) = s.batch {
+                    lines.push(Line::styled(
+                        format!("one call of the loom_call_each batch #{b}"),
+                        th.muted,
+                    ));
+                }
+                if !s.bindings.is_empty() {
+                    lines.push(heading("bound into the arguments".into()));
+                    for b in &s.bindings {
+                        lines.push(binding_line(b, th));
+                    }
+                }
                 if let Some(d) = &s.decision {
                     lines.push(Line::styled(format!("approval: {d}"), th.warning));
                 }
@@ -194,23 +208,32 @@ impl DetailPane {
                 lines.extend(response_lines(&r.response, h, th));
                 lines
             }
-            Detail::Dataset { dataset, describe } => dataset_lines(dataset, describe, th),
-            Detail::Blob(b) => vec![
-                heading(format!("parked {}", b.key)),
-                Line::raw(b.summary.clone()),
-                Line::styled(
-                    format!(
-                        "{} chars, {} lines, kept until {}",
-                        b.chars, b.lines, b.expires
+            Detail::Dataset { dataset, describe } => {
+                let mut lines = dataset_lines(dataset, describe, th);
+                lines.extend(lineage_lines(&self.lineage, th));
+                lines
+            }
+            Detail::Blob(b) => {
+                let mut lines = vec![
+                    heading(format!("parked {}", b.key)),
+                    Line::raw(b.summary.clone()),
+                    Line::styled(
+                        format!(
+                            "{} chars, {} lines, kept until {}",
+                            b.chars, b.lines, b.expires
+                        ),
+                        th.muted,
                     ),
-                    th.muted,
-                ),
-                Line::raw(""),
-                Line::styled(
-                    "The model reads it with loom_fetch (offset/length or a pattern).".to_owned(),
-                    th.muted,
-                ),
-            ],
+                    Line::raw(""),
+                    Line::styled(
+                        "The model reads it with loom_fetch (offset/length or a pattern)."
+                            .to_owned(),
+                        th.muted,
+                    ),
+                ];
+                lines.extend(lineage_lines(&self.lineage, th));
+                lines
+            }
             Detail::Memory(m) => {
                 let mut lines = vec![
                     heading(format!("memory {} v{}", m.key, m.version)),
@@ -239,6 +262,7 @@ impl DetailPane {
 
 impl App {
     pub(super) fn set_detail(&mut self, d: Detail) {
+        self.detail.lineage = self.lineage_chain(&d);
         self.detail.reference_gone = self.reference_gone(&d);
         self.detail.awaiting_approval =
             matches!(&d, Detail::Call(r) if self.awaits_approval(r.summary.call));
@@ -248,12 +272,76 @@ impl App {
     }
 
     pub(super) fn rebuild_detail_lines(&mut self) {
+        self.detail.lineage = self.lineage_chain(&self.detail.shown);
         self.detail.reference_gone = self.reference_gone(&self.detail.shown);
         self.detail.awaiting_approval = matches!(&self.detail.shown,
             Detail::Call(r) if self.awaits_approval(r.summary.call));
         self.detail.progress = self.progress_of(&self.detail.shown);
         self.detail
             .rebuild(&self.theme, &self.highlighter, self.now_secs);
+    }
+
+    /// Where a shown dataset or parked text came from: the call or query that made it, then
+    /// each thing read into it with its own origin, a few steps back.
+    fn lineage_chain(&self, d: &Detail) -> Vec<String> {
+        let start = match d {
+            Detail::Dataset { dataset, .. } => self.known_lineage(dataset),
+            Detail::Blob(b) => b.lineage.clone().or_else(|| self.known_lineage(&b.key)),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        if let Some(l) = start {
+            let mut seen = std::collections::HashSet::new();
+            self.lineage_step(&l, 0, &mut out, &mut seen);
+        }
+        out
+    }
+
+    fn known_lineage(&self, reference: &str) -> Option<crate::types::data::Lineage> {
+        self.catalog
+            .datasets
+            .iter()
+            .find(|d| d.dataset == reference)
+            .and_then(|d| d.lineage.clone())
+            .or_else(|| {
+                self.catalog
+                    .blobs
+                    .iter()
+                    .find(|b| b.key == reference)
+                    .and_then(|b| b.lineage.clone())
+            })
+    }
+
+    fn lineage_step(
+        &self,
+        l: &crate::types::data::Lineage,
+        depth: usize,
+        out: &mut Vec<String>,
+        seen: &mut std::collections::HashSet<String>,
+    ) {
+        /// Steps back the chain goes before it stops.
+        const DEPTH: usize = 3;
+        let pad = "    ".repeat(depth);
+        if let Some(c) = l.call {
+            let what = match self.traffic.calls.iter().rev().find(|x| x.call == c) {
+                Some(x) => format!("call #{c} {}/{}", x.server, x.tool),
+                None => format!("call #{c}"),
+            };
+            out.push(format!("{pad}← made by {what}"));
+        }
+        if let Some(sql) = &l.sql {
+            let one: Vec<&str> = sql.split_whitespace().collect();
+            out.push(format!("{pad}← by the query {}", one.join(" ")));
+        }
+        for input in &l.inputs {
+            out.push(format!("{pad}← read {input}"));
+            if depth + 1 < DEPTH
+                && seen.insert(input.clone())
+                && let Some(back) = self.known_lineage(input)
+            {
+                self.lineage_step(&back, depth + 1, out, seen);
+            }
+        }
     }
 
     /// How far a shown call is, when its server said.
@@ -280,6 +368,29 @@ impl App {
             _ => None,
         }
     }
+}
+
+/// The lineage chain under a heading, when there is one.
+fn lineage_lines(chain: &[String], th: &Theme) -> Vec<Line<'static>> {
+    if chain.is_empty() {
+        return Vec::new();
+    }
+    let mut lines = vec![Line::styled("lineage".to_owned(), th.title)];
+    lines.extend(
+        chain
+            .iter()
+            .map(|l| Line::styled(format!("  {l}"), th.muted)),
+    );
+    lines
+}
+
+/// One binding of a call: where, from what, how large (never the value).
+fn binding_line(b: &crate::types::events::Binding, th: &Theme) -> Line<'static> {
+    let mut t = format!("  {} ← {} · {} B", b.at, b.source, b.bytes);
+    if !b.inputs.is_empty() {
+        t.push_str(&format!(" · read {}", b.inputs.join(", ")));
+    }
+    Line::styled(t, th.info)
 }
 
 pub(super) fn pretty(text: &str) -> String {

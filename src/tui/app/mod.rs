@@ -62,7 +62,7 @@ pub use servers::Servers;
 pub use tabs::{
     MAX_TABS, TabLabel, Tabs, TabsFile, TabsFileError, read_tabs_file, tabs_file_beside,
 };
-pub use traffic::Traffic;
+pub use traffic::{BATCH_TOOL, Traffic};
 pub use view::GridView;
 
 use grid::slice_range;

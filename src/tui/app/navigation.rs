@@ -108,6 +108,8 @@ impl App {
                 }
             }
             Pane::Catalog => self.catalog_sideways(right),
+            // l opens a loom_call_each batch into its calls, h closes it.
+            Pane::Traffic if self.traffic.open_batch(right) => self.select_call(),
             _ => {}
         }
     }

@@ -22,7 +22,12 @@ pub struct Traffic {
     pub filter: LineInput,
     /// How far each running call is, as its server last said; gone when the call ends.
     pub progress: HashMap<u64, CallProgress>,
+    /// The `loom_call_each` batches opened into their calls.
+    pub expanded: std::collections::HashSet<u64>,
 }
+
+/// The loom tool whose calls are batches of other calls.
+pub const BATCH_TOOL: &str = "loom_call_each";
 
 /// A running call's last progress notification.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,20 +67,23 @@ impl Default for Traffic {
             follow: true,
             filter: LineInput::default(),
             progress: HashMap::new(),
+            expanded: std::collections::HashSet::new(),
         }
     }
 }
 
 impl Traffic {
-    /// Calls that pass the filter, newest first.
+    /// Calls that pass the filter, newest first. A batch's calls are listed under it only when
+    /// it is open; a filter lists every call it matches.
     pub fn visible_calls(&self) -> Vec<&CallSummary> {
         let f = self.filter.to_lowercase();
-        self.calls
-            .iter()
-            .rev()
-            .filter(|c| {
-                f.is_empty()
-                    || [
+        if !f.is_empty() {
+            return self
+                .calls
+                .iter()
+                .rev()
+                .filter(|c| {
+                    [
                         c.server.as_str(),
                         &c.tool,
                         c.outcome.as_str(),
@@ -84,11 +92,78 @@ impl Traffic {
                     ]
                     .iter()
                     .any(|s| s.to_lowercase().contains(&f))
-                    || c.reference
-                        .as_deref()
-                        .is_some_and(|r| r.to_lowercase().contains(&f))
-            })
-            .collect()
+                        || c.reference
+                            .as_deref()
+                            .is_some_and(|r| r.to_lowercase().contains(&f))
+                })
+                .collect();
+        }
+        let members = self.members();
+        let mut out = Vec::with_capacity(self.calls.len());
+        for c in self.calls.iter().rev() {
+            if c.batch.is_some_and(|b| members.contains_key(&b)) {
+                continue;
+            }
+            out.push(c);
+            if self.expanded.contains(&c.call)
+                && let Some(m) = members.get(&c.call)
+            {
+                out.extend(m.iter().copied());
+            }
+        }
+        out
+    }
+
+    /// The calls of each batch still listed, in the order they were made.
+    fn members(&self) -> HashMap<u64, Vec<&CallSummary>> {
+        let batches: std::collections::HashSet<u64> = self
+            .calls
+            .iter()
+            .filter(|c| c.tool == BATCH_TOOL)
+            .map(|c| c.call)
+            .collect();
+        let mut m: HashMap<u64, Vec<&CallSummary>> = HashMap::new();
+        for c in &self.calls {
+            if let Some(b) = c.batch.filter(|b| batches.contains(b)) {
+                m.entry(b).or_default().push(c);
+            }
+        }
+        m
+    }
+
+    /// How many calls batch `call` has made so far, and how many of them failed.
+    pub fn batch_counts(&self, call: u64) -> (usize, usize) {
+        let mine = self.calls.iter().filter(|c| c.batch == Some(call));
+        mine.fold((0, 0), |(n, bad), c| {
+            let failed = matches!(c.outcome, Outcome::Error | Outcome::Denied);
+            (n + 1, bad + usize::from(failed))
+        })
+    }
+
+    /// Opens (or closes) the selected batch; on one of a batch's calls, closing goes back to
+    /// the batch. Says whether anything changed.
+    pub(super) fn open_batch(&mut self, open: bool) -> bool {
+        let Some(c) = self.selected() else {
+            return false;
+        };
+        let (call, tool, batch) = (c.call, c.tool.clone(), c.batch);
+        let target = if tool == BATCH_TOOL {
+            call
+        } else if let (false, Some(b)) = (open, batch) {
+            b
+        } else {
+            return false;
+        };
+        let changed = if open {
+            self.expanded.insert(target)
+        } else {
+            self.expanded.remove(&target)
+        };
+        if let Some(i) = self.visible_calls().iter().position(|c| c.call == target) {
+            self.sel = i;
+            self.follow = i == 0;
+        }
+        changed
     }
 
     /// The selected call, if the list has one there.
@@ -156,23 +231,28 @@ impl Traffic {
         self.progress.get(&call).map(CallProgress::text)
     }
 
-    /// A call started or finished: it replaces what was known of it, or joins the list.
+    /// A call started or finished: it replaces what was known of it, or joins the list. Unless
+    /// following, the same call stays selected (a batch's calls may arrive out of sight).
     pub(super) fn record(&mut self, c: CallSummary) {
         if c.outcome != Outcome::Running {
             self.progress.remove(&c.call);
         }
+        let kept = if self.follow {
+            None
+        } else {
+            self.selected().map(|s| s.call)
+        };
         match self.calls.iter_mut().rev().find(|x| x.call == c.call) {
             Some(x) => *x = c,
-            None => {
-                self.calls.push(c);
-                if !self.follow {
-                    // Keep the same call selected as new ones arrive on top.
-                    self.sel += 1;
-                }
-            }
+            None => self.calls.push(c),
         }
         if self.calls.len() > KEPT_CALLS {
             self.calls.remove(0);
+        }
+        if let Some(id) = kept
+            && let Some(i) = self.visible_calls().iter().position(|c| c.call == id)
+        {
+            self.sel = i;
         }
     }
 

@@ -30,7 +30,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: 
         .borders(Borders::ALL)
         .border_style(th.warning)
         .style(th.base)
-        .title(Span::styled(format!(" approve a call?{more} "), th.warning));
+        .title(Span::styled(
+            match &req.batch {
+                Some(b) => format!(" approve a batch of {} calls?{more} ", b.calls),
+                None => format!(" approve a call?{more} "),
+            },
+            th.warning,
+        ));
     let inner = block.inner(r);
     f.render_widget(block, r);
     if inner.height == 0 || inner.width == 0 {
@@ -61,9 +67,50 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: 
             Span::styled(req.annotations.to_string(), th.warning),
         ]));
     }
-    lines.push(Line::styled("arguments", th.muted));
-    let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
-    lines.extend(app.highlighter.json_lines(&args, th));
+    if let Some(b) = &req.batch {
+        let sql: Vec<&str> = b.sql.split_whitespace().collect();
+        lines.push(Line::from(vec![
+            Span::styled("batch   ", th.muted),
+            Span::styled(
+                format!("{} calls, one per row of: {}", b.calls, sql.join(" ")),
+                th.warning,
+            ),
+        ]));
+    }
+    if !req.bindings.is_empty() {
+        lines.push(Line::styled(
+            "bound by loom (the values are in the arguments below)",
+            th.muted,
+        ));
+        for b in &req.bindings {
+            let mut t = format!("  {} ← {} · {} B", b.at, b.source, b.bytes);
+            if !b.inputs.is_empty() {
+                t.push_str(&format!(" · read {}", b.inputs.join(", ")));
+            }
+            lines.push(Line::styled(t, th.info));
+        }
+    }
+    match &req.batch {
+        // Every call's arguments, one line each: the first on screen, the rest by scrolling.
+        Some(b) => {
+            lines.push(Line::styled(
+                format!("arguments of each call ({})", b.arguments.len()),
+                th.muted,
+            ));
+            let digits = b.arguments.len().max(1).to_string().len();
+            for (i, a) in b.arguments.iter().enumerate() {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{:>digits$} ", i + 1), th.muted),
+                    Span::raw(a.to_string()),
+                ]));
+            }
+        }
+        None => {
+            lines.push(Line::styled("arguments", th.muted));
+            let args = serde_json::to_string_pretty(&req.arguments).unwrap_or_default();
+            lines.extend(app.highlighter.json_lines(&args, th));
+        }
+    }
 
     let footer = FOOTER.min(inner.height.saturating_sub(1));
     let body = Rect {

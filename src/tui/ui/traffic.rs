@@ -2,7 +2,7 @@
 //! outcome, latency, size and estimated tokens in → out; a sparkline of calls and tokens
 //! saved per minute; a filter by server, tool, outcome or text.
 
-use super::super::app::{App, Pane};
+use super::super::app::{App, BATCH_TOOL, Pane};
 use super::{empty_state, fit, human, pane_block};
 use crate::types::events::{CallSummary, Caller, Outcome};
 use ratatui::Frame;
@@ -166,6 +166,13 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
             Caller::Model => "M",
         };
         let outcome = match (&c.reference, c.outcome) {
+            // A finished batch says how many of its calls failed beside what it made.
+            (Some(r), Outcome::Intercepted) if c.tool == BATCH_TOOL => {
+                match app.traffic.batch_counts(c.call) {
+                    (_, 0) => format!("→ {r}"),
+                    (_, bad) => format!("{bad} failed → {r}"),
+                }
+            }
             (Some(r), Outcome::Intercepted) => format!("→ {r}"),
             (Some(r), Outcome::Parked) => format!("⇢ {r}"),
             // Not started: a person has yet to approve it.
@@ -200,16 +207,9 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 format!("{who:<who_w$}"),
                 if who == "H" { th.keyword } else { th.muted },
             ),
-            // A call made through loom_call is marked: the model found the tool, then called it.
             Span::raw(format!(
                 "{:<tool_w$}",
-                fit(
-                    &match c.via {
-                        Some(_) => format!("↪ {}", c.tool),
-                        None => c.tool.clone(),
-                    },
-                    tool_w.saturating_sub(1)
-                )
+                fit(&tool_text(app, c), tool_w.saturating_sub(1))
             )),
             Span::styled(
                 format!("{:<out_w$}", fit(&outcome, out_w.saturating_sub(1))),
@@ -239,6 +239,26 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         });
     }
     f.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The tool column: a batch with its calls so far (▸ closed, ▾ open), a batch's call indented
+/// under it, a call made through loom_call marked (the model found the tool, then called it).
+fn tool_text(app: &App, c: &CallSummary) -> String {
+    if c.tool == BATCH_TOOL {
+        let mark = if app.traffic.expanded.contains(&c.call) {
+            '▾'
+        } else {
+            '▸'
+        };
+        let (n, _) = app.traffic.batch_counts(c.call);
+        return format!("{mark} {} ×{n}", c.tool);
+    }
+    let shown_under_batch = c.batch.is_some() && app.traffic.filter.is_empty();
+    match (shown_under_batch, &c.via) {
+        (true, _) => format!("  · {}", c.tool),
+        (false, Some(_)) => format!("↪ {}", c.tool),
+        (false, None) => c.tool.clone(),
+    }
 }
 
 /// A right-aligned numeric cell of `w` columns that always keeps one space on its left.

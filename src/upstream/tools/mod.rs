@@ -51,12 +51,13 @@ pub enum LoomTool {
     MemoryHistory,
     FindTools,
     Call,
+    CallEach,
     Context,
     History,
 }
 
 impl LoomTool {
-    pub const ALL: [LoomTool; 17] = [
+    pub const ALL: [LoomTool; 18] = [
         LoomTool::Query,
         LoomTool::ListDatasets,
         LoomTool::Describe,
@@ -72,6 +73,7 @@ impl LoomTool {
         LoomTool::MemoryHistory,
         LoomTool::FindTools,
         LoomTool::Call,
+        LoomTool::CallEach,
         LoomTool::Context,
         LoomTool::History,
     ];
@@ -94,6 +96,7 @@ impl LoomTool {
             LoomTool::MemoryHistory => "loom_memory_history",
             LoomTool::FindTools => "loom_find_tools",
             LoomTool::Call => "loom_call",
+            LoomTool::CallEach => "loom_call_each",
             LoomTool::Context => "loom_context",
             LoomTool::History => "loom_history",
         }
@@ -115,7 +118,7 @@ impl LoomTool {
     pub const fn is_session(self) -> bool {
         matches!(
             self,
-            LoomTool::FindTools | LoomTool::Call | LoomTool::Context
+            LoomTool::FindTools | LoomTool::Call | LoomTool::CallEach | LoomTool::Context
         )
     }
 
@@ -486,13 +489,15 @@ pub fn run(store: &Store, tool: LoomTool, args: &Map<String, Value>) -> Result<V
             works_on: "memories",
             asked: "datasets",
         }),
-        LoomTool::FindTools | LoomTool::Call | LoomTool::Context | LoomTool::History => {
-            Err(ToolError::WrongRunner {
-                tool,
-                works_on: "the session",
-                asked: "datasets",
-            })
-        }
+        LoomTool::FindTools
+        | LoomTool::Call
+        | LoomTool::CallEach
+        | LoomTool::Context
+        | LoomTool::History => Err(ToolError::WrongRunner {
+            tool,
+            works_on: "the session",
+            asked: "datasets",
+        }),
     }
 }
 
@@ -641,13 +646,15 @@ fn run_memory_tool(
             works_on: "datasets",
             asked: "memories",
         }),
-        LoomTool::FindTools | LoomTool::Call | LoomTool::Context | LoomTool::History => {
-            Err(ToolError::WrongRunner {
-                tool,
-                works_on: "the session",
-                asked: "memories",
-            })
-        }
+        LoomTool::FindTools
+        | LoomTool::Call
+        | LoomTool::CallEach
+        | LoomTool::Context
+        | LoomTool::History => Err(ToolError::WrongRunner {
+            tool,
+            works_on: "the session",
+            asked: "memories",
+        }),
     }
 }
 

@@ -200,12 +200,49 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::Call,
         title: "Call a tool",
-        description: "Call any tool by its name (from loom_find_tools); the arguments are checked against its schema first. Works exactly like calling the tool directly.",
+        description: "Call any tool by its name (from loom_find_tools), exactly like calling it directly, its arguments checked against its schema first. `bind` fills arguments with data loom holds, without passing it through you.",
         fields: &[
             req("tool", Kind::Str, "the tool's name"),
             opt("arguments", Kind::Object, "its arguments"),
+            opt(
+                "bind",
+                Kind::Object,
+                "JSON pointer → {blob, offset?, limit?, pattern?} | {sql, as: rows|csv|column|value} | {memory}",
+            ),
         ],
-        example: r#"{"tool": "fs_read_file", "arguments": {"path": "README.md"}}"#,
+        example: r#"{"tool": "x_note", "bind": {"/body": {"blob": "blob/3f2a", "pattern": "ERROR"}}}"#,
+        read_only: false,
+    },
+    ToolSpec {
+        tool: LoomTool::CallEach,
+        title: "Call a tool once per row",
+        description: "Call a tool once for every row of a read-only query; each row's columns are arguments by name (merged over `arguments`), e.g. sql \"SELECT id AS order_id FROM orders_1 WHERE status = 'late'\". The results come back as ONE dataset (a row per call, or per result row when results are tables) with one envelope: counts by outcome, schema, sample, first errors. Query it with loom_query.",
+        fields: &[
+            req("tool", Kind::Str, "the tool's name"),
+            req(
+                "sql",
+                Kind::Str,
+                "a read-only query; one call per row, its columns named as the tool's arguments",
+            ),
+            opt("arguments", Kind::Object, "arguments shared by every call"),
+            opt(
+                "bind",
+                Kind::Object,
+                "as in loom_call: data put into every call's arguments",
+            ),
+            opt(
+                "concurrency",
+                Kind::Int,
+                "calls in flight at once, default 4",
+            ),
+            opt(
+                "max_calls",
+                Kind::Int,
+                "refuse a query of more rows than this, default 1000",
+            ),
+            opt("on_error", Kind::Str, "continue (default) or stop"),
+        ],
+        example: r#"{"tool": "sample_get_order_details", "sql": "SELECT order_id FROM sample_list_orders_1 WHERE status = 'pending' LIMIT 20"}"#,
         read_only: false,
     },
     ToolSpec {
