@@ -15,8 +15,7 @@ use loom::types::data::{
 };
 use loom::types::events::{
     ApprovalRequest, Binding, CallRecord, CallSummary, Caller, Decision, Event, LogKind, LogLine,
-    Outcome,
-    Sequenced, ServerState, Settlement,
+    Outcome, Sequenced, ServerState, Settlement,
 };
 use serde_json::{Value, json};
 

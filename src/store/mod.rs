@@ -761,11 +761,7 @@ impl Store {
     }
 
     /// Every row of a read-only query as exact JSON, within `max_bytes` (see `bind.rs`).
-    pub fn rows_for_binding(
-        &self,
-        sql: &str,
-        max_bytes: usize,
-    ) -> Result<BoundRows> {
+    pub fn rows_for_binding(&self, sql: &str, max_bytes: usize) -> Result<BoundRows> {
         self.record_calls();
         query::rows_for_binding(self, sql, max_bytes)
     }

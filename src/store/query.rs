@@ -370,11 +370,7 @@ pub struct BoundRows {
 /// The rows of a read-only query, whole and as exact JSON, for data bound into a tool call: the
 /// columns with their types, the rows in order, and the datasets the statement read. Refused
 /// beyond `max_bytes` of JSON (counted in the engine before a row leaves it).
-pub fn rows_for_binding(
-    store: &Store,
-    sql: &str,
-    max_bytes: usize,
-) -> Result<BoundRows> {
+pub fn rows_for_binding(store: &Store, sql: &str, max_bytes: usize) -> Result<BoundRows> {
     let rows = run_guarded(store, sql, |conn, guarded| {
         if guarded.kind != StatementKind::Select {
             return Err(StoreError::Refused(
