@@ -3,6 +3,8 @@
 //! loom's resident memory idle and under load. `cargo bench --bench passthrough` runs 10,000
 //! calls; under `cargo test` it runs a short smoke pass so the harness itself stays working.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -68,14 +70,7 @@ impl Peer {
     }
 
     fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find(|l| l.starts_with("VmRSS:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
+        common::rss_kib(self.child.id())
     }
 }
 
