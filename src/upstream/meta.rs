@@ -211,11 +211,11 @@ impl ClientSession {
             return Err("loom_call calls other tools; call the tool itself".into());
         }
         let fleet = self.ready_fleet().await;
-        let placed = self.placed_tools(&fleet);
-        // Whatever a direct call reaches: a placed tool, or any name the fleet routes (an
-        // alias, a tool of a server this connection's listing leaves out).
-        let schema = match placed.iter().find(|p| p.exposed == tool) {
-            Some(target) => Some(target.full["inputSchema"].clone()),
+        // Whatever a direct call reaches: one of loom's tools, or any name the fleet routes
+        // (an alias, a tool of a server this connection's listing leaves out). Only that
+        // tool's schema is read, whatever the number of tools.
+        let schema = match tools::spec(tool) {
+            Some(spec) => Some(tools::definition(spec)["inputSchema"].clone()),
             None => fleet.route_tool(tool).map(|route| {
                 route
                     .server
@@ -224,6 +224,7 @@ impl ClientSession {
             }),
         };
         let Some(schema) = schema else {
+            let placed = self.placed_tools(&fleet);
             let mut near: Vec<(usize, &str)> = placed
                 .iter()
                 .map(|p| (strsim::levenshtein(tool, &p.exposed), p.exposed.as_str()))
