@@ -18,9 +18,10 @@ mod vectors;
 
 use serde_json::Value;
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 /// One tool as the finder sees it, built from a `tools/list` item.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ToolDoc {
     pub server: String,
     /// The name loom exposes upward (`<server>_<tool>`).
@@ -260,7 +261,15 @@ pub struct Finder {
     /// The distinct words of each document's server name (`arxiv` of `mcp_simple_arxiv`),
     /// without the words every server name may hold.
     server_words: Vec<Vec<String>>,
+    /// What was read from each document, kept so that a rebuild reads only changed ones.
+    prepared: Vec<Arc<Prepared>>,
     tuning: Tuning,
+}
+
+/// One document as read for the index: its terms per field and its vector of meaning.
+struct Prepared {
+    fields: [Vec<String>; FIELDS],
+    meaning: Option<Vec<f32>>,
 }
 
 impl Finder {
@@ -269,10 +278,35 @@ impl Finder {
     }
 
     pub(crate) fn with_tuning(docs: Vec<ToolDoc>, tuning: Tuning) -> Finder {
+        Finder::build(docs, tuning, None)
+    }
+
+    /// A finder over `docs` that reads again only the tools this one does not hold as they
+    /// are (a server whose listing changed): the others' words and meaning are taken from
+    /// here, and only the index over all of them is put together anew.
+    pub fn rebuilt(&self, docs: Vec<ToolDoc>) -> Finder {
+        Finder::build(docs, self.tuning, Some(self))
+    }
+
+    fn build(docs: Vec<ToolDoc>, tuning: Tuning, from: Option<&Finder>) -> Finder {
+        let known: std::collections::HashMap<&ToolDoc, &Arc<Prepared>> = from
+            .map(|f| f.docs.iter().zip(&f.prepared).collect())
+            .unwrap_or_default();
+        let prepared: Vec<Arc<Prepared>> = docs
+            .iter()
+            .map(|d| match known.get(d) {
+                Some(p) => Arc::clone(p),
+                None => Arc::new(Prepared {
+                    fields: field_terms(d),
+                    meaning: vectors::embed(&meaning_text(d)),
+                }),
+            })
+            .collect();
+        drop(known);
         // Per document: each field's terms.
-        let fielded: Vec<[Vec<String>; FIELDS]> = docs.iter().map(field_terms).collect();
+        let fielded: Vec<&[Vec<String>; FIELDS]> = prepared.iter().map(|p| &p.fields).collect();
         let mut avg = [0f32; FIELDS];
-        for fields in &fielded {
+        for &fields in &fielded {
             for (a, f) in avg.iter_mut().zip(fields) {
                 *a += f.len() as f32;
             }
@@ -281,7 +315,7 @@ impl Finder {
             *a /= docs.len().max(1) as f32;
         }
         let mut by_term: std::collections::HashMap<String, Vec<Posting>> = Default::default();
-        for (doc, fields) in fielded.iter().enumerate() {
+        for (doc, fields) in fielded.iter().copied().enumerate() {
             let mut freqs: std::collections::HashMap<&str, f32> = Default::default();
             for (i, terms) in fields.iter().enumerate() {
                 let b = tuning.b[i];
@@ -317,14 +351,13 @@ impl Finder {
             let p: &mut Vec<Posting> = p;
             p.sort_unstable_by_key(|p| p.doc);
         }
-        let embedded: Vec<Option<Vec<f32>>> = docs
+        let dims = prepared
             .iter()
-            .map(|d| vectors::embed(&meaning_text(d)))
-            .collect();
-        let dims = embedded.iter().flatten().map(Vec::len).next().unwrap_or(0);
+            .find_map(|p| p.meaning.as_ref())
+            .map_or(0, Vec::len);
         let mut meanings = Vec::with_capacity(dims * docs.len());
         if dims > 0 {
-            for v in &embedded {
+            for v in prepared.iter().map(|p| &p.meaning) {
                 match v {
                     Some(v) => meanings.extend_from_slice(v),
                     None => meanings.resize(meanings.len() + dims, 0.0),
@@ -351,6 +384,7 @@ impl Finder {
             meanings,
             dims,
             server_words,
+            prepared,
             tuning,
         }
     }

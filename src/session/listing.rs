@@ -80,7 +80,8 @@ impl ListingState {
         f
     }
 
-    /// A finder over `docs`: the one built before when the tools are the same, else a new one.
+    /// A finder over `docs`: the one built before when the tools are the same, else a new one
+    /// that reads only the tools the last one did not hold.
     pub fn finder_for(&self, docs: Vec<ToolDoc>) -> Arc<Finder> {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -104,7 +105,11 @@ impl ListingState {
             cached.push(hit);
             return f;
         }
-        let f = Arc::new(Finder::new(docs));
+        // Most often one server's tools changed: the last finder lends the others' reading.
+        let f = Arc::new(match cached.last() {
+            Some((_, last)) => last.rebuilt(docs),
+            None => Finder::new(docs),
+        });
         if cached.len() >= FINDERS_KEPT {
             cached.remove(0);
         }

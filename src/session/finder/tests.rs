@@ -322,3 +322,33 @@ fn tune_variants() -> Vec<(&'static str, Change)> {
         ("meaning floor 0.4", |t| t.meaning_floor = 0.4),
     ]
 }
+
+#[test]
+fn a_rebuild_reads_only_changed_tools_and_ranks_as_a_fresh_build() {
+    let (docs, tasks) = load_corpus(&corpus_dir());
+    let old = Finder::new(docs.clone());
+    let mut changed = docs;
+    for d in changed.iter_mut().filter(|d| d.server == "github") {
+        d.description.push_str(" (changed)");
+    }
+    let rebuilt = old.rebuilt(changed.clone());
+    let fresh = Finder::new(changed);
+    let reused = (0..rebuilt.docs.len())
+        .filter(|&i| {
+            old.prepared
+                .iter()
+                .any(|p| Arc::ptr_eq(p, &rebuilt.prepared[i]))
+        })
+        .count();
+    let github = rebuilt.docs.iter().filter(|d| d.server == "github").count();
+    assert_eq!(
+        reused,
+        rebuilt.docs.len() - github,
+        "only github's tools are read again"
+    );
+    for (task, _) in tasks.iter().take(40) {
+        let a = rebuilt.search(task, 10, None, &|_| 0);
+        let b = fresh.search(task, 10, None, &|_| 0);
+        assert_eq!(a, b, "{task}");
+    }
+}
