@@ -1,7 +1,8 @@
 //! `loom_find_tools` ranking latency over 1,000 tools: the tool corpus's real listings
 //! (`tests/fixtures/tool_corpus/`) copied under varied server names until the index holds at
 //! least 1,000 tools, then every corpus task searched as a query, each timed alone. Prints the
-//! index build time and the p50 / p99 / max of one search. `cargo bench --bench find`; under
+//! index build time, the time to build it again after one server's tools changed, and the
+//! p50 / p99 / max of one search. `cargo bench --bench find`; under
 //! `cargo test` a short run keeps the harness working.
 
 use loom::session::finder::{Finder, ToolDoc};
@@ -87,8 +88,18 @@ fn main() {
     let uses = |name: &str| uses.get(name).copied().unwrap_or(0);
 
     let t = Instant::now();
-    let finder = Finder::new(docs);
+    let finder = Finder::new(docs.clone());
     let build = t.elapsed().as_secs_f64();
+    // One server's listing changes: only its tools are read again.
+    let first = docs[0].server.clone();
+    for d in docs.iter_mut().filter(|d| d.server == first) {
+        d.description.push_str(" (changed)");
+    }
+    let changed = docs.iter().filter(|d| d.server == first).count();
+    let t = Instant::now();
+    let rebuilt = finder.rebuilt(docs);
+    let rebuild = t.elapsed().as_secs_f64();
+    assert_eq!(rebuilt.docs().len(), finder.docs().len());
 
     let mut times = Vec::with_capacity(rounds * tasks.len());
     let mut found = 0usize;
@@ -102,11 +113,12 @@ fn main() {
     }
     times.sort_by(f64::total_cmp);
     println!(
-        "find over {} tools ({} queries x {rounds}, {} hits): build {:.1} ms; search p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+        "find over {} tools ({} queries x {rounds}, {} hits): build {:.1} ms, again after one server's {changed} tools changed {:.1} ms; search p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
         finder.docs().len(),
         tasks.len(),
         found,
         build * 1e3,
+        rebuild * 1e3,
         percentile(&times, 0.50) * 1e6,
         percentile(&times, 0.99) * 1e6,
         times.last().copied().unwrap_or_default() * 1e6,

@@ -19,10 +19,9 @@
 //! `cargo bench --bench flow` runs 300 late orders, 3 rounds and N = 1,000; under `cargo test`
 //! a short smoke pass keeps the harness working.
 
-#[path = "common/peer.rs"]
-mod peer;
+mod common;
 
-use peer::Peer;
+use common::peer::Peer;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 

@@ -3,10 +3,9 @@
 //! loom's resident memory idle and under load. `cargo bench --bench passthrough` runs 10,000
 //! calls; under `cargo test` it runs a short smoke pass so the harness itself stays working.
 
-#[path = "common/peer.rs"]
-mod peer;
+mod common;
 
-use peer::Peer;
+use common::peer::Peer;
 use std::time::{Duration, Instant};
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {

@@ -260,6 +260,9 @@ pub struct Fleet {
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     started_at: tokio::time::Instant,
     names_ready: std::sync::atomic::AtomicBool,
+    /// Bumped whenever what [`Fleet::served_tools`] gives may have changed (a server's tools,
+    /// its names, its state), so that what is built from the tools can be kept until then.
+    tools_generation: std::sync::atomic::AtomicU64,
 }
 
 impl Fleet {
@@ -308,6 +311,7 @@ impl Fleet {
             tasks: Mutex::new(Vec::new()),
             started_at: tokio::time::Instant::now(),
             names_ready: std::sync::atomic::AtomicBool::new(false),
+            tools_generation: std::sync::atomic::AtomicU64::new(0),
         });
         for server in &fleet.servers {
             let task = tokio::spawn(supervisor::supervise(fleet.clone(), server.clone()));
@@ -355,8 +359,21 @@ impl Fleet {
         self.config.naming == Naming::Bare
     }
 
+    /// Changes with anything [`Fleet::served_tools`] reads: equal generations, equal tools.
+    pub fn tools_generation(&self) -> u64 {
+        self.tools_generation
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Says that a server's tools, names or state changed.
+    fn tools_changed(&self) {
+        self.tools_generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Allocates exposed names for a server's current lists (in listing order).
     fn allocate_names(&self, server: &ServerHandle, lists: &Lists) {
+        self.tools_changed();
         let bare = self.bare();
         let mut tools = lock(&self.tool_names);
         for t in &lists.tools {

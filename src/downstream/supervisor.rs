@@ -29,6 +29,7 @@ fn set_state(fleet: &Fleet, server: &ServerHandle, state: ServerState, error: Op
         st.last_error_at = Some(crate::types::time::now_iso());
     }
     drop(st);
+    fleet.tools_changed();
     tracing::info!(server = %server.name(), state = %state.label(), error = error.as_deref().unwrap_or(""), "server state");
     (fleet.events)(FleetEvent::State {
         server: server.name().into(),
@@ -127,6 +128,7 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
         if failures.len() as u32 > policy.max_restarts {
             set_state(&fleet, &server, ServerState::Delisted, Some(failure));
             *lock(&server.lists) = Lists::default();
+            fleet.tools_changed();
             lock(&server.status).tools = 0;
             for kind in [ListKind::Tools, ListKind::Prompts, ListKind::Resources] {
                 (fleet.events)(FleetEvent::ListChanged(kind));
@@ -417,6 +419,7 @@ fn install_lists(fleet: &Fleet, server: &ServerHandle, mut lists: Lists) {
         });
     }
     let old = std::mem::replace(&mut *lock(&server.lists), lists.clone());
+    fleet.tools_changed();
     fleet.names_for(server, &lists);
     lock(&server.status).tools = lists
         .tools

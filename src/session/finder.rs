@@ -8,6 +8,8 @@
 //! better match. Pure and I/O-free: it owns no state beyond the index and never reads the
 //! session, the network or the clock.
 
+#[cfg(test)]
+mod outside_tests;
 mod synonyms;
 #[cfg(test)]
 mod tests;
@@ -16,9 +18,10 @@ mod vectors;
 
 use serde_json::Value;
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 /// One tool as the finder sees it, built from a `tools/list` item.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ToolDoc {
     pub server: String,
     /// The name loom exposes upward (`<server>_<tool>`).
@@ -137,6 +140,20 @@ pub(crate) struct Tuning {
     pub meaning: f32,
     /// The least cosine that lets a tool without a single query word among the hits.
     pub meaning_floor: f32,
+    /// The weight of the words a query's paths and web addresses imply (`text::implied`),
+    /// and of their own words (`/root/slides/talk.pptx`: `root`, `slide`, `talk`, `pptx`).
+    pub implied: f32,
+    pub path_words: f32,
+    /// What a tool gains when the query names its server (`on Wikipedia`, `from arXiv`):
+    /// such a request is about that server's tools.
+    pub named: f32,
+    /// How much of its server's best score a tool gains: a request that fits a server well
+    /// lifts that server's other tools, which a task of several steps often needs.
+    pub server: f32,
+    /// How much a query word still counts in a tool chosen after tools that already matched
+    /// it (per tool that did, as a power): below 1, a request of several parts gets tools for
+    /// each part instead of ten for its most frequent words.
+    pub cover: f32,
 }
 
 impl Tuning {
@@ -148,8 +165,13 @@ impl Tuning {
         longer: 0.6,
         shorter: 0.45,
         quoted: 0.5,
-        meaning: 2.0,
+        meaning: 1.5,
         meaning_floor: 0.2,
+        implied: 0.5,
+        path_words: 0.5,
+        named: 0.5,
+        server: 1.0,
+        cover: 1.0,
     };
 }
 
@@ -164,6 +186,10 @@ const MAX_QUERY_TERMS: usize = 32;
 /// The largest lift this session's use gives a tool's score (a fraction): enough to order near
 /// ties, never enough to pass a match that is clearly better.
 const USE_BOOST: f32 = 0.1;
+/// Words of server names that say nothing of what a server is for (stemmed).
+const GENERIC_SERVER_WORDS: &[&str] = &["mcp", "server", "api", "tool", "servic", "official"];
+/// How many of the best tools `Tuning::cover` chooses among.
+const COVER_POOL: usize = 40;
 
 struct Posting {
     doc: u32,
@@ -232,7 +258,18 @@ pub struct Finder {
     /// document with no known word has zeros. Empty when the vectors are unusable.
     meanings: Vec<f32>,
     dims: usize,
+    /// The distinct words of each document's server name (`arxiv` of `mcp_simple_arxiv`),
+    /// without the words every server name may hold.
+    server_words: Vec<Vec<String>>,
+    /// What was read from each document, kept so that a rebuild reads only changed ones.
+    prepared: Vec<Arc<Prepared>>,
     tuning: Tuning,
+}
+
+/// One document as read for the index: its terms per field and its vector of meaning.
+struct Prepared {
+    fields: [Vec<String>; FIELDS],
+    meaning: Option<Vec<f32>>,
 }
 
 impl Finder {
@@ -241,10 +278,35 @@ impl Finder {
     }
 
     pub(crate) fn with_tuning(docs: Vec<ToolDoc>, tuning: Tuning) -> Finder {
+        Finder::build(docs, tuning, None)
+    }
+
+    /// A finder over `docs` that reads again only the tools this one does not hold as they
+    /// are (a server whose listing changed): the others' words and meaning are taken from
+    /// here, and only the index over all of them is put together anew.
+    pub fn rebuilt(&self, docs: Vec<ToolDoc>) -> Finder {
+        Finder::build(docs, self.tuning, Some(self))
+    }
+
+    fn build(docs: Vec<ToolDoc>, tuning: Tuning, from: Option<&Finder>) -> Finder {
+        let known: std::collections::HashMap<&ToolDoc, &Arc<Prepared>> = from
+            .map(|f| f.docs.iter().zip(&f.prepared).collect())
+            .unwrap_or_default();
+        let prepared: Vec<Arc<Prepared>> = docs
+            .iter()
+            .map(|d| match known.get(d) {
+                Some(p) => Arc::clone(p),
+                None => Arc::new(Prepared {
+                    fields: field_terms(d),
+                    meaning: vectors::embed(&meaning_text(d)),
+                }),
+            })
+            .collect();
+        drop(known);
         // Per document: each field's terms.
-        let fielded: Vec<[Vec<String>; FIELDS]> = docs.iter().map(field_terms).collect();
+        let fielded: Vec<&[Vec<String>; FIELDS]> = prepared.iter().map(|p| &p.fields).collect();
         let mut avg = [0f32; FIELDS];
-        for fields in &fielded {
+        for &fields in &fielded {
             for (a, f) in avg.iter_mut().zip(fields) {
                 *a += f.len() as f32;
             }
@@ -253,7 +315,7 @@ impl Finder {
             *a /= docs.len().max(1) as f32;
         }
         let mut by_term: std::collections::HashMap<String, Vec<Posting>> = Default::default();
-        for (doc, fields) in fielded.iter().enumerate() {
+        for (doc, fields) in fielded.iter().copied().enumerate() {
             let mut freqs: std::collections::HashMap<&str, f32> = Default::default();
             for (i, terms) in fields.iter().enumerate() {
                 let b = tuning.b[i];
@@ -289,20 +351,31 @@ impl Finder {
             let p: &mut Vec<Posting> = p;
             p.sort_unstable_by_key(|p| p.doc);
         }
-        let embedded: Vec<Option<Vec<f32>>> = docs
+        let dims = prepared
             .iter()
-            .map(|d| vectors::embed(&meaning_text(d)))
-            .collect();
-        let dims = embedded.iter().flatten().map(Vec::len).next().unwrap_or(0);
+            .find_map(|p| p.meaning.as_ref())
+            .map_or(0, Vec::len);
         let mut meanings = Vec::with_capacity(dims * docs.len());
         if dims > 0 {
-            for v in &embedded {
+            for v in prepared.iter().map(|p| &p.meaning) {
                 match v {
                     Some(v) => meanings.extend_from_slice(v),
                     None => meanings.resize(meanings.len() + dims, 0.0),
                 }
             }
         }
+        let server_words = fielded
+            .iter()
+            .map(|f| {
+                let mut words: Vec<String> = f[5]
+                    .iter()
+                    .filter(|w| !GENERIC_SERVER_WORDS.contains(&w.as_str()))
+                    .cloned()
+                    .collect();
+                words.dedup();
+                words
+            })
+            .collect();
         Finder {
             docs,
             terms,
@@ -310,6 +383,8 @@ impl Finder {
             idf,
             meanings,
             dims,
+            server_words,
+            prepared,
             tuning,
         }
     }
@@ -342,44 +417,145 @@ impl Finder {
             let u = uses(&self.docs[doc].exposed) as f32;
             1.0 + USE_BOOST * u / (u + 1.0)
         };
+        let (rest, implied, arguments) = text::implied(query);
         let mut query_terms: Vec<(String, f32)> = Vec::new();
-        text::query_terms(query, |t, quoted| {
-            let weight = if quoted { self.tuning.quoted } else { 1.0 };
+        let mut push = |t: String, weight: f32| {
             let full = query_terms.len() >= MAX_QUERY_TERMS;
             match query_terms.iter_mut().find(|(seen, _)| *seen == t) {
                 Some(seen) => seen.1 = seen.1.max(weight),
                 None if !full => query_terms.push((t, weight)),
                 None => {}
             }
-        });
-        let mut hits: Vec<Hit> = if query_terms.is_empty() {
-            (0..self.docs.len())
-                .filter(|&d| allowed(d))
-                .map(|d| Hit {
-                    index: d,
-                    score: boost(d) - 1.0,
-                })
-                .collect()
-        } else {
-            self.fuse(query, &self.score(&query_terms), &allowed)
-                .map(|(d, s)| Hit {
-                    index: d,
-                    score: s * boost(d),
-                })
-                .collect()
         };
+        text::query_terms(&rest, |t, quoted| {
+            push(t, if quoted { self.tuning.quoted } else { 1.0 })
+        });
+        for word in &implied {
+            text::terms(word, |t| push(t, self.tuning.implied));
+        }
+        for token in &arguments {
+            text::terms(token, |t| push(t, self.tuning.path_words));
+        }
         let order = |a: &Hit, b: &Hit| {
             b.score
                 .partial_cmp(&a.score)
                 .unwrap_or(Ordering::Equal)
                 .then(a.index.cmp(&b.index))
         };
-        if hits.len() > limit && limit > 0 {
-            hits.select_nth_unstable_by(limit - 1, order);
+        if query_terms.is_empty() {
+            let mut hits: Vec<Hit> = (0..self.docs.len())
+                .filter(|&d| allowed(d))
+                .map(|d| Hit {
+                    index: d,
+                    score: boost(d) - 1.0,
+                })
+                .collect();
+            top(&mut hits, limit, order);
+            return hits;
         }
-        hits.truncate(limit);
-        hits.sort_unstable_by(order);
-        hits
+        let meaning_query = if implied.is_empty() {
+            rest
+        } else if self.tuning.path_words >= 1.0 {
+            format!("{query} {}", implied.join(" "))
+        } else {
+            format!("{rest} {}", implied.join(" "))
+        };
+        let (textual, by_term) = self.score(&query_terms);
+        let mut parts: Vec<Parts> = self.fuse(&meaning_query, &textual, &allowed).collect();
+        for p in &mut parts {
+            p.boost = boost(p.doc);
+        }
+        if self.tuning.named > 0.0 {
+            // A server is named by a query word, or by two in a row (`hacker news`).
+            let stems: Vec<&str> = query_terms.iter().map(|(t, _)| t.as_str()).collect();
+            let pairs: Vec<String> = stems.windows(2).map(|w| w.concat()).collect();
+            let named = |words: &[String]| {
+                words
+                    .iter()
+                    .any(|w| stems.contains(&w.as_str()) || pairs.contains(w))
+            };
+            for p in &mut parts {
+                if named(&self.server_words[p.doc]) {
+                    p.lift += self.tuning.named;
+                }
+            }
+        }
+        if self.tuning.server > 0.0 {
+            let mut best: std::collections::HashMap<&str, f32> = Default::default();
+            for p in &parts {
+                let b = best.entry(self.docs[p.doc].server.as_str()).or_default();
+                *b = b.max(p.total());
+            }
+            for p in &mut parts {
+                p.lift += self.tuning.server * best[self.docs[p.doc].server.as_str()];
+            }
+        }
+        let mut hits: Vec<Hit> = parts
+            .iter()
+            .map(|p| Hit {
+                index: p.doc,
+                score: p.total(),
+            })
+            .filter(|h| h.score > 0.0 && h.score.is_finite())
+            .collect();
+        if self.tuning.cover >= 1.0 || limit < 2 {
+            top(&mut hits, limit, order);
+            return hits;
+        }
+        // Chosen one at a time from the best few: each query word counts less in the tools
+        // after the first that matched it.
+        top(&mut hits, limit.max(COVER_POOL), order);
+        let mut slot = vec![u32::MAX; self.docs.len()];
+        for (i, p) in parts.iter().enumerate() {
+            slot[p.doc] = i as u32;
+        }
+        let pool: Vec<&Parts> = hits
+            .iter()
+            .map(|h| &parts[slot[h.index] as usize])
+            .collect();
+        slot.fill(u32::MAX);
+        for (i, p) in pool.iter().enumerate() {
+            slot[p.doc] = i as u32;
+        }
+        // Per pool member, per query word: its share of the textual score.
+        let terms = by_term.len();
+        let mut share = vec![0f32; pool.len() * terms];
+        for (q, scores) in by_term.iter().enumerate() {
+            for &(doc, s) in scores {
+                if let Some(&i) = slot.get(doc as usize).filter(|&&i| i != u32::MAX) {
+                    share[i as usize * terms + q] = s;
+                }
+            }
+        }
+        let mut used = vec![0u32; terms];
+        let mut taken = vec![false; pool.len()];
+        let mut out = Vec::with_capacity(limit);
+        for _ in 0..limit.min(pool.len()) {
+            let mut pick: Option<(usize, f32)> = None;
+            for (i, p) in pool.iter().enumerate() {
+                if taken[i] {
+                    continue;
+                }
+                let textual: f32 = (0..terms)
+                    .map(|q| share[i * terms + q] * self.tuning.cover.powi(used[q] as i32))
+                    .sum();
+                let score = p.with_text(textual);
+                if pick.is_none_or(|(_, best)| score > best) {
+                    pick = Some((i, score));
+                }
+            }
+            let Some((i, score)) = pick else { break };
+            taken[i] = true;
+            for q in 0..terms {
+                used[q] += u32::from(share[i * terms + q] > 0.0);
+            }
+            out.push(Hit {
+                index: pool[i].doc,
+                score,
+            });
+        }
+        // Scores fall as the words are used, so the order chosen is kept.
+        out
     }
 
     /// The allowed documents' textual scores joined with their closeness in meaning to
@@ -390,7 +566,7 @@ impl Finder {
         query: &str,
         textual: &'a [f32],
         allowed: &'a dyn Fn(usize) -> bool,
-    ) -> impl Iterator<Item = (usize, f32)> + 'a {
+    ) -> impl Iterator<Item = Parts> + 'a {
         let cosines: Vec<f32> = match vectors::embed(query) {
             Some(q) if self.dims == q.len() => self
                 .meanings
@@ -414,19 +590,30 @@ impl Finder {
             if !(allowed(d) && (text > 0.0 || cosine >= floor)) {
                 return None;
             }
-            let mut score = if best > 0.0 { text / best } else { 0.0 };
-            if spread > 0.0 && cosine.is_finite() {
-                score += weight * (cosine - low) / spread;
-            }
-            (score > 0.0 && score.is_finite()).then_some((d, score))
+            let meaning = if spread > 0.0 && cosine.is_finite() {
+                weight * (cosine - low) / spread
+            } else {
+                0.0
+            };
+            let p = Parts {
+                doc: d,
+                text,
+                best,
+                meaning,
+                boost: 1.0,
+                lift: 0.0,
+            };
+            (p.total() > 0.0 && p.total().is_finite()).then_some(p)
         })
     }
 
     /// Every document's textual score: per query word, the best of the word's relatives that
-    /// the document holds, summed over the query's words.
-    fn score(&self, query_terms: &[(String, f32)]) -> Vec<f32> {
+    /// the document holds, summed over the query's words; and per query word, what it gave
+    /// each document.
+    fn score(&self, query_terms: &[(String, f32)]) -> (Vec<f32>, Vec<Vec<(u32, f32)>>) {
         let n = self.docs.len();
         let mut total = vec![0f32; n];
+        let mut by_term = Vec::with_capacity(query_terms.len());
         let (mut best, mut phrase) = (Slots::new(n), Slots::new(n));
         for (q, q_weight) in query_terms {
             let relatives = self.relatives(q);
@@ -444,9 +631,14 @@ impl Finder {
                 }
                 phrase.drain(|doc, s| best.raise(doc, s));
             }
-            best.drain(|doc, s| total[doc] += s);
+            let mut mine = Vec::new();
+            best.drain(|doc, s| {
+                total[doc] += s;
+                mine.push((doc as u32, s));
+            });
+            by_term.push(mine);
         }
-        total
+        (total, by_term)
     }
 
     /// Each document holding `term`, with the term's weighted BM25F score there.
@@ -499,6 +691,44 @@ impl Finder {
     fn lookup(&self, term: &str) -> Option<usize> {
         self.terms.binary_search_by(|t| t.as_str().cmp(term)).ok()
     }
+}
+
+/// The parts of one document's score in one search.
+struct Parts {
+    doc: usize,
+    /// Its textual score, and the best of any allowed document.
+    text: f32,
+    best: f32,
+    /// `Tuning::meaning` times its rescaled cosine.
+    meaning: f32,
+    /// This session's use of it (a factor), and its server's lift (`Tuning::server`).
+    boost: f32,
+    lift: f32,
+}
+
+impl Parts {
+    fn total(&self) -> f32 {
+        self.with_text(self.text)
+    }
+
+    /// Its score had its textual score been `text`.
+    fn with_text(&self, text: f32) -> f32 {
+        let text = if self.best > 0.0 {
+            text / self.best
+        } else {
+            0.0
+        };
+        (text + self.meaning) * self.boost + self.lift
+    }
+}
+
+/// Keeps the `limit` best of `hits`, best first.
+fn top(hits: &mut Vec<Hit>, limit: usize, order: impl Fn(&Hit, &Hit) -> Ordering + Copy) {
+    if hits.len() > limit && limit > 0 {
+        hits.select_nth_unstable_by(limit - 1, order);
+    }
+    hits.truncate(limit);
+    hits.sort_unstable_by(order);
 }
 
 /// The text whose meaning stands for a document: every field, name first.

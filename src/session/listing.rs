@@ -17,6 +17,8 @@ pub struct ListingState {
     /// The finders over the tool sets they were last built for (clients whose listings differ
     /// search different sets), with their fingerprints, most recently used last.
     finder: Mutex<Vec<(u64, Arc<Finder>)>>,
+    /// The same finders by the key of what their tools came from (`finder_keyed`).
+    keyed: Mutex<Vec<(u64, Arc<Finder>)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -56,7 +58,30 @@ impl ListingState {
         lock(&self.uses).get(exposed).copied().unwrap_or(0)
     }
 
-    /// A finder over `docs`: the one built before when the tools are the same, else a new one.
+    /// The finder last built under `key` (a fingerprint of everything the tools come from),
+    /// else one over the tools `docs` gives, kept under `key`. What a find costs is then the
+    /// search alone, however many tools there are, until the tools change.
+    pub fn finder_keyed(&self, key: u64, docs: impl FnOnce() -> Vec<ToolDoc>) -> Arc<Finder> {
+        {
+            let mut keyed = lock(&self.keyed);
+            if let Some(at) = keyed.iter().position(|(k, _)| *k == key) {
+                let hit = keyed.remove(at);
+                let f = hit.1.clone();
+                keyed.push(hit);
+                return f;
+            }
+        }
+        let f = self.finder_for(docs());
+        let mut keyed = lock(&self.keyed);
+        if keyed.len() >= FINDERS_KEPT {
+            keyed.remove(0);
+        }
+        keyed.push((key, f.clone()));
+        f
+    }
+
+    /// A finder over `docs`: the one built before when the tools are the same, else a new one
+    /// that reads only the tools the last one did not hold.
     pub fn finder_for(&self, docs: Vec<ToolDoc>) -> Arc<Finder> {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -80,7 +105,11 @@ impl ListingState {
             cached.push(hit);
             return f;
         }
-        let f = Arc::new(Finder::new(docs));
+        // Most often one server's tools changed: the last finder lends the others' reading.
+        let f = Arc::new(match cached.last() {
+            Some((_, last)) => last.rebuilt(docs),
+            None => Finder::new(docs),
+        });
         if cached.len() >= FINDERS_KEPT {
             cached.remove(0);
         }

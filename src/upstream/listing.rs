@@ -55,6 +55,8 @@ pub struct Placed {
     /// `loom` for loom's own tools.
     pub server: String,
     pub exposed: String,
+    /// The name its server gave it (loom's own: the exposed name).
+    pub original: String,
     pub listed: Listed,
     /// The definition as listed (compact in compact mode), or whole when hidden.
     pub tool: Value,
@@ -272,6 +274,7 @@ pub fn place(inputs: &Inputs, served: Vec<ServedTool>) -> Vec<Placed> {
         out.push(Placed {
             server: s.server,
             exposed,
+            original: s.original,
             listed,
             tool,
             full: s.tool,
@@ -286,6 +289,7 @@ pub fn place(inputs: &Inputs, served: Vec<ServedTool>) -> Vec<Placed> {
         out.push(Placed {
             server: "loom".into(),
             exposed: spec.name().to_owned(),
+            original: spec.name().to_owned(),
             listed,
             tool: if listed.is_listed() {
                 form(mode, &full)

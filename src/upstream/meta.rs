@@ -182,12 +182,8 @@ impl ClientSession {
         if !self.session.config.promote || self.caller == Caller::Human {
             return;
         }
-        let inputs = super::listing::Inputs {
-            config: &self.session.config,
-            connection: *lock(&self.listing_mode),
-            state,
-        };
-        let hidden = super::listing::decide(&inputs, exposed, downstream) == Listed::Hidden;
+        let hidden =
+            super::listing::decide(&self.listing_inputs(), exposed, downstream) == Listed::Hidden;
         let finder = matches!(
             tools::spec(exposed).map(|s| s.tool),
             Some(LoomTool::FindTools | LoomTool::Call)
@@ -215,11 +211,11 @@ impl ClientSession {
             return Err(format!("loom_call calls other tools; call {tool} itself"));
         }
         let fleet = self.ready_fleet().await;
-        let placed = self.placed_tools(&fleet);
-        // Whatever a direct call reaches: a placed tool, or any name the fleet routes (an
-        // alias, a tool of a server this connection's listing leaves out).
-        let schema = match placed.iter().find(|p| p.exposed == tool) {
-            Some(target) => Some(target.full["inputSchema"].clone()),
+        // Whatever a direct call reaches: one of loom's tools, or any name the fleet routes
+        // (an alias, a tool of a server this connection's listing leaves out). Only that
+        // tool's schema is read, whatever the number of tools.
+        let schema = match tools::spec(tool) {
+            Some(spec) => Some(tools::definition(spec)["inputSchema"].clone()),
             None => fleet.route_tool(tool).map(|route| {
                 route
                     .server
@@ -228,6 +224,7 @@ impl ClientSession {
             }),
         };
         let Some(schema) = schema else {
+            let placed = self.placed_tools(&fleet);
             let mut near: Vec<(usize, &str)> = placed
                 .iter()
                 .map(|p| (strsim::levenshtein(tool, &p.exposed), p.exposed.as_str()))
@@ -282,27 +279,59 @@ impl ClientSession {
         args: &Map<String, Value>,
     ) -> Box<RawValue> {
         let fleet = self.ready_fleet().await;
-        let placed = self.placed_tools(&fleet);
         let value = match tool {
-            LoomTool::FindTools => self.find_tools(&fleet, &placed, args),
-            LoomTool::Context => self.context(&placed, args),
+            LoomTool::FindTools => self.find_tools(&fleet, args),
+            LoomTool::Context => self.context(&fleet, args),
             _ => return tool_error(&format!("{} is not run here", tool.name())),
         };
         jsonrpc::to_raw(&value)
     }
 
-    /// The finder over what this client can call, rebuilt when the tools change.
-    fn finder(&self, placed: &[Placed]) -> Arc<Finder> {
-        let docs: Vec<ToolDoc> = placed
-            .iter()
-            .filter(|p| !matches!(p.listed, Listed::Finder))
-            .filter(|p| p.exposed != LoomTool::FindTools.name())
-            .map(|p| ToolDoc::from_tool(&p.server, &p.exposed, &p.full))
-            .collect();
-        self.session.listing.finder_for(docs)
+    /// The finder over what this client can call (loom's finder and generic call aside),
+    /// built again only when the tools or this client's view of them changed.
+    fn finder(&self, fleet: &Arc<Fleet>) -> Arc<Finder> {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (Arc::as_ptr(fleet) as usize, fleet.tools_generation()).hash(&mut h);
+        lock(&self.listing).hash(&mut h);
+        let reach = [LoomTool::FindTools.name(), LoomTool::Call.name()];
+        self.session.listing.finder_keyed(h.finish(), || {
+            self.placed_tools(fleet)
+                .iter()
+                .filter(|p| !(p.server == "loom" && reach.contains(&p.exposed.as_str())))
+                .map(|p| {
+                    let mut doc = ToolDoc::from_tool(&p.server, &p.exposed, &p.full);
+                    doc.original.clone_from(&p.original);
+                    doc
+                })
+                .collect()
+        })
     }
 
-    fn find_tools(&self, fleet: &Fleet, placed: &[Placed], args: &Map<String, Value>) -> Value {
+    /// A found tool's input schema, annotations and whether it is listed, read from its
+    /// server's list (or loom's own definitions) for this one tool.
+    fn found_details(&self, fleet: &Fleet, doc: &ToolDoc) -> Option<(Value, Option<Value>, bool)> {
+        let inputs = self.listing_inputs();
+        if doc.server == "loom" {
+            let spec = super::tools::spec(&doc.exposed)?;
+            let def = super::tools::definition(spec);
+            let listed = super::listing::decide(&inputs, &doc.exposed, None).is_listed();
+            return Some((
+                def["inputSchema"].clone(),
+                def.get("annotations").cloned(),
+                listed,
+            ));
+        }
+        let server = fleet.server(&doc.server)?;
+        let schema = server.tool_field(&doc.original, "inputSchema")?;
+        let annotations = server.tool_field(&doc.original, "annotations");
+        let listed =
+            super::listing::decide(&inputs, &doc.exposed, Some((&doc.server, &doc.original)))
+                .is_listed();
+        Some((schema, annotations, listed))
+    }
+
+    fn find_tools(&self, fleet: &Arc<Fleet>, args: &Map<String, Value>) -> Value {
         let query = args
             .get("query")
             .and_then(Value::as_str)
@@ -312,10 +341,11 @@ impl ClientSession {
             .get("limit")
             .and_then(Value::as_u64)
             .map_or(FIND_LIMIT, |l| l.clamp(1, 50) as usize);
+        let finder = self.finder(fleet);
         if let Some(s) = server
-            && !placed.iter().any(|p| p.server == s)
+            && !finder.docs().iter().any(|d| d.server == s)
         {
-            let mut known: Vec<&str> = placed.iter().map(|p| p.server.as_str()).collect();
+            let mut known: Vec<&str> = finder.docs().iter().map(|d| d.server.as_str()).collect();
             known.dedup();
             return tool_error_value(&format!(
                 "unknown server `{s}`; the servers are: {}",
@@ -324,9 +354,8 @@ impl ClientSession {
         }
         // An empty or vague query (only words too common to rank by) gets the overview.
         if !Finder::has_terms(query) {
-            return self.overview(fleet, placed, server);
+            return self.overview(fleet, &self.placed_tools(fleet), server);
         }
-        let finder = self.finder(placed);
         let state = &self.session.listing;
         let hits = finder.search(query, limit, server, &|t| state.uses(t));
         let mut tools = Vec::new();
@@ -334,18 +363,18 @@ impl ClientSession {
         let mut used = 0;
         for h in hits {
             let doc = &finder.docs()[h.index];
-            let Some(p) = placed.iter().find(|p| p.exposed == doc.exposed) else {
+            let Some((schema, annotations, listed)) = self.found_details(fleet, doc) else {
                 continue;
             };
             let mut hit = json!({
-                "name": p.exposed,
-                "server": p.server,
+                "name": doc.exposed,
+                "server": doc.server,
                 "description": one_line(&doc.description),
-                "inputSchema": p.full["inputSchema"],
-                "listed": p.listed.is_listed(),
+                "inputSchema": schema,
+                "listed": listed,
             });
-            if let Some(a) = p.full.get("annotations") {
-                hit["annotations"] = a.clone();
+            if let Some(a) = annotations {
+                hit["annotations"] = a;
             }
             let cost = estimate(&hit.to_string());
             if used + cost > FIND_BUDGET && !tools.is_empty() {
@@ -356,7 +385,7 @@ impl ClientSession {
             tools.push(hit);
         }
         if tools.is_empty() {
-            let mut v = self.overview(fleet, placed, server);
+            let mut v = self.overview(fleet, &self.placed_tools(fleet), server);
             v["note"] = json!(format!(
                 "no tool matches \"{query}\"; the servers are below"
             ));
@@ -428,7 +457,7 @@ impl ClientSession {
     /// `loom_context`: the stable part first (how loom works here, the servers, pinned
     /// memories), with its hash, then what matches the query: memories, datasets, parked
     /// texts and tools, all within the budget.
-    fn context(&self, placed: &[Placed], args: &Map<String, Value>) -> Value {
+    fn context(&self, fleet: &Arc<Fleet>, args: &Map<String, Value>) -> Value {
         let query = args
             .get("query")
             .and_then(Value::as_str)
@@ -499,7 +528,7 @@ impl ClientSession {
                     .collect();
                 sections.push(("Parked texts (loom_fetch)".into(), parked));
             }
-            let finder = self.finder(placed);
+            let finder = self.finder(fleet);
             let state = &self.session.listing;
             let tools = finder
                 .search(query, 5, None, &|t| state.uses(t))

@@ -309,12 +309,16 @@ impl ClientSession {
             .into_iter()
             .filter(|t| only.as_ref().is_none_or(|o| o.contains(&t.server)))
             .collect();
-        let inputs = listing::Inputs {
+        listing::place(&self.listing_inputs(), served)
+    }
+
+    /// What decides this client's listing now.
+    fn listing_inputs(&self) -> listing::Inputs<'_> {
+        listing::Inputs {
             config: &self.session.config,
             connection: *lock(&self.listing_mode),
             state: &self.session.listing,
-        };
-        listing::place(&inputs, served)
+        }
     }
 
     /// Lists only these servers' tools, prompts and resources to this client (loom's own

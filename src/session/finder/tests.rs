@@ -132,14 +132,12 @@ fn use_breaks_near_ties_but_never_beats_a_clearly_better_match() {
 fn meaning_finds_a_tool_that_shares_no_word_with_the_request() {
     let f = small();
     let lexical = small_lexical();
-    for (request, tool) in [
-        ("how many rows does the orders table hold", "db_run_query"),
-        ("tell me what notes.md says", "fs_read_file"),
-    ] {
-        let words = names(&lexical, &lexical.search(request, 5, None, &|_| 0));
-        assert!(words.is_empty(), "{request}: {words:?}");
-        assert_eq!(top(&f, request), tool, "{request}");
-    }
+    let request = "how many rows does the orders table hold";
+    let words = names(&lexical, &lexical.search(request, 5, None, &|_| 0));
+    assert!(words.is_empty(), "{request}: {words:?}");
+    assert_eq!(top(&f, request), "db_run_query", "{request}");
+    // A path says a file is wanted, though no word of the request is the tool's.
+    assert_eq!(top(&lexical, "tell me what notes.md says"), "fs_read_file");
     // Nothing close in words or meaning: no hits rather than the least bad.
     assert!(f.search("zebra quantum", 5, None, &|_| 0).is_empty());
 }
@@ -167,7 +165,7 @@ proptest! {
 }
 
 /// The corpus of real tool listings and tasks the finder is judged on.
-fn corpus_dir() -> std::path::PathBuf {
+pub(super) fn corpus_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tool_corpus")
 }
 
@@ -216,13 +214,13 @@ pub(super) fn load_corpus(dir: &Path) -> (Vec<ToolDoc>, Vec<(String, String)>) {
 
 /// The corpus's README: filesystem `read_file` is the deprecated twin of `read_text_file`,
 /// so either answers a `read_text_file` task.
-fn equivalent(got: &str, expected: &str) -> bool {
+pub(super) fn equivalent(got: &str, expected: &str) -> bool {
     (got, expected) == ("filesystem_read_file", "filesystem_read_text_file")
 }
 
 /// recall@1, recall@5 and MRR of `f` over `tasks`, searching every tool of every server;
 /// with `show`, the tasks whose tool is not in the top five go to stderr.
-fn evaluate(f: &Finder, tasks: &[(String, String)], show: bool) -> (f64, f64, f64) {
+pub(super) fn evaluate(f: &Finder, tasks: &[(String, String)], show: bool) -> (f64, f64, f64) {
     let (mut at1, mut at5, mut rr) = (0usize, 0usize, 0f64);
     for (task, expected) in tasks {
         let hits = f.search(task, f.docs().len(), None, &|_| 0);
@@ -266,9 +264,10 @@ fn retrieval_quality_on_the_tool_corpus() {
     // names and descriptions on purpose. Static word-piece vectors distilled from MiniLM bridge
     // some paraphrases (the full MiniLM model joined with words reaches about 0.87 in Python, the
     // ceiling of this approach). These floors catch a regression; raise them with the ranking.
-    assert!(r1 >= 0.49, "recall@1 {r1:.3}");
-    assert!(r5 >= 0.79, "recall@5 {r5:.3}");
-    assert!(mrr >= 0.62, "MRR {mrr:.3}");
+    // With paths, named servers and server lifts (issue 27): 0.535, 0.844, 0.664.
+    assert!(r1 >= 0.51, "recall@1 {r1:.3}");
+    assert!(r5 >= 0.82, "recall@5 {r5:.3}");
+    assert!(mrr >= 0.64, "MRR {mrr:.3}");
 }
 
 /// Measures alternative tunings on the even tasks (to choose on) and the odd ones (to check
@@ -294,7 +293,7 @@ fn tune() {
     }
 }
 
-type Change = fn(&mut Tuning);
+pub(super) type Change = fn(&mut Tuning);
 
 fn tune_variants() -> Vec<(&'static str, Change)> {
     vec![
@@ -322,4 +321,34 @@ fn tune_variants() -> Vec<(&'static str, Change)> {
         ("meaning floor 0.3", |t| t.meaning_floor = 0.3),
         ("meaning floor 0.4", |t| t.meaning_floor = 0.4),
     ]
+}
+
+#[test]
+fn a_rebuild_reads_only_changed_tools_and_ranks_as_a_fresh_build() {
+    let (docs, tasks) = load_corpus(&corpus_dir());
+    let old = Finder::new(docs.clone());
+    let mut changed = docs;
+    for d in changed.iter_mut().filter(|d| d.server == "github") {
+        d.description.push_str(" (changed)");
+    }
+    let rebuilt = old.rebuilt(changed.clone());
+    let fresh = Finder::new(changed);
+    let reused = (0..rebuilt.docs.len())
+        .filter(|&i| {
+            old.prepared
+                .iter()
+                .any(|p| Arc::ptr_eq(p, &rebuilt.prepared[i]))
+        })
+        .count();
+    let github = rebuilt.docs.iter().filter(|d| d.server == "github").count();
+    assert_eq!(
+        reused,
+        rebuilt.docs.len() - github,
+        "only github's tools are read again"
+    );
+    for (task, _) in tasks.iter().take(40) {
+        let a = rebuilt.search(task, 10, None, &|_| 0);
+        let b = fresh.search(task, 10, None, &|_| 0);
+        assert_eq!(a, b, "{task}");
+    }
 }

@@ -95,6 +95,104 @@ pub(super) fn query_terms(query: &str, mut each: impl FnMut(String, bool)) {
     terms(&segment, |t| each(t, open.is_some()));
 }
 
+/// What the paths and web addresses of a query say. A path (`/root/notes/today.md`, `~/x`,
+/// `./src/main.rs`, `C:\data`, or a file name with a known extension) or a web address is an
+/// argument of the call, not what the tool should do; but it does say what kind of tool takes
+/// it: one that takes a file (of the kind its extension names) or a directory, or one that takes
+/// a URL. Returns the query with those tokens blanked out, the words they imply, and the tokens
+/// themselves (to be read as arguments).
+pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
+    let mut rest = String::with_capacity(query.len());
+    let (mut words, mut tokens) = (Vec::new(), Vec::new());
+    let mut add = |w: &[&'static str]| {
+        for w in w {
+            if !words.contains(w) {
+                words.push(*w);
+            }
+        }
+    };
+    let mut last = 0;
+    for (start, raw) in tokens_of(query) {
+        let token = raw
+            .trim_start_matches(['(', '[', '"', '\'', '`', '<', '“', '‘'])
+            .trim_end_matches([
+                '.', ',', ';', ':', '!', '?', ')', ']', '"', '\'', '`', '>', '”', '’',
+            ]);
+        let lower = token.to_ascii_lowercase();
+        let url = ["http://", "https://", "www.", "ftp://"]
+            .iter()
+            .any(|p| lower.starts_with(p));
+        let kind = if url { None } else { file_kind(token) };
+        if !url && kind.is_none() {
+            continue;
+        }
+        match kind {
+            None => add(&["url", "web", "page"]),
+            Some(kind) => {
+                add(&["file", "path"]);
+                add(kind);
+            }
+        }
+        rest.push_str(&query[last..start]);
+        rest.push(' ');
+        last = start + raw.len();
+        tokens.push(token);
+    }
+    rest.push_str(&query[last..]);
+    (rest, words, tokens)
+}
+
+/// The whitespace-separated tokens of `text`, with their byte offsets.
+fn tokens_of(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split_whitespace()
+        .map(move |t| (t.as_ptr() as usize - text.as_ptr() as usize, t))
+}
+
+/// When `token` is a path, what its extension says it holds (nothing for one without a
+/// known extension, `directory` for one without any).
+fn file_kind(token: &str) -> Option<&'static [&'static str]> {
+    let bytes = token.as_bytes();
+    let rooted = token.starts_with('/') && token.len() > 1 && !token[1..].starts_with('/')
+        || token.starts_with("~/")
+        || token.starts_with("./")
+        || token.starts_with("../")
+        || (bytes.len() > 3 && bytes[0].is_ascii_alphabetic() && &bytes[1..3] == b":\\");
+    let name = token.rsplit(['/', '\\']).next().unwrap_or(token);
+    let extension = name
+        .rsplit_once('.')
+        .filter(|(stem, ext)| !stem.is_empty() && !ext.is_empty())
+        .map(|(_, ext)| ext.to_ascii_lowercase());
+    let known = extension.as_deref().and_then(extension_kind);
+    match (rooted, known, &extension) {
+        (_, Some(kind), _) => Some(kind),
+        (true, None, None) => Some(&["directory"]),
+        (true, None, Some(_)) => Some(&[]),
+        (false, None, _) => None,
+    }
+}
+
+/// What a file with this extension holds, in the words tools use for it.
+fn extension_kind(ext: &str) -> Option<&'static [&'static str]> {
+    Some(match ext {
+        "md" | "markdown" => &["markdown", "text"],
+        "txt" | "log" => &["text"],
+        "pdf" => &["pdf"],
+        "doc" | "docx" | "odt" | "rtf" => &["word", "document"],
+        "ppt" | "pptx" | "odp" | "key" => &["presentation", "slide"],
+        "xls" | "xlsx" | "ods" => &["excel", "spreadsheet"],
+        "csv" | "tsv" => &["csv", "table"],
+        "json" | "yaml" | "yml" | "toml" | "xml" => &["data"],
+        "html" | "htm" => &["html"],
+        "png" | "jpg" | "jpeg" | "gif" | "webp" | "bmp" | "svg" => &["image"],
+        "wav" | "mp3" | "flac" | "ogg" | "m4a" => &["audio"],
+        "mp4" | "mov" | "mkv" | "avi" | "webm" => &["video"],
+        "py" | "rs" | "ts" | "tsx" | "jsx" | "go" | "java" | "rb" | "cpp" | "sh" => &["code"],
+        "zip" | "tar" | "gz" | "tgz" | "7z" => &["archive"],
+        "bib" => &["reference"],
+        _ => return None,
+    })
+}
+
 /// Words that carry no meaning about which tool fits: English function words and the filler
 /// of requests to an agent ("please", "I want to", "a tool that").
 pub(super) fn is_stopword(word: &str) -> bool {
@@ -288,6 +386,39 @@ mod tests {
             ["ad", "test", "git", "doc", "smart", "quot", "open"]
         );
         assert_eq!(plain, ["commit", "pag", "edit"]);
+    }
+
+    #[test]
+    fn paths_and_web_addresses_are_arguments_that_imply_their_tool() {
+        let (rest, words, tokens) =
+            implied("Save it to /root/markdown/cv.md, then open https://x.org/a?b=1 (see ./src).");
+        assert_eq!(
+            rest.split_whitespace().collect::<Vec<_>>(),
+            ["Save", "it", "to", "then", "open", "(see"]
+        );
+        assert_eq!(
+            words,
+            [
+                "file",
+                "path",
+                "markdown",
+                "text",
+                "url",
+                "web",
+                "page",
+                "directory"
+            ]
+        );
+        assert_eq!(
+            tokens,
+            ["/root/markdown/cv.md", "https://x.org/a?b=1", "./src"]
+        );
+        // A name with a known extension is a file; `Next.js`, `1/2` and `and/or` are not paths.
+        assert_eq!(implied("merge report.pdf").1, ["file", "path", "pdf"]);
+        assert!(implied("Next.js and/or 1/2 // x").1.is_empty());
+        for odd in ["/", "./", "C:\\", "....", "/é/ü.ß", "http://"] {
+            let _ = implied(odd);
+        }
     }
 
     #[test]

@@ -1,0 +1,280 @@
+//! `loom_find_tools` as a model meets it: `loom serve` in search mode in front of real tool
+//! listings (each served by `tests/fixtures/listing_server.py`), one `loom_find_tools {query,
+//! limit: 10}` per request, timed at the client.
+//!
+//! 1. LiveMCPBench (`tests/fixtures/livemcpbench/`): its 70 servers, each of its 94 task
+//!    queries once; a row is a hit at k when one of its relevant tools is among the first k
+//!    tools of the result. Prints hit@1/5/10 and the latency of a find.
+//! 2. 2,500 tools: the set's tools spread over 25 servers of 100 (copies under new names),
+//!    every query searched in rounds. Prints the latency of a find and loom's RSS.
+//!
+//! `cargo bench --bench find_wire`; under `cargo test` a short run of both keeps the harness
+//! working. Needs python3.
+
+mod common;
+
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const LOOM: &str = env!("CARGO_BIN_EXE_loom");
+
+struct Loom {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+}
+
+impl Loom {
+    fn serve(config: &Path) -> Loom {
+        let mut child = Command::new(LOOM)
+            .args(["serve", "-c", config.to_str().expect("utf-8 path")])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn loom");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut loom = Loom {
+            child,
+            stdin,
+            stdout,
+            next: 1,
+        };
+        loom.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "0"}}),
+        );
+        writeln!(
+            loom.stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )
+        .expect("write");
+        loom
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writeln!(self.stdin, "{msg}").expect("write");
+        self.stdin.flush().expect("flush");
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self.stdout.read_line(&mut line).expect("read") == 0 {
+                panic!("loom closed its stdout");
+            }
+            let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if v["id"] == json!(id) && v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+
+    /// The tools one find returns, as (server, exposed name), and how long it took.
+    fn find(&mut self, query: &str) -> (Vec<(String, String)>, Duration) {
+        let params = json!({"name": "loom_find_tools",
+                            "arguments": {"query": query, "limit": 10}});
+        let t = Instant::now();
+        let r = self.request("tools/call", params);
+        let took = t.elapsed();
+        if r["result"]["structuredContent"]["tools"]
+            .as_array()
+            .is_none_or(|t| t.is_empty())
+        {
+            eprintln!(
+                "no tools for {query:?}: {}",
+                &r.to_string()[..r.to_string().len().min(600)]
+            );
+        }
+        let tools = r["result"]["structuredContent"]["tools"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|t| {
+                let s = |k: &str| t[k].as_str().unwrap_or_default().to_owned();
+                (s("server"), s("name"))
+            })
+            .collect();
+        (tools, took)
+    }
+
+    fn rss_kib(&self) -> u64 {
+        common::rss_kib(self.child.id())
+    }
+}
+
+impl Drop for Loom {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loom config in search mode with one listing server per name of `servers` in `file`.
+fn config(dir: &Path, file: &Path, servers: &[String]) -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/listing_server.py");
+    let mut text = String::from("listing = \"search\"\nstartup_grace = 60\n");
+    for s in servers {
+        text.push_str(&format!(
+            "[[servers]]\nname = \"{s}\"\ncommand = \"python3\"\nargs = [{:?}, {:?}, {s:?}]\n",
+            script.display().to_string(),
+            file.display().to_string(),
+        ));
+    }
+    let path = dir.join("loom.toml");
+    std::fs::write(&path, text).expect("config");
+    path
+}
+
+/// The exposed name loom gives a tool under qualified naming (short names only; a long one
+/// is cut and hashed, and matched by its start).
+fn exposed_matches(exposed: &str, server: &str, tool: &str) -> bool {
+    let q: String = format!("{server}_{tool}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    exposed == q || (q.len() > 64 && exposed.starts_with(&q[..40]))
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let set_path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/livemcpbench/livemcpbench.json");
+    let set: Value =
+        serde_json::from_str(&std::fs::read_to_string(&set_path).expect("set")).expect("set JSON");
+    let servers: Vec<String> = set["servers"]
+        .as_object()
+        .expect("servers")
+        .keys()
+        .cloned()
+        .collect();
+    let rows = set["tasks"].as_array().expect("tasks");
+    let mut queries: Vec<&str> = Vec::new();
+    for r in rows {
+        let q = r["query"].as_str().expect("query");
+        if !queries.contains(&q) {
+            queries.push(q);
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+
+    // 1. LiveMCPBench over the wire.
+    let mut loom = Loom::serve(&config(dir.path(), &set_path, &servers));
+    let asked = if full { queries.len() } else { 3 };
+    let mut found: HashMap<&str, Vec<(String, String)>> = HashMap::new();
+    // The first find waits for the servers and builds the index; it is not timed.
+    loom.find(queries[0]);
+    let mut times = Vec::new();
+    for q in &queries[..asked] {
+        let (tools, took) = loom.find(q);
+        times.push(took);
+        found.insert(q, tools);
+    }
+    let (mut at, mut n) = ([0usize; 3], 0usize);
+    for r in rows {
+        let Some(tools) = found.get(r["query"].as_str().unwrap_or_default()) else {
+            continue;
+        };
+        n += 1;
+        let relevant = r["relevant"].as_array().expect("relevant");
+        let first = tools.iter().position(|(server, name)| {
+            relevant.iter().any(|p| {
+                let (s, t) = (
+                    p[0].as_str().unwrap_or_default(),
+                    p[1].as_str().unwrap_or_default(),
+                );
+                server == s && exposed_matches(name, s, t)
+            })
+        });
+        for (a, k) in at.iter_mut().zip([1, 5, 10]) {
+            *a += usize::from(first.is_some_and(|f| f < k));
+        }
+    }
+    assert!(
+        found.values().all(|t| !t.is_empty()),
+        "every find returns tools"
+    );
+    times.sort();
+    let returned: usize = found.values().map(Vec::len).sum();
+    println!(
+        "livemcpbench over the wire: {} servers, {n} rows of {asked} queries: hit@1 {:.3}, hit@5 {:.3}, hit@10 {:.3}; {:.1} tools per find; find p50 {:.2} ms, p99 {:.2} ms",
+        servers.len(),
+        at[0] as f64 / n as f64,
+        at[1] as f64 / n as f64,
+        at[2] as f64 / n as f64,
+        returned as f64 / asked as f64,
+        ms(percentile(&times, 0.5)),
+        ms(percentile(&times, 0.99)),
+    );
+    drop(loom);
+
+    // 2. 2,500 tools: 25 servers of 100, the set's tools in turn under each.
+    let all: Vec<&Value> = set["servers"]
+        .as_object()
+        .expect("servers")
+        .values()
+        .flat_map(|t| t.as_array().expect("tools"))
+        .collect();
+    let mut big = serde_json::Map::new();
+    for s in 0..25 {
+        let tools: Vec<Value> = (0..100)
+            .map(|i| {
+                let mut t = all[(s * 100 + i) % all.len()].clone();
+                let name = t["name"].as_str().unwrap_or_default().to_owned();
+                t["name"] = json!(format!("{name}_{i}"));
+                t
+            })
+            .collect();
+        big.insert(format!("fleet{s:02}"), Value::Array(tools));
+    }
+    let big_names: Vec<String> = big.keys().cloned().collect();
+    let big_path = dir.path().join("big.json");
+    std::fs::write(&big_path, json!({"servers": big}).to_string()).expect("big set");
+    let mut loom = Loom::serve(&config(dir.path(), &big_path, &big_names));
+    let rounds = if full { 5 } else { 1 };
+    let asked = if full { queries.len() } else { 3 };
+    let t = Instant::now();
+    let (first, _) = loom.find(queries[0]);
+    let first_find = t.elapsed();
+    assert!(!first.is_empty(), "the first find returns tools");
+    let mut times = Vec::new();
+    for _ in 0..rounds {
+        for q in &queries[..asked] {
+            times.push(loom.find(q).1);
+        }
+    }
+    times.sort();
+    println!(
+        "2,500 tools of 25 servers: first find (index built) {:.1} ms; find p50 {:.2} ms, p99 {:.2} ms over {} finds; loom RSS {:.1} MiB",
+        ms(first_find),
+        ms(percentile(&times, 0.5)),
+        ms(percentile(&times, 0.99)),
+        times.len(),
+        loom.rss_kib() as f64 / 1024.0,
+    );
+}
