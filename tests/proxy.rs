@@ -677,7 +677,7 @@ fn check_reports_health_and_tool_counts() {
     );
     assert_eq!(code, 1, "{out}");
     let sample = out.lines().find(|l| l.starts_with("sample")).unwrap();
-    assert!(sample.contains("up") && sample.contains(" 6 "), "{out}");
+    assert!(sample.contains("up") && sample.contains(" 8 "), "{out}");
     let broken = out.lines().find(|l| l.starts_with("broken")).unwrap();
     assert!(broken.contains("failed"), "{out}");
     let ok = TempConfig::new(&sample_entry());

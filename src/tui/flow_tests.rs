@@ -86,7 +86,7 @@ fn a_batch_is_one_traffic_line_with_live_progress_that_opens_into_its_calls() {
                 seq + 1,
                 Event::CallFinished(CallSummary {
                     reference: Some("loom_call_each_3".into()),
-                    ..batch(20, "intercepted")
+                    ..batch(20, "passed")
                 }),
             ),
         ],

@@ -167,7 +167,7 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
         };
         let outcome = match (&c.reference, c.outcome) {
             // A finished batch says how many of its calls failed beside what it made.
-            (Some(r), Outcome::Intercepted) if c.tool == BATCH_TOOL => {
+            (Some(r), o) if c.tool == BATCH_TOOL && o != Outcome::Running => {
                 match app.traffic.batch_counts(c.call) {
                     (_, 0) => format!("→ {r}"),
                     (_, bad) => format!("{bad} failed → {r}"),
