@@ -13,71 +13,26 @@
 
 mod common;
 
+use common::peer::Peer;
+
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const LOOM: &str = env!("CARGO_BIN_EXE_loom");
-
-struct Loom {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next: u64,
-}
+/// `loom serve` over stdio, initialized (the benches' shared peer).
+struct Loom(Peer);
 
 impl Loom {
     fn serve(config: &Path) -> Loom {
-        let mut child = Command::new(LOOM)
-            .args(["serve", "-c", config.to_str().expect("utf-8 path")])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn loom");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut loom = Loom {
-            child,
-            stdin,
-            stdout,
-            next: 1,
-        };
-        loom.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "bench", "version": "0"}}),
-        );
-        writeln!(
-            loom.stdin,
-            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-        )
-        .expect("write");
-        loom
+        let mut peer = Peer::spawn(&["serve", "-c", config.to_str().expect("utf-8 path")]);
+        peer.initialize();
+        Loom(peer)
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        writeln!(self.stdin, "{msg}").expect("write");
-        self.stdin.flush().expect("flush");
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if self.stdout.read_line(&mut line).expect("read") == 0 {
-                panic!("loom closed its stdout");
-            }
-            let Ok(v) = serde_json::from_str::<Value>(&line) else {
-                continue;
-            };
-            if v["id"] == json!(id) && v.get("method").is_none() {
-                return v;
-            }
-        }
+        let line = self.0.request(method, &params.to_string());
+        serde_json::from_str(&line).expect("a JSON-RPC response")
     }
 
     /// The tools one find returns, as (server, exposed name), and how long it took.
@@ -110,14 +65,7 @@ impl Loom {
     }
 
     fn rss_kib(&self) -> u64 {
-        common::rss_kib(self.child.id())
-    }
-}
-
-impl Drop for Loom {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.0.rss_kib()
     }
 }
 
