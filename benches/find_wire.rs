@@ -35,8 +35,9 @@ impl Loom {
         serde_json::from_str(&line).expect("a JSON-RPC response")
     }
 
-    /// The tools one find returns, as (server, exposed name), and how long it took.
-    fn find(&mut self, query: &str) -> (Vec<(String, String)>, Duration) {
+    /// The tools one find returns with their schemas, as (server, exposed name), then the
+    /// names of its `more` tail, its size in tokens, and how long it took.
+    fn find(&mut self, query: &str) -> (Found, Duration) {
         let params = json!({"name": "loom_find_tools",
                             "arguments": {"query": query, "limit": 10}});
         let t = Instant::now();
@@ -61,12 +62,35 @@ impl Loom {
                 (s("server"), s("name"))
             })
             .collect();
-        (tools, took)
+        let structured = &r["result"]["structuredContent"];
+        let more = structured["more"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.as_str()?.split_once(": ").map(|(n, _)| n.to_owned()))
+            .collect();
+        let tokens = common::tokens(&structured.to_string());
+        (
+            Found {
+                tools,
+                more,
+                tokens,
+            },
+            took,
+        )
     }
 
     fn rss_kib(&self) -> u64 {
         self.0.rss_kib()
     }
+}
+
+/// What one find returned.
+#[derive(Default)]
+struct Found {
+    tools: Vec<(String, String)>,
+    more: Vec<String>,
+    tokens: usize,
 }
 
 /// A loom config in search mode with one listing server per name of `servers` in `file`.
@@ -134,7 +158,7 @@ fn main() {
     // 1. LiveMCPBench over the wire.
     let mut loom = Loom::serve(&config(dir.path(), &set_path, &servers));
     let asked = if full { queries.len() } else { 3 };
-    let mut found: HashMap<&str, Vec<(String, String)>> = HashMap::new();
+    let mut found: HashMap<&str, Found> = HashMap::new();
     // The first find waits for the servers and builds the index; it is not timed.
     loom.find(queries[0]);
     let mut times = Vec::new();
@@ -143,39 +167,54 @@ fn main() {
         times.push(took);
         found.insert(q, tools);
     }
-    let (mut at, mut n) = ([0usize; 3], 0usize);
+    // Ranks run through the tools with schemas, then the tail; `shown` counts a row whose
+    // tool the result names anywhere.
+    let (mut at, mut shown, mut n) = ([0usize; 3], 0usize, 0usize);
     for r in rows {
-        let Some(tools) = found.get(r["query"].as_str().unwrap_or_default()) else {
+        let Some(f) = found.get(r["query"].as_str().unwrap_or_default()) else {
             continue;
         };
         n += 1;
         let relevant = r["relevant"].as_array().expect("relevant");
-        let first = tools.iter().position(|(server, name)| {
-            relevant.iter().any(|p| {
-                let (s, t) = (
-                    p[0].as_str().unwrap_or_default(),
-                    p[1].as_str().unwrap_or_default(),
-                );
-                server == s && exposed_matches(name, s, t)
-            })
+        let names = f
+            .tools
+            .iter()
+            .map(|(_, name)| name.as_str())
+            .chain(f.more.iter().map(String::as_str));
+        let first = names.enumerate().find_map(|(i, name)| {
+            relevant
+                .iter()
+                .any(|p| {
+                    let (s, t) = (
+                        p[0].as_str().unwrap_or_default(),
+                        p[1].as_str().unwrap_or_default(),
+                    );
+                    exposed_matches(name, s, t)
+                })
+                .then_some(i)
         });
         for (a, k) in at.iter_mut().zip([1, 5, 10]) {
             *a += usize::from(first.is_some_and(|f| f < k));
         }
+        shown += usize::from(first.is_some());
     }
     assert!(
-        found.values().all(|t| !t.is_empty()),
+        found.values().all(|f| !f.tools.is_empty()),
         "every find returns tools"
     );
     times.sort();
-    let returned: usize = found.values().map(Vec::len).sum();
+    let per =
+        |count: fn(&Found) -> usize| found.values().map(count).sum::<usize>() as f64 / asked as f64;
     println!(
-        "livemcpbench over the wire: {} servers, {n} rows of {asked} queries: hit@1 {:.3}, hit@5 {:.3}, hit@10 {:.3}; {:.1} tools per find; find p50 {:.2} ms, p99 {:.2} ms",
+        "livemcpbench over the wire: {} servers, {n} rows of {asked} queries: hit@1 {:.3}, hit@5 {:.3}, hit@10 {:.3}, named anywhere {:.3}; {:.1} tools with schemas + {:.1} in `more` per find, {:.0} tokens; find p50 {:.2} ms, p99 {:.2} ms",
         servers.len(),
         at[0] as f64 / n as f64,
         at[1] as f64 / n as f64,
         at[2] as f64 / n as f64,
-        returned as f64 / asked as f64,
+        shown as f64 / n as f64,
+        per(|f| f.tools.len()),
+        per(|f| f.more.len()),
+        per(|f| f.tokens),
         ms(percentile(&times, 0.5)),
         ms(percentile(&times, 0.99)),
     );
@@ -209,7 +248,7 @@ fn main() {
     let t = Instant::now();
     let (first, _) = loom.find(queries[0]);
     let first_find = t.elapsed();
-    assert!(!first.is_empty(), "the first find returns tools");
+    assert!(!first.tools.is_empty(), "the first find returns tools");
     let mut times = Vec::new();
     for _ in 0..rounds {
         for q in &queries[..asked] {

@@ -372,6 +372,90 @@ async fn context_and_find_tools_keep_their_word_at_the_edges() {
     assert!(!is_error_result(&r), "{r}");
 }
 
+/// A find answers its best tools with schemas and the next best in `more` by name and line;
+/// the names it gives, asked for as a query, come back first with their schemas; several
+/// phrasings fuse; `queries` that is not a list of strings is refused.
+#[tokio::test]
+async fn find_tools_gives_a_tail_by_name_and_fuses_phrasings() {
+    let cfg = TempConfig::new(&format!("listing = \"search\"\n{SAMPLE}"));
+    let mut c = RawClient::spawn(&cfg.path);
+    let init = c.initialize().await;
+    // The primer teaches the phrasings and the tail.
+    let primer = init["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(
+        primer.contains("`queries`") && primer.contains("`more`"),
+        "{init}"
+    );
+    c.tool_names().await;
+    let structured = |r: &Value| r["result"]["structuredContent"].clone();
+    let names = |v: &Value| -> Vec<String> {
+        v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let r = c
+        .call(
+            "loom_find_tools",
+            json!({ "query": "the details of an order", "limit": 1 }),
+        )
+        .await;
+    let v = structured(&r);
+    assert_eq!(names(&v), ["sample_get_order_details"], "{v}");
+    let more: Vec<&str> = v["more"]
+        .as_array()
+        .expect("a tail")
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(!more.is_empty(), "{v}");
+    let (tail_name, line) = more[0].split_once(": ").expect("name: line");
+    assert!(tail_name.starts_with("sample_") && !line.is_empty(), "{v}");
+    assert!(v["tools"][0]["inputSchema"].is_object(), "{v}");
+    assert!(v["next"].as_str().unwrap().contains("more"), "{v}");
+    // The tail's names as a query: those tools, first, with their schemas.
+    let r = c
+        .call(
+            "loom_find_tools",
+            json!({ "query": format!("{tail_name} sample_cancel_order"), "limit": 2 }),
+        )
+        .await;
+    let v = structured(&r);
+    assert_eq!(names(&v), [tail_name, "sample_cancel_order"], "{v}");
+    assert!(
+        v["tools"][1]["inputSchema"]["properties"]["order_id"].is_object(),
+        "{v}"
+    );
+    // Two phrasings: the tool both find comes first.
+    let r = c
+        .call(
+            "loom_find_tools",
+            json!({ "query": "cancel an order", "queries": ["revoke a purchase", "stop order"], "limit": 3 }),
+        )
+        .await;
+    let v = structured(&r);
+    assert_eq!(names(&v)[0], "sample_cancel_order", "{v}");
+    // Only phrasings, no `query`.
+    let r = c
+        .call(
+            "loom_find_tools",
+            json!({ "queries": ["tail the service log"], "limit": 1 }),
+        )
+        .await;
+    assert_eq!(names(&structured(&r)), ["sample_tail_logs"], "{r}");
+    for bad in [json!("weather"), json!([1, 2]), json!({ "q": "x" })] {
+        let r = c
+            .call(
+                "loom_find_tools",
+                json!({ "query": "weather", "queries": bad }),
+            )
+            .await;
+        assert!(is_error_result(&r), "{bad}: {r}");
+    }
+}
+
 /// A promotion is announced only to the clients whose listing it changes: a client listing
 /// everything is not told to list again.
 #[tokio::test]

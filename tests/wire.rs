@@ -14,8 +14,8 @@ use loom::types::data::{
     ResultTable,
 };
 use loom::types::events::{
-    ApprovalRequest, Binding, CallRecord, CallSummary, Caller, Decision, Event, LogKind, LogLine,
-    Outcome, Sequenced, ServerState, Settlement,
+    ApprovalRequest, Binding, CallRecord, CallSummary, Caller, Decision, Event, FoundTool, LogKind,
+    LogLine, Outcome, RankParts, Sequenced, ServerState, Settlement,
 };
 use serde_json::{Value, json};
 
@@ -450,6 +450,24 @@ fn events() -> Vec<Sequenced> {
             tool: "sample_echo".into(),
             why: "promoted".into(),
         },
+        Event::ToolsFound {
+            query: "late orders | overdue".into(),
+            tools: vec![FoundTool {
+                name: "sample_list_orders".into(),
+                rank: 1,
+                schema: true,
+                named_exactly: false,
+                why: RankParts {
+                    score: 2.5,
+                    words: 1.0,
+                    matched: vec!["orders".into()],
+                    meaning: 0.5,
+                    server: 1.0,
+                    named: 0.0,
+                    used: 1.0,
+                },
+            }],
+        },
         Event::ApprovalRequested(approval()),
         Event::ApprovalSettled {
             approval: 3,
@@ -482,6 +500,7 @@ fn events() -> Vec<Sequenced> {
             | Event::BlobParked { .. }
             | Event::MemoryChanged { .. }
             | Event::ListingChanged { .. }
+            | Event::ToolsFound { .. }
             | Event::ApprovalRequested(_)
             | Event::ApprovalSettled { .. }
             | Event::ExportProgress { .. } => {}

@@ -12,3 +12,12 @@ pub fn rss_kib(pid: u32) -> u64 {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0)
 }
+
+/// `text`'s length in o200k tokens (the tokenizer the tests count with).
+#[allow(dead_code)] // not every bench counts tokens
+pub fn tokens(text: &str) -> usize {
+    static BPE: std::sync::OnceLock<tiktoken_rs::CoreBPE> = std::sync::OnceLock::new();
+    BPE.get_or_init(|| tiktoken_rs::o200k_base().expect("o200k"))
+        .encode_ordinary(text)
+        .len()
+}

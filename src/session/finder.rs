@@ -144,6 +144,8 @@ pub(crate) struct Tuning {
     /// and of their own words (`/root/slides/talk.pptx`: `root`, `slide`, `talk`, `pptx`).
     pub implied: f32,
     pub path_words: f32,
+    /// The weight of the words a path where the result goes implies (`text::WRITES`).
+    pub destination: f32,
     /// What a tool gains when the query names its server (`on Wikipedia`, `from arXiv`):
     /// such a request is about that server's tools.
     pub named: f32,
@@ -169,6 +171,7 @@ impl Tuning {
         meaning_floor: 0.2,
         implied: 0.5,
         path_words: 0.5,
+        destination: 0.35,
         named: 0.5,
         server: 1.0,
         cover: 1.0,
@@ -188,6 +191,10 @@ const MAX_QUERY_TERMS: usize = 32;
 const USE_BOOST: f32 = 0.1;
 /// Words of server names that say nothing of what a server is for (stemmed).
 const GENERIC_SERVER_WORDS: &[&str] = &["mcp", "server", "api", "tool", "servic", "official"];
+/// Reciprocal-rank fusion of several phrasings: the rank offset, and how many tools of each
+/// phrasing take part.
+const FUSE_K: f32 = 20.0;
+const FUSE_POOL: usize = 60;
 /// How many of the best tools `Tuning::cover` chooses among.
 const COVER_POOL: usize = 40;
 
@@ -405,18 +412,22 @@ impl Finder {
     /// `uses(exposed)` is how often this session called a tool. A query without a single
     /// meaningful word ranks by use alone (most used first, then in listing order), so an
     /// empty query lists a server's tools.
-    pub fn search(
+    /// This session's lift of a tool from its use (a factor, at least 1).
+    fn use_boost(&self, doc: usize, uses: &dyn Fn(&str) -> u32) -> f32 {
+        let u = uses(&self.docs[doc].exposed) as f32;
+        1.0 + USE_BOOST * u / (u + 1.0)
+    }
+
+    /// Every allowed tool that matches `query` with the parts of its score, what each query
+    /// word gave each tool, and the query's words; `None` for a query without a word to rank by.
+    fn scored(
         &self,
         query: &str,
-        limit: usize,
         server: Option<&str>,
         uses: &dyn Fn(&str) -> u32,
-    ) -> Vec<Hit> {
+    ) -> Option<Scored> {
         let allowed = |doc: usize| server.is_none_or(|s| self.docs[doc].server == s);
-        let boost = |doc: usize| {
-            let u = uses(&self.docs[doc].exposed) as f32;
-            1.0 + USE_BOOST * u / (u + 1.0)
-        };
+        let boost = |doc: usize| self.use_boost(doc, uses);
         let (rest, implied, arguments) = text::implied(query);
         let mut query_terms: Vec<(String, f32)> = Vec::new();
         let mut push = |t: String, weight: f32| {
@@ -431,27 +442,18 @@ impl Finder {
             push(t, if quoted { self.tuning.quoted } else { 1.0 })
         });
         for word in &implied {
-            text::terms(word, |t| push(t, self.tuning.implied));
+            let weight = if text::WRITES.contains(word) {
+                self.tuning.destination
+            } else {
+                self.tuning.implied
+            };
+            text::terms(word, |t| push(t, weight));
         }
         for token in &arguments {
             text::terms(token, |t| push(t, self.tuning.path_words));
         }
-        let order = |a: &Hit, b: &Hit| {
-            b.score
-                .partial_cmp(&a.score)
-                .unwrap_or(Ordering::Equal)
-                .then(a.index.cmp(&b.index))
-        };
         if query_terms.is_empty() {
-            let mut hits: Vec<Hit> = (0..self.docs.len())
-                .filter(|&d| allowed(d))
-                .map(|d| Hit {
-                    index: d,
-                    score: boost(d) - 1.0,
-                })
-                .collect();
-            top(&mut hits, limit, order);
-            return hits;
+            return None;
         }
         let meaning_query = if implied.is_empty() {
             rest
@@ -476,7 +478,7 @@ impl Finder {
             };
             for p in &mut parts {
                 if named(&self.server_words[p.doc]) {
-                    p.lift += self.tuning.named;
+                    p.named = self.tuning.named;
                 }
             }
         }
@@ -487,9 +489,46 @@ impl Finder {
                 *b = b.max(p.total());
             }
             for p in &mut parts {
-                p.lift += self.tuning.server * best[self.docs[p.doc].server.as_str()];
+                p.server = self.tuning.server * best[self.docs[p.doc].server.as_str()];
             }
         }
+        Some(Scored {
+            parts,
+            by_term,
+            terms: query_terms,
+        })
+    }
+
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        server: Option<&str>,
+        uses: &dyn Fn(&str) -> u32,
+    ) -> Vec<Hit> {
+        let order = |a: &Hit, b: &Hit| {
+            b.score
+                .partial_cmp(&a.score)
+                .unwrap_or(Ordering::Equal)
+                .then(a.index.cmp(&b.index))
+        };
+        let Some(Scored {
+            parts,
+            by_term,
+            terms: _,
+        }) = self.scored(query, server, uses)
+        else {
+            let allowed = |doc: usize| server.is_none_or(|s| self.docs[doc].server == s);
+            let mut hits: Vec<Hit> = (0..self.docs.len())
+                .filter(|&d| allowed(d))
+                .map(|d| Hit {
+                    index: d,
+                    score: self.use_boost(d, uses) - 1.0,
+                })
+                .collect();
+            top(&mut hits, limit, order);
+            return hits;
+        };
         let mut hits: Vec<Hit> = parts
             .iter()
             .map(|p| Hit {
@@ -558,6 +597,129 @@ impl Finder {
         out
     }
 
+    /// The `limit` best tools for several phrasings of one request, fused by reciprocal rank
+    /// (each phrasing's `k`-th tool adds `1 / (FUSE_K + k)`), so that a tool several phrasings
+    /// find rises over one that a single phrasing puts first. Tools named exactly (a word of a
+    /// phrasing that is a tool's exposed name) come first, in the order named. One phrasing
+    /// ranks as `search` does.
+    pub fn search_all(
+        &self,
+        queries: &[&str],
+        limit: usize,
+        server: Option<&str>,
+        uses: &dyn Fn(&str) -> u32,
+    ) -> Vec<Hit> {
+        let named = self.named(queries, server);
+        let ranked: Vec<&str> = queries
+            .iter()
+            .copied()
+            .filter(|q| Finder::has_terms(q))
+            .collect();
+        let mut hits = match ranked.as_slice() {
+            [] => Vec::new(),
+            [one] => self.search(one, limit + named.len(), server, uses),
+            many => {
+                let pool = (limit + named.len()).max(FUSE_POOL);
+                let mut fused: std::collections::HashMap<usize, (f32, f32)> = Default::default();
+                for q in many {
+                    for (rank, h) in self.search(q, pool, server, uses).iter().enumerate() {
+                        let e = fused.entry(h.index).or_default();
+                        e.0 += 1.0 / (FUSE_K + rank as f32 + 1.0);
+                        e.1 = e.1.max(h.score);
+                    }
+                }
+                let mut hits: Vec<(Hit, f32)> = fused
+                    .into_iter()
+                    .map(|(index, (score, best))| (Hit { index, score }, best))
+                    .collect();
+                hits.sort_unstable_by(|(a, x), (b, y)| {
+                    b.score
+                        .total_cmp(&a.score)
+                        .then(y.total_cmp(x))
+                        .then(a.index.cmp(&b.index))
+                });
+                hits.into_iter().map(|(h, _)| h).collect()
+            }
+        };
+        hits.retain(|h| !named.contains(&h.index));
+        let top = hits.first().map_or(1.0, |h| h.score.max(f32::MIN_POSITIVE));
+        let mut out: Vec<Hit> = named
+            .iter()
+            .map(|&index| Hit {
+                index,
+                score: top * 2.0,
+            })
+            .collect();
+        out.extend(hits);
+        out.truncate(limit);
+        out
+    }
+
+    /// Why each of `docs` ranked where it did for `queries` (as `search_all` ranks them): the
+    /// parts of its score under the phrasing that scored it best. `None` for a document no
+    /// phrasing matches, or one only named.
+    pub fn explain(
+        &self,
+        queries: &[&str],
+        server: Option<&str>,
+        uses: &dyn Fn(&str) -> u32,
+        docs: &[usize],
+    ) -> Vec<Option<Why>> {
+        let mut out: Vec<Option<Why>> = vec![None; docs.len()];
+        for q in queries {
+            let Some(scored) = self.scored(q, server, uses) else {
+                continue;
+            };
+            for (slot, &doc) in out.iter_mut().zip(docs) {
+                let Some(p) = scored.parts.iter().find(|p| p.doc == doc) else {
+                    continue;
+                };
+                let score = p.total();
+                if slot.as_ref().is_some_and(|w| w.score >= score) {
+                    continue;
+                }
+                let matched = scored
+                    .terms
+                    .iter()
+                    .zip(&scored.by_term)
+                    .filter(|(_, given)| given.iter().any(|&(d, s)| d as usize == doc && s > 0.0))
+                    .map(|((term, _), _)| query_word(q, term))
+                    .collect();
+                *slot = Some(Why {
+                    score,
+                    words: if p.best > 0.0 { p.text / p.best } else { 0.0 },
+                    matched,
+                    meaning: p.meaning,
+                    server: p.server,
+                    named: p.named,
+                    used: p.boost,
+                });
+            }
+        }
+        out
+    }
+
+    /// The documents whose exposed name is a word of one of `queries`, in the order named.
+    pub fn named(&self, queries: &[&str], server: Option<&str>) -> Vec<usize> {
+        let mut out = Vec::new();
+        for q in queries {
+            for word in q.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '`' | '"')) {
+                let word = word.trim_matches(|c: char| matches!(c, '.' | ':' | '(' | ')'));
+                // Every exposed name is `<server>_<tool>`.
+                if !word.contains('_') {
+                    continue;
+                }
+                let found = self.docs.iter().position(|d| {
+                    d.exposed.eq_ignore_ascii_case(word) && server.is_none_or(|s| d.server == s)
+                });
+                if let Some(i) = found.filter(|i| !out.contains(i)) {
+                    out.push(i);
+                }
+            }
+        }
+        out
+    }
+
     /// The allowed documents' textual scores joined with their closeness in meaning to
     /// `query` (see `Tuning::meaning`); only documents that match a word or come close enough
     /// in meaning.
@@ -601,7 +763,8 @@ impl Finder {
                 best,
                 meaning,
                 boost: 1.0,
-                lift: 0.0,
+                named: 0.0,
+                server: 0.0,
             };
             (p.total() > 0.0 && p.total().is_finite()).then_some(p)
         })
@@ -693,6 +856,30 @@ impl Finder {
     }
 }
 
+/// Why a tool ranked where it did (see `Parts`).
+pub use crate::types::events::RankParts as Why;
+
+/// The word of `query` that gave the indexed `term` (a stem), or the term itself when none
+/// does (a word a path implied).
+fn query_word(query: &str, term: &str) -> String {
+    query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .find(|w| {
+            let mut hit = false;
+            text::terms(w, |t| hit |= t == term);
+            hit
+        })
+        .map_or_else(|| term.to_owned(), str::to_owned)
+}
+
+/// A search's scores before the tools are chosen.
+struct Scored {
+    parts: Vec<Parts>,
+    /// Per query word (in `terms`' order): what it gave each document.
+    by_term: Vec<Vec<(u32, f32)>>,
+    terms: Vec<(String, f32)>,
+}
+
 /// The parts of one document's score in one search.
 struct Parts {
     doc: usize,
@@ -701,9 +888,11 @@ struct Parts {
     best: f32,
     /// `Tuning::meaning` times its rescaled cosine.
     meaning: f32,
-    /// This session's use of it (a factor), and its server's lift (`Tuning::server`).
+    /// This session's use of it (a factor), and what it gains from a server the query names
+    /// (`Tuning::named`) and from its server's best score (`Tuning::server`).
     boost: f32,
-    lift: f32,
+    named: f32,
+    server: f32,
 }
 
 impl Parts {
@@ -718,7 +907,7 @@ impl Parts {
         } else {
             0.0
         };
-        (text + self.meaning) * self.boost + self.lift
+        (text + self.meaning) * self.boost + self.named + self.server
     }
 }
 

@@ -290,8 +290,8 @@ fn the_tree_opens_closes_and_jumps_between_groups() {
     }
 }
 
-#[test]
-fn a_selected_tool_shows_its_place_in_the_listing_and_its_schema_in_detail() {
+/// A wide workbench with the Catalog on the sample server's tool.
+fn on_list_orders() -> (App, Memories) {
     let mut a = started();
     a.size = (220, 60);
     let mut mem = Memories::default();
@@ -309,6 +309,12 @@ fn a_selected_tool_shows_its_place_in_the_listing_and_its_schema_in_detail() {
         ],
     );
     assert_eq!(node(&a), Node::Tool("sample_list_orders".into()));
+    (a, mem)
+}
+
+#[test]
+fn a_selected_tool_shows_its_place_in_the_listing_and_its_schema_in_detail() {
+    let (mut a, mut mem) = on_list_orders();
     let detail = pane_text(&a, Pane::Detail);
     for want in [
         "tool sample_list_orders · server sample",
@@ -984,4 +990,63 @@ fn a_tool_list_request_never_answered_is_asked_again() {
     assert_eq!(asked(a.update(changed(31))), 0, "still on its way");
     a.now_secs = 1_031;
     assert_eq!(asked(a.update(changed(32))), 1, "given up, asked again");
+}
+
+/// After a find, the Catalog marks each tool it named with its rank, and Detail says why it
+/// ranked there (its score's parts and the query's words it holds), or that the find did not
+/// name it; hostile text in the query is escaped.
+#[test]
+fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
+    use crate::types::events::{Event, FoundTool, RankParts};
+    let (mut a, mut mem) = on_list_orders();
+    let found = |name: &str, rank: u32, schema: bool| FoundTool {
+        name: name.into(),
+        rank,
+        schema,
+        named_exactly: false,
+        why: RankParts {
+            score: 3.25,
+            words: 0.8,
+            matched: vec!["orders".into(), "late".into()],
+            meaning: 0.45,
+            server: 1.5,
+            named: 0.0,
+            used: 1.05,
+        },
+    };
+    a.update(Msg::Event(crate::types::events::Sequenced {
+        seq: 900,
+        event: Event::ToolsFound {
+            query: "late orders\u{1b}[31m | overdue".into(),
+            tools: vec![
+                found("sample_get_order_details", 1, true),
+                found("sample_list_orders", 2, false),
+            ],
+        },
+    }));
+    let detail = pane_text(&a, Pane::Detail);
+    for want in [
+        "last find \"late orders\\e[31m | overdue\": #2 of 2 (in `more`)",
+        "score 3.25 = words 0.80",
+        "(orders, late) · meaning 0.45 · server +1.50 · used ×1.05",
+        "tool sample_list_orders · server sample",
+    ] {
+        assert!(detail.contains(want), "{want}:\n{detail}");
+    }
+    let tree = pane_text(&a, Pane::Catalog);
+    assert!(tree.contains("#2 found"), "{tree}");
+    // A later find replaces the ranking, and Detail follows: this one did not name it.
+    a.update(Msg::Event(crate::types::events::Sequenced {
+        seq: 901,
+        event: Event::ToolsFound {
+            query: "weather".into(),
+            tools: vec![found("sample_get_weather", 1, true)],
+        },
+    }));
+    let detail = pane_text(&a, Pane::Detail);
+    assert!(
+        detail.contains("last find \"weather\" did not name it (1 named)"),
+        "{detail}"
+    );
+    assert!(!pane_text(&a, Pane::Catalog).contains("found ·"));
 }

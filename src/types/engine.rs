@@ -58,8 +58,9 @@ impl From<&str> for EngineError {
 /// 11: a running call's progress (`call_progress`). 12: a server's failures are counted apart
 /// from its restarts (`failures`). 13: a call's batch and bindings (`batch`, `bindings`), an
 /// approval of a bound call or a whole batch, and where datasets and parked texts came from
-/// (`lineage`).
-pub const WORKBENCH_PROTOCOL: u32 = 13;
+/// (`lineage`). 14: what a `loom_find_tools` named and why each tool ranked there
+/// (`tools_found`).
+pub const WORKBENCH_PROTOCOL: u32 = 14;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]

@@ -18,6 +18,12 @@ pub enum Event {
         tool: String,
         why: String,
     },
+    /// `loom_find_tools` answered: the phrasings it ranked by (joined by ` | `), and each tool
+    /// it named, best first, with why it ranked there.
+    ToolsFound {
+        query: String,
+        tools: Vec<FoundTool>,
+    },
     ServerStderr {
         server: String,
         line: String,
@@ -368,4 +374,36 @@ impl PartialEq<&str> for ServerState {
     fn eq(&self, other: &&str) -> bool {
         self.label() == *other
     }
+}
+
+/// One tool a find named, and the parts of its score.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FoundTool {
+    pub name: String,
+    /// 1 for the best, through the tools given with schemas and then the tail by name.
+    pub rank: u32,
+    /// Given with its schema (else only by name and a line, in `more`).
+    pub schema: bool,
+    /// The query named it exactly, which puts it first whatever its score.
+    pub named_exactly: bool,
+    #[serde(flatten)]
+    pub why: RankParts,
+}
+
+/// The parts of one tool's score in one search, for a person reading why it ranked where it
+/// did: `score = (words + meaning) × used + server + named`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RankParts {
+    pub score: f32,
+    /// Its words' score over the best tool's (0–1), and the query's words it holds (itself or
+    /// a relative: a synonym, a longer or shorter form).
+    pub words: f32,
+    pub matched: Vec<String>,
+    /// Its closeness in meaning to the query (0 to the meaning weight).
+    pub meaning: f32,
+    /// What its server's best score added, and what a server the query names added.
+    pub server: f32,
+    pub named: f32,
+    /// This session's use of it, a factor (1 when unused).
+    pub used: f32,
 }

@@ -12,8 +12,13 @@ use crate::session::finder::{Finder, ToolDoc};
 
 /// Results of `loom_find_tools` unless `limit` says otherwise.
 const FIND_LIMIT: usize = 5;
-/// Tokens `loom_find_tools` may answer with.
-const FIND_BUDGET: usize = 2500;
+/// Tokens `loom_find_tools` may answer with: the tools with their schemas, then a tail of
+/// the next best by name and one line (at most `MORE_LIMIT`), 2,500 together.
+const FIND_BUDGET: usize = 2000;
+const MORE_BUDGET: usize = 500;
+const MORE_LIMIT: usize = 25;
+/// Phrasings one find fuses (`queries`), beside `query`.
+const MAX_PHRASINGS: usize = 8;
 /// Tokens `loom_context` answers with unless told.
 const CONTEXT_BUDGET: usize = 2000;
 
@@ -336,6 +341,19 @@ impl ClientSession {
             .get("query")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        let mut queries: Vec<&str> = vec![query];
+        match args.get("queries") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(list)) if list.iter().all(Value::is_string) => {
+                queries.extend(list.iter().filter_map(Value::as_str).take(MAX_PHRASINGS));
+            }
+            Some(_) => {
+                return tool_error_value(
+                    "`queries` is a list of phrasings of the task, each a string",
+                );
+            }
+        }
+        queries.retain(|q| !q.trim().is_empty());
         let server = args.get("server").and_then(Value::as_str);
         let limit = args
             .get("limit")
@@ -352,48 +370,112 @@ impl ClientSession {
                 known.join(", ")
             ));
         }
-        // An empty or vague query (only words too common to rank by) gets the overview.
-        if !Finder::has_terms(query) {
+        let state = &self.session.listing;
+        let hits = finder.search_all(&queries, limit + MORE_LIMIT, server, &|t| state.uses(t));
+        // An empty or vague query (only words too common to rank by, no tool's name) gets the
+        // overview.
+        if hits.is_empty() && !queries.iter().any(|q| Finder::has_terms(q)) {
             return self.overview(fleet, &self.placed_tools(fleet), server);
         }
-        let state = &self.session.listing;
-        let hits = finder.search(query, limit, server, &|t| state.uses(t));
         let mut tools = Vec::new();
+        let mut more = Vec::new();
         let mut truncated = false;
-        let mut used = 0;
+        let (mut used, mut used_more) = (0, 0);
+        // Each tool named, and whether with its schema: what the workbench is told.
+        let mut shown: Vec<(usize, bool)> = Vec::new();
         for h in hits {
             let doc = &finder.docs()[h.index];
-            let Some((schema, annotations, listed)) = self.found_details(fleet, doc) else {
-                continue;
-            };
-            let mut hit = json!({
-                "name": doc.exposed,
-                "server": doc.server,
-                "description": one_line(&doc.description),
-                "inputSchema": schema,
-                "listed": listed,
-            });
-            if let Some(a) = annotations {
-                hit["annotations"] = a;
-            }
-            let cost = estimate(&hit.to_string());
-            if used + cost > FIND_BUDGET && !tools.is_empty() {
+            if !truncated && tools.len() < limit {
+                let Some((schema, annotations, listed)) = self.found_details(fleet, doc) else {
+                    continue;
+                };
+                let mut hit = json!({
+                    "name": doc.exposed,
+                    "server": doc.server,
+                    "description": one_line(&doc.description),
+                    "inputSchema": schema,
+                    "listed": listed,
+                });
+                if let Some(a) = annotations {
+                    hit["annotations"] = a;
+                }
+                let cost = estimate(&hit.to_string());
+                if used + cost <= FIND_BUDGET || tools.is_empty() {
+                    used += cost;
+                    tools.push(hit);
+                    shown.push((h.index, true));
+                    continue;
+                }
+                // Past the budget: this one and the rest go to the tail.
                 truncated = true;
+            }
+            // The tail: a name and a line each, for the model to choose from.
+            let line = format!(
+                "{}: {}",
+                doc.exposed,
+                cut_chars(&one_line(&doc.description), 90)
+            );
+            let cost = estimate(&line) + 2;
+            if used_more + cost > MORE_BUDGET {
                 break;
             }
-            used += cost;
-            tools.push(hit);
+            used_more += cost;
+            more.push(Value::String(line));
+            shown.push((h.index, false));
         }
         if tools.is_empty() {
             let mut v = self.overview(fleet, &self.placed_tools(fleet), server);
             v["note"] = json!(format!(
-                "no tool matches \"{query}\"; the servers are below"
+                "no tool matches \"{}\"; the servers are below",
+                queries.join(" | ")
             ));
             return v;
         }
-        let body = json!({ "tools": tools, "truncated": truncated,
+        self.tell_found(&finder, &queries, server, &shown);
+        let mut body = json!({ "tools": tools, "truncated": truncated,
             "next": "call a tool by its name, or with loom_call {tool, arguments}" });
+        if !more.is_empty() {
+            body["more"] = Value::Array(more);
+            body["next"] = json!(
+                "call a tool by its name, or with loom_call {tool, arguments}; \
+                `more` lists the next best by name: loom_find_tools {query: \"<name> <name>\"} gives their schemas"
+            );
+        }
         text_and_structured(body)
+    }
+
+    /// Tells the workbench what a find named and why each tool ranked where it did.
+    fn tell_found(
+        &self,
+        finder: &Finder,
+        queries: &[&str],
+        server: Option<&str>,
+        shown: &[(usize, bool)],
+    ) {
+        let state = &self.session.listing;
+        let docs: Vec<usize> = shown.iter().map(|(d, _)| *d).collect();
+        let whys = finder.explain(queries, server, &|t| state.uses(t), &docs);
+        let named = finder.named(queries, server);
+        let tools = shown
+            .iter()
+            .zip(whys)
+            .enumerate()
+            .map(
+                |(i, (&(doc, schema), why))| crate::types::events::FoundTool {
+                    name: finder.docs()[doc].exposed.clone(),
+                    rank: i as u32 + 1,
+                    schema,
+                    named_exactly: named.contains(&doc),
+                    why: why.unwrap_or_default(),
+                },
+            )
+            .collect();
+        self.session
+            .bus
+            .publish(crate::types::events::Event::ToolsFound {
+                query: queries.join(" | "),
+                tools,
+            });
     }
 
     /// The servers with their tool counts and what they are for, and the most used tools:
@@ -617,7 +699,7 @@ impl ClientSession {
         };
         let mut s = String::from("# Loom\n");
         if hidden {
-            s.push_str("Not every tool is listed. To do something no listed tool does, call loom_find_tools with the task in words, then call the tool it names directly or with loom_call {tool, arguments}. ");
+            s.push_str("Not every tool is listed. To do something no listed tool does, call loom_find_tools with the task in words (other phrasings in `queries`), then call the tool it names directly or with loom_call {tool, arguments}; its `more` names the next best, whose schemas a query of their names gives. ");
         }
         s.push_str("Large results become datasets: ask loom_query (SQL) instead of calling again; parked text is read with loom_fetch. loom_context gives what to know for a task.\n");
         s.push_str("Data loom holds goes into a call without passing through you: loom_call {tool, arguments, bind: {\"/body\": {\"blob\": \"blob/…\", \"pattern\": \"ERROR\"}}} (or {\"sql\": \"SELECT …\", \"as\": \"rows|csv|column|value\"}, {\"memory\": \"key\"}). One call per row: loom_call_each {tool, sql: \"SELECT id AS order_id FROM orders_1 WHERE status = 'late'\"} answers with one dataset of every result.\n");

@@ -94,11 +94,12 @@ fn retrieval_quality_on_livemcpbench() {
     let f = Finder::new(docs);
     let [h1, h5, h10] = finder_hits(&f, &rows);
     eprintln!("livemcpbench: hit@1 {h1:.3}, hit@5 {h5:.3}, hit@10 {h10:.3}");
-    // Floors: the scores reached (0.151, 0.382, 0.518 on 2026-12-02) minus 0.02; raise them
-    // with the ranking. BENCHMARKS.md has the history.
-    assert!(h1 >= 0.13, "hit@1 {h1:.3}");
-    assert!(h5 >= 0.36, "hit@5 {h5:.3}");
-    assert!(h10 >= 0.49, "hit@10 {h10:.3}");
+    // Floors: the scores reached (0.155, 0.386, 0.518 on 2026-12-02, a path where the result
+    // goes implying a file to write) minus 0.02; raise them with the ranking. BENCHMARKS.md
+    // has the history.
+    assert!(h1 >= 0.135, "hit@1 {h1:.3}");
+    assert!(h5 >= 0.366, "hit@5 {h5:.3}");
+    assert!(h10 >= 0.498, "hit@10 {h10:.3}");
 }
 
 /// Prints each missed row with the first hits. `cargo test --lib livemcpbench_misses --
@@ -154,6 +155,8 @@ fn livemcpbench_tune() {
         ("implied 0", |t| t.implied = 0.0),
         ("implied 1", |t| t.implied = 1.0),
         ("path words 1", |t| t.path_words = 1.0),
+        ("destination 0", |t| t.destination = 0.0),
+        ("destination 0.75", |t| t.destination = 0.75),
         ("cover 0.7", |t| t.cover = 0.7),
         ("k1 0.8", |t| t.k1 = 0.8),
     ];
@@ -246,4 +249,31 @@ fn livemcpbench_diff() {
             );
         }
     }
+}
+
+/// Writes each row's first 120 hits with their scores to `livemcpbench_dump.json` in the
+/// temporary folder, to try a re-ranking offline. `cargo test --lib livemcpbench_dump --
+/// --ignored`
+#[test]
+#[ignore]
+fn livemcpbench_dump() {
+    let (docs, rows) = load_livemcpbench();
+    let f = Finder::new(docs);
+    let out: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            let hits = f.search(&row.query, 120, None, &|_| 0);
+            serde_json::json!({
+                "query": row.query,
+                "relevant": row.relevant,
+                "hits": hits.iter().map(|h| {
+                    let d = &f.docs()[h.index];
+                    serde_json::json!([d.server, d.original, h.score])
+                }).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let path = std::env::temp_dir().join("livemcpbench_dump.json");
+    std::fs::write(&path, serde_json::to_string(&out).expect("JSON")).expect("written");
+    eprintln!("{}", path.display());
 }

@@ -352,3 +352,88 @@ fn a_rebuild_reads_only_changed_tools_and_ranks_as_a_fresh_build() {
         assert_eq!(a, b, "{task}");
     }
 }
+
+#[test]
+fn search_all_puts_named_tools_first_and_fuses_phrasings() {
+    let f = small();
+    let none = |_: &str| 0;
+    // Named tools first, in the order named, then the ranking of the words.
+    let hits = f.search_all(
+        &["fs_delete_directory, gh_list_issues and a file"],
+        3,
+        None,
+        &none,
+    );
+    assert_eq!(
+        names(&f, &hits),
+        ["fs_delete_directory", "gh_list_issues", "fs_read_file"]
+    );
+    // A name of another server is not named under `server`.
+    let hits = f.search_all(&["gh_list_issues"], 3, Some("fs"), &none);
+    assert!(hits.is_empty(), "{:?}", names(&f, &hits));
+    // One phrasing ranks as `search`.
+    let one = f.search_all(&["open a ticket"], 5, None, &none);
+    assert_eq!(
+        names(&f, &one),
+        names(&f, &f.search("open a ticket", 5, None, &none))
+    );
+    // Two phrasings: the tool both find rises over one only the first puts high.
+    let both = f.search_all(&["repository", "open a ticket"], 2, None, &none);
+    assert_eq!(names(&f, &both)[0], "gh_createIssue");
+    // Phrasings without a word to rank by give nothing but named tools.
+    assert!(f.search_all(&["the", ""], 5, None, &none).is_empty());
+}
+
+proptest! {
+    #[test]
+    fn search_all_never_panics_and_keeps_to_its_limit(
+        queries in proptest::collection::vec(".{0,40}", 0..5),
+        limit in 0usize..8,
+    ) {
+        let f = small();
+        let qs: Vec<&str> = queries.iter().map(String::as_str).collect();
+        let hits = f.search_all(&qs, limit, None, &|_| 0);
+        prop_assert!(hits.len() <= limit);
+        let mut seen: Vec<usize> = hits.iter().map(|h| h.index).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        prop_assert_eq!(seen.len(), hits.len());
+    }
+}
+
+#[test]
+fn explain_gives_the_parts_of_each_score_and_the_words_matched() {
+    let f = small();
+    let none = |_: &str| 0;
+    let query = "read the contents of a file";
+    let hits = f.search(query, 5, None, &none);
+    let docs: Vec<usize> = hits.iter().map(|h| h.index).collect();
+    let whys = f.explain(&[query], None, &none, &docs);
+    let first = whys[0].as_ref().expect("the best hit is explained");
+    assert_eq!(f.docs()[docs[0]].exposed, "fs_read_file");
+    assert!(
+        (first.score - hits[0].score).abs() < 1e-4,
+        "{first:?} vs {:?}",
+        hits[0]
+    );
+    assert!(
+        (first.words - 1.0).abs() < 1e-6,
+        "the best textual match: {first:?}"
+    );
+    assert!(first.matched.iter().any(|w| w == "file"), "{first:?}");
+    assert!(first.matched.iter().any(|w| w == "contents"), "{first:?}");
+    // The parts add up to the score (no use: the factor is 1).
+    let sum = (first.words + first.meaning) * first.used + first.server + first.named;
+    assert!((sum - first.score).abs() < 1e-4, "{first:?}");
+    // A phrasing without a word to rank by gives no reason.
+    let unrelated = f
+        .docs()
+        .iter()
+        .position(|d| d.exposed == "gh_createIssue")
+        .unwrap();
+    assert!(f.explain(&["the", ""], None, &none, &[unrelated])[0].is_none());
+    // Use shows as its factor.
+    let used = |t: &str| u32::from(t == "fs_read_file") * 3;
+    let why = f.explain(&[query], None, &used, &docs[..1]);
+    assert!(why[0].as_ref().unwrap().used > 1.0);
+}

@@ -112,7 +112,10 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
         }
     };
     let mut last = 0;
+    let mut before: Option<&str> = None;
+    let makes = makes_something(query);
     for (start, raw) in tokens_of(query) {
+        let previous = before.replace(raw);
         let token = raw
             .trim_start_matches(['(', '[', '"', '\'', '`', '<', '“', '‘'])
             .trim_end_matches([
@@ -131,6 +134,9 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
             Some(kind) => {
                 add(&["file", "path"]);
                 add(kind);
+                if is_destination(previous, makes) {
+                    add(WRITES);
+                }
             }
         }
         rest.push_str(&query[last..start]);
@@ -140,6 +146,56 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
     }
     rest.push_str(&query[last..]);
     (rest, words, tokens)
+}
+
+/// What a path where a result goes implies.
+pub(super) const WRITES: &[&str] = &["write", "save"];
+
+/// Whether a request asks for something to be made or kept (`save it to`, `write a report`):
+/// then a path it names where the result goes is a file to write.
+fn makes_something(query: &str) -> bool {
+    const MAKING: &[&str] = &[
+        "save",
+        "saved",
+        "saving",
+        "write",
+        "writing",
+        "written",
+        "store",
+        "stored",
+        "export",
+        "exported",
+        "create",
+        "created",
+        "generate",
+        "generated",
+        "make",
+        "draft",
+        "output",
+        "produce",
+        "put",
+        "compose",
+        "prepare",
+        "record",
+        "keep",
+        "dump",
+        "download",
+    ];
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| MAKING.iter().any(|m| w.eq_ignore_ascii_case(m)))
+}
+
+/// Whether a path that follows `previous` is where a result goes: after `to`, `into` or `as`,
+/// or after `in`, `at`, `on` or `under` in a request that makes something. A path after
+/// `from` or `of`, or in a request that only reads, is read.
+fn is_destination(previous: Option<&str>, makes: bool) -> bool {
+    let Some(previous) = previous else {
+        return false;
+    };
+    let previous = previous.trim_matches(|c: char| !c.is_alphanumeric());
+    let is = |words: &[&str]| words.iter().any(|w| previous.eq_ignore_ascii_case(w));
+    is(&["to", "into", "as"]) || (makes && is(&["in", "at", "on", "under"]))
 }
 
 /// The whitespace-separated tokens of `text`, with their byte offsets.
@@ -403,6 +459,8 @@ mod tests {
                 "path",
                 "markdown",
                 "text",
+                "write",
+                "save",
                 "url",
                 "web",
                 "page",
@@ -413,6 +471,14 @@ mod tests {
             tokens,
             ["/root/markdown/cv.md", "https://x.org/a?b=1", "./src"]
         );
+        // Where a result goes is a file to write; a path read from, or in a request that only
+        // reads, is not.
+        let writes = |q: &str| implied(q).1.contains(&"write");
+        assert!(writes("put the summary in /root/notes/a.md"));
+        assert!(writes("export as ~/out.csv"));
+        assert!(!writes("read the table under /root/excel/people.xlsx"));
+        assert!(!writes("make a chart from /root/data.csv"));
+        assert!(!writes("/root/a.md"));
         // A name with a known extension is a file; `Next.js`, `1/2` and `and/or` are not paths.
         assert_eq!(implied("merge report.pdf").1, ["file", "path", "pdf"]);
         assert!(implied("Next.js and/or 1/2 // x").1.is_empty());

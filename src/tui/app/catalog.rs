@@ -121,6 +121,23 @@ pub struct Catalog {
     /// Datasets that left the session while this workbench watched, and why: a call that made
     /// one no longer offers to go to it.
     pub gone: HashMap<String, DropReason>,
+    /// The last `loom_find_tools` the session answered: what it asked, and each tool it named
+    /// with why it ranked there.
+    pub last_find: Option<LastFind>,
+}
+
+/// What one find asked and named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastFind {
+    pub query: String,
+    pub tools: Vec<crate::types::events::FoundTool>,
+}
+
+impl LastFind {
+    /// Where the last find put `tool`, if it named it.
+    pub fn of(&self, tool: &str) -> Option<&crate::types::events::FoundTool> {
+        self.tools.iter().find(|t| t.name == tool)
+    }
 }
 
 impl Default for Catalog {
@@ -147,6 +164,7 @@ impl Default for Catalog {
             datasets_ticket: 0,
             tools_ticket: 0,
             gone: HashMap::new(),
+            last_find: None,
         }
     }
 }
@@ -565,6 +583,11 @@ impl Catalog {
         self.settle();
     }
 
+    /// A find the session answered: its ranking replaces the last one.
+    pub fn found(&mut self, query: String, tools: Vec<crate::types::events::FoundTool>) {
+        self.last_find = Some(LastFind { query, tools });
+    }
+
     /// The tool list of request `ticket`, each tool under the server `owners` names (loom's own
     /// under [`LOOM_SERVER`]); says whether it was applied (an older one than the last is not).
     pub fn set_tools(
@@ -641,6 +664,7 @@ impl App {
                         entry: Box::new(entry),
                         tool: Box::new(tool),
                         mode: self.catalog.listing_mode.clone(),
+                        found: self.catalog.last_find.clone().map(Box::new),
                     });
                 }
             }

@@ -23,6 +23,8 @@ pub enum Detail {
         tool: Box<Value>,
         /// The session's listing mode.
         mode: String,
+        /// The last find, to say where it put this tool and why.
+        found: Option<Box<LastFind>>,
     },
 }
 
@@ -255,7 +257,12 @@ impl DetailPane {
                 lines.extend(m.content.lines().map(|l| Line::raw(l.to_owned())));
                 lines
             }
-            Detail::Tool { entry, tool, mode } => tool_lines(entry, tool, mode, th, h),
+            Detail::Tool {
+                entry,
+                tool,
+                mode,
+                found,
+            } => tool_lines(entry, tool, mode, found.as_deref(), th, h),
         };
     }
 }
@@ -535,12 +542,59 @@ pub(crate) fn scalar(v: &Value) -> String {
     }
 }
 
+/// Where the last find put a tool and why: its rank, then each part of its score (words with
+/// the query's words it holds, meaning, its server's lift, a server the query named, this
+/// session's use), or that the find did not name it.
+pub(crate) fn found_line(find: &LastFind, tool: &str) -> String {
+    let query = crate::tui::ui::fit(&crate::terminal_text::line(&find.query), 80);
+    let Some(t) = find.of(tool) else {
+        return format!(
+            "last find \"{query}\" did not name it ({} named)",
+            find.tools.len()
+        );
+    };
+    let place = if t.schema {
+        "with its schema"
+    } else {
+        "in `more`"
+    };
+    let why = &t.why;
+    let mut parts = Vec::new();
+    if t.named_exactly {
+        parts.push("named in the query".to_owned());
+    }
+    if why.words > 0.0 {
+        let words = crate::tui::ui::fit(&crate::terminal_text::line(&why.matched.join(", ")), 60);
+        parts.push(format!("words {:.2} ({words})", why.words));
+    }
+    if why.meaning > 0.0 {
+        parts.push(format!("meaning {:.2}", why.meaning));
+    }
+    if why.server > 0.0 {
+        parts.push(format!("server +{:.2}", why.server));
+    }
+    if why.named > 0.0 {
+        parts.push(format!("server named +{:.2}", why.named));
+    }
+    if why.used > 1.0 {
+        parts.push(format!("used ×{:.2}", why.used));
+    }
+    format!(
+        "last find \"{query}\": #{} of {} ({place}) · score {:.2} = {}",
+        t.rank,
+        find.tools.len(),
+        why.score,
+        parts.join(" · ")
+    )
+}
+
 /// A tool as Detail shows it: its server, where it stands in the listing and what that costs,
 /// then its description and, highlighted, the input schema and annotations it was listed with.
 fn tool_lines(
     entry: &ToolEntry,
     tool: &Value,
     mode: &str,
+    found: Option<&LastFind>,
     th: &Theme,
     h: &Highlighter,
 ) -> Vec<Line<'static>> {
@@ -549,6 +603,16 @@ fn tool_lines(
         "tool {} · server {}",
         entry.name, entry.server
     ))];
+    if let Some(find) = found {
+        lines.push(Line::styled(
+            found_line(find, &entry.name),
+            if find.of(&entry.name).is_some() {
+                th.accent
+            } else {
+                th.muted
+            },
+        ));
+    }
     lines.push(match &entry.placement {
         Some(p) if p.listed => Line::styled(
             format!(

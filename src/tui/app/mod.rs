@@ -40,7 +40,7 @@ mod view;
 pub use super::sql::{error_position, statement_at};
 pub use approvals::{APPROVAL_GRACE, ApprovalView, Approvals};
 pub use arrangement::{Arrangement, Preferences, load_preferences, preferences_file};
-pub use catalog::{Catalog, Group, LOOM_SERVER, Node, Row, ToolEntry};
+pub use catalog::{Catalog, Group, LOOM_SERVER, LastFind, Node, Row, ToolEntry};
 pub use confirm::{Confirm, Confirmed};
 pub use describe::Describe;
 pub use detail::{Detail, DetailPane};

@@ -26,6 +26,13 @@ impl App {
                 self.ask_tools();
             }
             Event::ListingChanged { .. } => self.ask_tools(),
+            Event::ToolsFound { query, tools } => {
+                self.catalog.found(query, tools);
+                // A tool shown in Detail shows where this find put it.
+                if matches!(self.detail.shown, Detail::Tool { .. }) {
+                    self.open_catalog_item();
+                }
+            }
             Event::CallProgress {
                 call,
                 progress,

@@ -114,6 +114,11 @@ fn row_line<'a>(app: &App, row: &Row, w: usize) -> Line<'a> {
                 ),
                 None => one_line(desc).into_owned(),
             };
+            // Where the last find put it (Detail says why).
+            let note = match c.last_find.as_ref().and_then(|f| f.of(name)) {
+                Some(t) => format!("#{} found · {note}", t.rank),
+                None => note,
+            };
             let style = match tool.and_then(|t| t.placement.as_ref()) {
                 Some(p) if !p.listed => th.muted,
                 _ => th.function,

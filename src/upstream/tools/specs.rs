@@ -96,7 +96,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::Fetch,
         title: "Read a parked result",
-        description: "Read text loom parked (a pointer with a blob_key): a slice from offset, or with pattern the matching lines with context_lines around. Page with next_offset until -1.",
+        description: "Read parked text (a pointer's blob_key): a slice from offset, or with pattern the matching lines with context_lines around. Page with next_offset until -1.",
         fields: &[
             req("blob_key", Kind::Str, "from the pointer, like blob/3f2a…"),
             opt("offset", Kind::Int, "characters (or matches) to skip"),
@@ -188,10 +188,11 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::FindTools,
         title: "Find tools",
-        description: "Find tools that are not listed: describe the task in words and get the best matching tools with their input schemas, then call one by name or with loom_call. An empty query lists the servers and their most used tools.",
+        description: "Find unlisted tools: describe the task; get the best matches with schemas, then `more` by name. Call one by name or with loom_call. An empty query lists servers.",
         fields: &[
-            opt("query", Kind::Str, "the task, in words"),
-            opt("server", Kind::Str, "only this server's tools"),
+            opt("query", Kind::Str, "the task, or tool names"),
+            opt("queries", Kind::StrList, "other phrasings"),
+            opt("server", Kind::Str, "only this server"),
             opt("limit", Kind::Int, "default 5"),
         ],
         example: r#"{"query": "read a file from the project"}"#,
@@ -200,7 +201,7 @@ pub const TOOLS: &[ToolSpec] = &[
     ToolSpec {
         tool: LoomTool::Call,
         title: "Call a tool",
-        description: "Call any tool by its name (from loom_find_tools), exactly like calling it directly, its arguments checked against its schema first. `bind` fills arguments with data loom holds, without passing it through you.",
+        description: "Call any tool by name (from loom_find_tools) as if directly, its arguments checked against its schema first. `bind` fills arguments with data loom holds, not through you.",
         fields: &[
             req("tool", Kind::Str, "the tool's name"),
             opt("arguments", Kind::Object, "its arguments"),
