@@ -264,4 +264,87 @@ fn main() {
         times.len(),
         loom.rss_kib() as f64 / 1024.0,
     );
+    drop(loom);
+
+    // 3. 500 HTTP servers of 5 tools, all behind one loopback port: how long until every tool
+    // is findable, and loom's memory then.
+    let servers = if full { 500 } else { 20 };
+    let mut fleet = serde_json::Map::new();
+    let mut names = Vec::new();
+    for s in 0..servers {
+        let server = format!("h{s:03}");
+        let tools: Vec<Value> = (0..5)
+            .map(|i| {
+                let mut t = all[(s * 5 + i) % all.len()].clone();
+                t["name"] = json!(format!("t{i}"));
+                names.push(format!("{server}_t{i}"));
+                t
+            })
+            .collect();
+        fleet.insert(server, Value::Array(tools));
+    }
+    let fleet_path = dir.path().join("fleet.json");
+    std::fs::write(&fleet_path, json!({"servers": fleet}).to_string()).expect("fleet set");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fleet_http.py");
+    let mut http = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&fleet_path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs the HTTP fleet");
+    let mut port = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(http.stdout.take().expect("stdout")),
+        &mut port,
+    )
+    .expect("the fleet's port");
+    let port = port.trim();
+    let mut text = String::from("listing = \"search\"\n");
+    for s in 0..servers {
+        text.push_str(&format!(
+            "[[servers]]\nname = \"h{s:03}\"\nurl = \"http://127.0.0.1:{port}/h{s:03}/mcp\"\n"
+        ));
+    }
+    let cfg = dir.path().join("fleet.toml");
+    std::fs::write(&cfg, text).expect("fleet config");
+    let t = Instant::now();
+    let mut loom = Loom::serve(&cfg);
+    // Every tool is findable when a find naming 20 of them returns those 20, for every 20.
+    let findable = |loom: &mut Loom, chunk: &[String]| {
+        let params = json!({"name": "loom_find_tools",
+                            "arguments": {"query": chunk.join(" "), "limit": 50}});
+        let r = loom.request("tools/call", params);
+        let got: Vec<&str> = r["result"]["structuredContent"]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str())
+            .chain(
+                r["result"]["structuredContent"]["more"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|l| Some(l.as_str()?.split_once(": ")?.0)),
+            )
+            .collect();
+        chunk.iter().all(|n| got.contains(&n.as_str()))
+    };
+    let mut ready = None;
+    while t.elapsed() < Duration::from_secs(120) {
+        if names.chunks(20).all(|c| findable(&mut loom, c)) {
+            ready = Some(t.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let ready = ready.expect("every tool of the HTTP fleet becomes findable");
+    println!(
+        "{servers} HTTP servers, {} tools: every tool findable {:.2} s after loom started; loom RSS {:.1} MiB",
+        names.len(),
+        ready.as_secs_f64(),
+        loom.rss_kib() as f64 / 1024.0,
+    );
+    drop(loom);
+    let _ = http.kill();
+    let _ = http.wait();
 }

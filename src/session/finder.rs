@@ -506,18 +506,24 @@ impl Finder {
         server: Option<&str>,
         uses: &dyn Fn(&str) -> u32,
     ) -> Vec<Hit> {
+        self.search_scored(query, limit, server, uses).0
+    }
+
+    /// `search`, with the scores it chose from (`None` for a query without a word to rank by).
+    fn search_scored(
+        &self,
+        query: &str,
+        limit: usize,
+        server: Option<&str>,
+        uses: &dyn Fn(&str) -> u32,
+    ) -> (Vec<Hit>, Option<Scored>) {
         let order = |a: &Hit, b: &Hit| {
             b.score
                 .partial_cmp(&a.score)
                 .unwrap_or(Ordering::Equal)
                 .then(a.index.cmp(&b.index))
         };
-        let Some(Scored {
-            parts,
-            by_term,
-            terms: _,
-        }) = self.scored(query, server, uses)
-        else {
+        let Some(scored) = self.scored(query, server, uses) else {
             let allowed = |doc: usize| server.is_none_or(|s| self.docs[doc].server == s);
             let mut hits: Vec<Hit> = (0..self.docs.len())
                 .filter(|&d| allowed(d))
@@ -527,8 +533,9 @@ impl Finder {
                 })
                 .collect();
             top(&mut hits, limit, order);
-            return hits;
+            return (hits, None);
         };
+        let (parts, by_term) = (&scored.parts, &scored.by_term);
         let mut hits: Vec<Hit> = parts
             .iter()
             .map(|p| Hit {
@@ -539,7 +546,7 @@ impl Finder {
             .collect();
         if self.tuning.cover >= 1.0 || limit < 2 {
             top(&mut hits, limit, order);
-            return hits;
+            return (hits, Some(scored));
         }
         // Chosen one at a time from the best few: each query word counts less in the tools
         // after the first that matched it.
@@ -594,7 +601,7 @@ impl Finder {
             });
         }
         // Scores fall as the words are used, so the order chosen is kept.
-        out
+        (out, Some(scored))
     }
 
     /// The `limit` best tools for several phrasings of one request, fused by reciprocal rank
@@ -609,24 +616,54 @@ impl Finder {
         server: Option<&str>,
         uses: &dyn Fn(&str) -> u32,
     ) -> Vec<Hit> {
+        self.fused(queries, limit, server, uses, false).0
+    }
+
+    /// `search_all`, and why each tool it gives ranked there: the parts of its score under the
+    /// phrasing that scored it best (`None` for a tool only named).
+    pub fn search_all_explained(
+        &self,
+        queries: &[&str],
+        limit: usize,
+        server: Option<&str>,
+        uses: &dyn Fn(&str) -> u32,
+    ) -> (Vec<Hit>, Vec<Option<Why>>) {
+        self.fused(queries, limit, server, uses, true)
+    }
+
+    fn fused(
+        &self,
+        queries: &[&str],
+        limit: usize,
+        server: Option<&str>,
+        uses: &dyn Fn(&str) -> u32,
+        explain: bool,
+    ) -> (Vec<Hit>, Vec<Option<Why>>) {
         let named = self.named(queries, server);
         let ranked: Vec<&str> = queries
             .iter()
             .copied()
             .filter(|q| Finder::has_terms(q))
             .collect();
+        let mut kept: Vec<(&str, Scored)> = Vec::new();
         let mut hits = match ranked.as_slice() {
             [] => Vec::new(),
-            [one] => self.search(one, limit + named.len(), server, uses),
+            [one] => {
+                let (hits, scored) = self.search_scored(one, limit + named.len(), server, uses);
+                kept.extend(scored.map(|s| (*one, s)));
+                hits
+            }
             many => {
                 let pool = (limit + named.len()).max(FUSE_POOL);
                 let mut fused: std::collections::HashMap<usize, (f32, f32)> = Default::default();
                 for q in many {
-                    for (rank, h) in self.search(q, pool, server, uses).iter().enumerate() {
+                    let (hits, scored) = self.search_scored(q, pool, server, uses);
+                    for (rank, h) in hits.iter().enumerate() {
                         let e = fused.entry(h.index).or_default();
                         e.0 += 1.0 / (FUSE_K + rank as f32 + 1.0);
                         e.1 = e.1.max(h.score);
                     }
+                    kept.extend(scored.map(|s| (*q, s)));
                 }
                 let mut hits: Vec<(Hit, f32)> = fused
                     .into_iter()
@@ -652,12 +689,15 @@ impl Finder {
             .collect();
         out.extend(hits);
         out.truncate(limit);
-        out
+        if !explain {
+            return (out, Vec::new());
+        }
+        let docs: Vec<usize> = out.iter().map(|h| h.index).collect();
+        let whys = self.whys(&kept, &docs);
+        (out, whys)
     }
 
-    /// Why each of `docs` ranked where it did for `queries` (as `search_all` ranks them): the
-    /// parts of its score under the phrasing that scored it best. `None` for a document no
-    /// phrasing matches, or one only named.
+    /// Why each of `docs` ranked where it did for `queries` (as `search_all` ranks them).
     pub fn explain(
         &self,
         queries: &[&str],
@@ -665,30 +705,50 @@ impl Finder {
         uses: &dyn Fn(&str) -> u32,
         docs: &[usize],
     ) -> Vec<Option<Why>> {
+        let kept: Vec<(&str, Scored)> = queries
+            .iter()
+            .filter_map(|q| Some((*q, self.scored(q, server, uses)?)))
+            .collect();
+        self.whys(&kept, docs)
+    }
+
+    /// The parts of each of `docs`' score under the phrasing that scored it best, read in one
+    /// pass over each phrasing's scores.
+    fn whys(&self, kept: &[(&str, Scored)], docs: &[usize]) -> Vec<Option<Why>> {
         let mut out: Vec<Option<Why>> = vec![None; docs.len()];
-        for q in queries {
-            let Some(scored) = self.scored(q, server, uses) else {
-                continue;
-            };
-            for (slot, &doc) in out.iter_mut().zip(docs) {
-                let Some(p) = scored.parts.iter().find(|p| p.doc == doc) else {
-                    continue;
-                };
+        let mut slot: std::collections::HashMap<usize, usize> = Default::default();
+        for (i, &d) in docs.iter().enumerate() {
+            slot.entry(d).or_insert(i);
+        }
+        for (q, scored) in kept {
+            // Per wanted document: its parts, and the query words that gave it something.
+            let mut mine: Vec<Option<&Parts>> = vec![None; docs.len()];
+            for p in &scored.parts {
+                if let Some(&i) = slot.get(&p.doc) {
+                    mine[i] = Some(p);
+                }
+            }
+            let mut matched: Vec<Vec<String>> = vec![Vec::new(); docs.len()];
+            for ((term, _), given) in scored.terms.iter().zip(&scored.by_term) {
+                for &(d, s) in given {
+                    if let Some(&i) = slot.get(&(d as usize)).filter(|_| s > 0.0) {
+                        let word = query_word(q, term);
+                        if !matched[i].contains(&word) {
+                            matched[i].push(word);
+                        }
+                    }
+                }
+            }
+            for (i, (p, words)) in mine.into_iter().zip(matched).enumerate() {
+                let Some(p) = p else { continue };
                 let score = p.total();
-                if slot.as_ref().is_some_and(|w| w.score >= score) {
+                if out[i].as_ref().is_some_and(|w| w.score >= score) {
                     continue;
                 }
-                let matched = scored
-                    .terms
-                    .iter()
-                    .zip(&scored.by_term)
-                    .filter(|(_, given)| given.iter().any(|&(d, s)| d as usize == doc && s > 0.0))
-                    .map(|((term, _), _)| query_word(q, term))
-                    .collect();
-                *slot = Some(Why {
+                out[i] = Some(Why {
                     score,
                     words: if p.best > 0.0 { p.text / p.best } else { 0.0 },
-                    matched,
+                    matched: words,
                     meaning: p.meaning,
                     server: p.server,
                     named: p.named,

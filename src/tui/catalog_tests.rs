@@ -998,7 +998,7 @@ fn a_tool_list_request_never_answered_is_asked_again() {
 #[test]
 fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
     use crate::types::events::{Event, FoundTool, RankParts};
-    let (mut a, mut mem) = on_list_orders();
+    let (mut a, _) = on_list_orders();
     let found = |name: &str, rank: u32, schema: bool| FoundTool {
         name: name.into(),
         rank,

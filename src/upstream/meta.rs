@@ -8,7 +8,7 @@ use super::listing::{Listed, Placed};
 use super::tools::LoomTool;
 use super::*;
 use crate::intercept::tokens::estimate;
-use crate::session::finder::{Finder, ToolDoc};
+use crate::session::finder::{Finder, ToolDoc, Why};
 
 /// Results of `loom_find_tools` unless `limit` says otherwise.
 const FIND_LIMIT: usize = 5;
@@ -371,7 +371,13 @@ impl ClientSession {
             ));
         }
         let state = &self.session.listing;
-        let hits = finder.search_all(&queries, limit + MORE_LIMIT, server, &|t| state.uses(t));
+        let (hits, whys) =
+            finder.search_all_explained(&queries, limit + MORE_LIMIT, server, &|t| state.uses(t));
+        let whys: std::collections::HashMap<usize, Why> = hits
+            .iter()
+            .zip(whys)
+            .filter_map(|(h, w)| Some((h.index, w?)))
+            .collect();
         // An empty or vague query (only words too common to rank by, no tool's name) gets the
         // overview.
         if hits.is_empty() && !queries.iter().any(|q| Finder::has_terms(q)) {
@@ -431,7 +437,7 @@ impl ClientSession {
             ));
             return v;
         }
-        self.tell_found(&finder, &queries, server, &shown);
+        self.tell_found(&finder, &queries, server, &shown, whys);
         let mut body = json!({ "tools": tools, "truncated": truncated,
             "next": "call a tool by its name, or with loom_call {tool, arguments}" });
         if !more.is_empty() {
@@ -451,24 +457,19 @@ impl ClientSession {
         queries: &[&str],
         server: Option<&str>,
         shown: &[(usize, bool)],
+        mut whys: std::collections::HashMap<usize, Why>,
     ) {
-        let state = &self.session.listing;
-        let docs: Vec<usize> = shown.iter().map(|(d, _)| *d).collect();
-        let whys = finder.explain(queries, server, &|t| state.uses(t), &docs);
         let named = finder.named(queries, server);
         let tools = shown
             .iter()
-            .zip(whys)
             .enumerate()
-            .map(
-                |(i, (&(doc, schema), why))| crate::types::events::FoundTool {
-                    name: finder.docs()[doc].exposed.clone(),
-                    rank: i as u32 + 1,
-                    schema,
-                    named_exactly: named.contains(&doc),
-                    why: why.unwrap_or_default(),
-                },
-            )
+            .map(|(i, &(doc, schema))| crate::types::events::FoundTool {
+                name: finder.docs()[doc].exposed.clone(),
+                rank: i as u32 + 1,
+                schema,
+                named_exactly: named.contains(&doc),
+                why: whys.remove(&doc).unwrap_or_default(),
+            })
             .collect();
         self.session
             .bus

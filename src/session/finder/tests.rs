@@ -437,3 +437,28 @@ fn explain_gives_the_parts_of_each_score_and_the_words_matched() {
     let why = f.explain(&[query], None, &used, &docs[..1]);
     assert!(why[0].as_ref().unwrap().used > 1.0);
 }
+
+#[test]
+fn a_find_explained_ranks_as_without_and_explains_each_hit() {
+    let f = small();
+    let none = |_: &str| 0;
+    for queries in [
+        vec!["read the contents of a file"],
+        vec!["open a ticket", "repository issue"],
+        vec!["gh_list_issues and a file"],
+    ] {
+        let plain = f.search_all(&queries, 4, None, &none);
+        let (hits, whys) = f.search_all_explained(&queries, 4, None, &none);
+        assert_eq!(plain, hits, "{queries:?}");
+        assert_eq!(whys.len(), hits.len());
+        assert_eq!(
+            whys,
+            f.explain(
+                &queries,
+                None,
+                &none,
+                &hits.iter().map(|h| h.index).collect::<Vec<_>>()
+            )
+        );
+    }
+}
