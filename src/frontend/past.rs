@@ -101,8 +101,15 @@ pub async fn open(
         .map_err(|e| anyhow::anyhow!("the store cannot open: {e}"))?;
     let (loaded, calls) = {
         let found = found.clone();
-        tokio::task::spawn_blocking(move || (past::load(&store, &found, None), past::calls(&found)))
-            .await?
+        // Traffic keeps the newest calls only, as in a live session: those are all that
+        // are read back into it (every call is in `loom_calls`).
+        tokio::task::spawn_blocking(move || {
+            (
+                past::load(&store, &found, None),
+                past::recent_calls(&found, crate::session::calls::MAX_CALLS),
+            )
+        })
+        .await?
     };
     for c in calls.0 {
         session.calls.started(c.clone(), String::new());

@@ -292,29 +292,23 @@ pub fn load(store: &Store, session: &PastSession, schema: Option<&str>) -> Loade
         out.problems.push(format!("cannot make schema {s}: {e}"));
         return out;
     }
-    for d in datasets(session) {
-        let name = d
-            .file
+    for file in parquet_files(&session.folder.join(super::DATASETS)) {
+        let name = file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let meta = match d.meta {
-            Ok(m) => m,
-            Err(e) => {
-                out.problems
-                    .push(format!("{}: {e}", crate::terminal_text::line(&name)));
-                continue;
-            }
-        };
-        let loaded = Reader::open(&d.file)
+        // One open of the file gives both its description and its rows.
+        let loaded = Reader::open(&file)
             .map_err(|e| e.to_string())
-            .and_then(|r| {
+            .and_then(|r| dataset_meta(&r, &file).map(|meta| (r, meta)))
+            .and_then(|(r, meta)| {
                 store
                     .load_parquet(schema, &meta.dataset_ref, r, &meta.columns)
+                    .map(|rows| (rows, meta))
                     .map_err(|e| e.to_string())
             });
         match loaded {
-            Ok(rows) => {
+            Ok((rows, meta)) => {
                 out.datasets.push(meta.dataset_ref.clone());
                 if schema.is_none() {
                     let mut meta = meta;
@@ -375,77 +369,135 @@ fn read_text(file: &Path) -> Result<(String, String, String), String> {
     Ok((col("text")?, col("summary")?, col("content_type")?))
 }
 
-/// The calls a session archived, in order, as the Traffic pane lists them.
-pub fn calls(session: &PastSession) -> (Vec<crate::types::events::CallSummary>, Vec<String>) {
-    use crate::types::events::CallSummary;
-    use duckdb::arrow::array::{Array, StringArray, TimestampMicrosecondArray, UInt64Array};
-    let mut out = Vec::new();
+/// The last `n` calls a session archived (all of them when it has fewer), oldest first, as
+/// the Traffic pane lists them. Only those rows are decoded: a session of 100,000 calls gives
+/// its last few thousand without building the rest.
+pub fn recent_calls(
+    session: &PastSession,
+    n: usize,
+) -> (Vec<crate::types::events::CallSummary>, Vec<String>) {
     let mut problems = Vec::new();
+    let mut files = Vec::new();
     for f in parquet_files(&session.folder.join(super::CALLS)) {
-        let reader = match Reader::open(&f) {
+        match Reader::open(&f) {
+            Ok(r) => files.push((f, r.rows)),
+            Err(e) => problems.push(format!("{}: {e}", f.display())),
+        }
+    }
+    // Rows to pass over, from the oldest file on, so that at most `n` are left.
+    let total: u64 = files.iter().map(|(_, rows)| rows).sum();
+    let mut skip = total.saturating_sub(n as u64);
+    let mut out = Vec::with_capacity(n.min(total as usize));
+    for (f, rows) in files {
+        if skip >= rows {
+            skip -= rows;
+            continue;
+        }
+        let reader = match Reader::open_after(&f, skip) {
             Ok(r) => r,
             Err(e) => {
                 problems.push(format!("{}: {e}", f.display()));
                 continue;
             }
         };
+        skip = 0;
         for batch in reader {
             let Ok(batch) = batch else {
                 problems.push(format!("{}: a damaged row group", f.display()));
                 break;
             };
-            let text = |name: &str, i: usize| {
-                batch
-                    .column_by_name(name)
-                    .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-                    .filter(|c| !c.is_null(i))
-                    .map(|c| c.value(i).to_owned())
-            };
-            let number = |name: &str, i: usize| {
-                batch
-                    .column_by_name(name)
-                    .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
-                    .filter(|c| !c.is_null(i))
-                    .map(|c| c.value(i))
-            };
-            let started = batch
-                .column_by_name("started_at")
-                .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>());
-            for i in 0..batch.num_rows() {
-                let at = started
-                    .filter(|c| !c.is_null(i))
-                    .map(|c| crate::types::time::iso((c.value(i).max(0) / 1_000_000) as u64))
-                    .unwrap_or_default();
-                out.push(CallSummary {
-                    call: number("call_id", i).unwrap_or(0),
-                    at,
-                    caller: text("caller", i)
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or_default(),
-                    server: text("server", i).unwrap_or_default(),
-                    tool: text("tool", i).unwrap_or_default(),
-                    outcome: text("outcome", i)
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or_default(),
-                    reference: text("reference", i),
-                    millis: number("millis", i).unwrap_or(0),
-                    bytes_in: number("bytes_in", i).unwrap_or(0),
-                    tokens_in: number("tokens_in", i).unwrap_or(0),
-                    bytes_out: number("bytes_out", i).unwrap_or(0),
-                    tokens_out: number("tokens_out", i).unwrap_or(0),
-                    arguments: text("arguments", i).unwrap_or_default(),
-                    decision: text("decision", i),
-                    waited_millis: number("waited_millis", i),
-                    passed_because: text("passed_because", i),
-                    client: text("client", i),
-                    via: text("via", i),
-                    batch: number("batch_id", i),
-                    ..Default::default()
-                });
-            }
+            summaries(&batch, &mut out);
         }
     }
+    // A file may hold more rows than its footer said it would give back; keep the newest.
+    if out.len() > n {
+        out.drain(..out.len() - n);
+    }
     (out, problems)
+}
+
+/// The calls of one batch of the call log, appended to `out`.
+fn summaries(
+    batch: &duckdb::arrow::array::RecordBatch,
+    out: &mut Vec<crate::types::events::CallSummary>,
+) {
+    use crate::types::events::CallSummary;
+    use duckdb::arrow::array::{Array, StringArray, TimestampMicrosecondArray, UInt64Array};
+    // Each column is looked up once per batch, not once per row.
+    let text_column = |name: &str| {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+    };
+    let number_column = |name: &str| {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
+    };
+    let text = |c: Option<&StringArray>, i: usize| {
+        c.filter(|c| !c.is_null(i)).map(|c| c.value(i).to_owned())
+    };
+    let number =
+        |c: Option<&UInt64Array>, i: usize| c.filter(|c| !c.is_null(i)).map(|c| c.value(i));
+    let started = batch
+        .column_by_name("started_at")
+        .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>());
+    let (call_id, millis, bytes_in, tokens_in, bytes_out, tokens_out, waited, batch_id) = (
+        number_column("call_id"),
+        number_column("millis"),
+        number_column("bytes_in"),
+        number_column("tokens_in"),
+        number_column("bytes_out"),
+        number_column("tokens_out"),
+        number_column("waited_millis"),
+        number_column("batch_id"),
+    );
+    let (caller, server, tool, outcome, reference, arguments) = (
+        text_column("caller"),
+        text_column("server"),
+        text_column("tool"),
+        text_column("outcome"),
+        text_column("reference"),
+        text_column("arguments"),
+    );
+    let (decision, passed_because, client, via) = (
+        text_column("decision"),
+        text_column("passed_because"),
+        text_column("client"),
+        text_column("via"),
+    );
+    for i in 0..batch.num_rows() {
+        let at = started
+            .filter(|c| !c.is_null(i))
+            .map(|c| crate::types::time::iso((c.value(i).max(0) / 1_000_000) as u64))
+            .unwrap_or_default();
+        out.push(CallSummary {
+            call: number(call_id, i).unwrap_or(0),
+            at,
+            caller: text(caller, i)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_default(),
+            server: text(server, i).unwrap_or_default(),
+            tool: text(tool, i).unwrap_or_default(),
+            outcome: text(outcome, i)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_default(),
+            reference: text(reference, i),
+            millis: number(millis, i).unwrap_or(0),
+            bytes_in: number(bytes_in, i).unwrap_or(0),
+            tokens_in: number(tokens_in, i).unwrap_or(0),
+            bytes_out: number(bytes_out, i).unwrap_or(0),
+            tokens_out: number(tokens_out, i).unwrap_or(0),
+            arguments: text(arguments, i).unwrap_or_default(),
+            decision: text(decision, i),
+            waited_millis: number(waited, i),
+            passed_because: text(passed_because, i),
+            client: text(client, i),
+            via: text(via, i),
+            batch: number(batch_id, i),
+            ..Default::default()
+        });
+    }
 }
 
 #[cfg(test)]
@@ -515,6 +567,117 @@ mod tests {
     }
 
     const LOCK_NAME: &str = crate::history::LOCK;
+
+    /// Calls `first..=last` as the archive writes them, in one part of `folder`'s call log.
+    fn call_part(folder: &Path, n: u32, first: u64, last: u64) {
+        use crate::store::calls_table;
+        use crate::types::events::{CallSummary, Outcome};
+        let calls: Vec<CallSummary> = (first..=last)
+            .map(|i| CallSummary {
+                call: i,
+                at: crate::types::time::iso(1_700_000_000 + i),
+                server: "sample".into(),
+                tool: format!("tool_{}", i % 7),
+                outcome: if i % 3 == 0 {
+                    Outcome::Intercepted
+                } else {
+                    Outcome::Passed
+                },
+                reference: (i % 3 == 0).then(|| format!("ref_{i}")),
+                millis: i % 50,
+                tokens_in: i * 10,
+                arguments: format!("{{\"i\":{i}}}"),
+                waited_millis: (i % 5 == 0).then_some(i),
+                ..Default::default()
+            })
+            .collect();
+        let rows: Vec<_> = calls.iter().map(calls_table::row).collect();
+        let dir = folder.join(crate::history::CALLS);
+        private_dir(&dir).unwrap();
+        let batch = archive::batch_of(calls_table::CALLS_TABLE_COLUMNS, &rows).unwrap();
+        crate::history::parquet_io::write_batch(
+            &dir.join(format!("part-{n:06}.parquet")),
+            batch,
+            &[],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn the_newest_calls_come_back_as_replaying_them_all_would_leave_them() {
+        use crate::session::calls::{CallLog, MAX_CALLS};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("history");
+        let folder = fake(&root, "20260110T000000Z-000a", 1_700_000_000, 0);
+        // Two parts, so the newest calls span both.
+        call_part(&folder, 1, 1, 4000);
+        call_part(&folder, 2, 4001, 7000);
+        let s = find(&root, "20260110T000000Z-000a").unwrap();
+
+        let (all, problems) = recent_calls(&s, usize::MAX);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(all.len(), 7000);
+        assert!(all.windows(2).all(|w| w[0].call + 1 == w[1].call));
+        let c = &all[2999];
+        assert_eq!(
+            (
+                c.call,
+                c.tool.as_str(),
+                c.reference.as_deref(),
+                c.waited_millis
+            ),
+            (3000, "tool_4", Some("ref_3000"), Some(3000))
+        );
+        assert_eq!(c.at, crate::types::time::iso(1_700_003_000));
+        assert_eq!(c.arguments, "{\"i\":3000}");
+
+        let (tail, _) = recent_calls(&s, 4500);
+        assert_eq!(tail.len(), 4500);
+        assert_eq!(
+            tail[..],
+            all[2500..],
+            "the newest, in order, across both parts"
+        );
+        let (last, _) = recent_calls(&s, 10);
+        assert_eq!(last[..], all[6990..]);
+
+        // Traffic holds what a replay of every call would have left in it.
+        let replayed = CallLog::default();
+        for c in all {
+            replayed.started(c.clone(), String::new());
+            replayed.finished(c, "");
+        }
+        let restored = CallLog::default();
+        for c in recent_calls(&s, MAX_CALLS).0 {
+            restored.started(c.clone(), String::new());
+            restored.finished(c, "");
+        }
+        let kept = restored.recent(usize::MAX);
+        assert_eq!(kept.len(), MAX_CALLS);
+        assert_eq!(kept, replayed.recent(usize::MAX));
+
+        // And `loom_calls` has every call, with its types.
+        let store = Store::for_tests(dir.path());
+        let loaded = load(&store, &s, None);
+        assert_eq!(loaded.calls, 7000);
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        let n = store
+            .query("SELECT count(*) AS n, sum(tokens_in) AS t, count(waited_millis) AS w FROM loom_calls")
+            .unwrap();
+        let text = format!("{n:?}");
+        assert!(
+            text.contains("7000") && text.contains("245035000") && text.contains("1400"),
+            "{text}"
+        );
+        let types = store
+            .query("SELECT string_agg(data_type, ',' ORDER BY column_index) AS t FROM duckdb_columns() WHERE table_name = 'loom_calls'")
+            .unwrap();
+        let want: Vec<&str> = crate::store::calls_table::CALLS_TABLE_COLUMNS
+            .iter()
+            .map(|(_, t)| *t)
+            .collect();
+        assert!(format!("{types:?}").contains(&want.join(",")), "{types:?}");
+    }
 
     #[test]
     fn damaged_and_foreign_folders_are_reported_and_skipped_and_nothing_outside_is_opened() {
