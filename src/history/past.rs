@@ -339,8 +339,27 @@ pub fn load(store: &Store, session: &PastSession, schema: Option<&str>) -> Loade
     }
     for f in parquet_files(&session.folder.join(super::TEXTS)) {
         match read_text(&f) {
-            Ok((text, summary, content_type)) => {
-                store.park(text, summary, content_type, crate::store::blobs::MAX_TTL);
+            Ok(t) => {
+                // Its lineage names the past session's calls: kept when the session is opened
+                // on its own, left out beside a live one, whose calls are others.
+                let lineage = match (schema, t.lineage) {
+                    (None, Some(Ok(l))) => l,
+                    (None, Some(Err(e))) => {
+                        out.problems.push(format!(
+                            "parked text {}: its lineage is damaged ({e}); the text is loaded without it",
+                            crate::terminal_text::line(&t.key)
+                        ));
+                        Default::default()
+                    }
+                    _ => Default::default(),
+                };
+                store.park_traced(
+                    t.text,
+                    t.summary,
+                    t.content_type,
+                    crate::store::blobs::MAX_TTL,
+                    lineage,
+                );
                 out.texts += 1;
             }
             Err(e) => out.problems.push(format!("a parked text: {e}")),
@@ -349,8 +368,17 @@ pub fn load(store: &Store, session: &PastSession, schema: Option<&str>) -> Loade
     out
 }
 
-/// A parked text's content, summary and type.
-fn read_text(file: &Path) -> Result<(String, String, String), String> {
+/// A parked text as the archive kept it.
+struct ArchivedText {
+    key: String,
+    text: String,
+    summary: String,
+    content_type: String,
+    /// `None` when it has none (or the archive is older than lineage).
+    lineage: Option<Result<crate::types::data::Lineage, String>>,
+}
+
+fn read_text(file: &Path) -> Result<ArchivedText, String> {
     use duckdb::arrow::array::{Array, StringArray};
     let reader = Reader::open(file).map_err(|e| e.to_string())?;
     let mut reader = reader;
@@ -358,15 +386,22 @@ fn read_text(file: &Path) -> Result<(String, String, String), String> {
         .next()
         .ok_or("it is empty")?
         .map_err(|e| e.to_string())?;
-    let col = |name: &str| {
+    let cell = |name: &str| {
         batch
             .column_by_name(name)
             .and_then(|c| c.as_any().downcast_ref::<StringArray>())
             .filter(|c| !c.is_empty() && !c.is_null(0))
             .map(|c| c.value(0).to_owned())
-            .ok_or_else(|| format!("it has no {name}"))
     };
-    Ok((col("text")?, col("summary")?, col("content_type")?))
+    let col = |name: &str| cell(name).ok_or_else(|| format!("it has no {name}"));
+    Ok(ArchivedText {
+        key: col("key").unwrap_or_default(),
+        text: col("text")?,
+        summary: col("summary")?,
+        content_type: col("content_type")?,
+        lineage: cell(super::archive::TEXT_LINEAGE)
+            .map(|j| serde_json::from_str(&j).map_err(|e| e.to_string())),
+    })
 }
 
 /// The last `n` calls a session archived (all of them when it has fewer), oldest first, as
