@@ -292,21 +292,47 @@ pub fn load(store: &Store, session: &PastSession, schema: Option<&str>) -> Loade
         out.problems.push(format!("cannot make schema {s}: {e}"));
         return out;
     }
-    for file in parquet_files(&session.folder.join(super::DATASETS)) {
-        let name = file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        // One open of the file gives both its description and its rows.
-        let loaded = Reader::open(&file)
-            .map_err(|e| e.to_string())
-            .and_then(|r| dataset_meta(&r, &file).map(|meta| (r, meta)))
-            .and_then(|(r, meta)| {
-                store
-                    .load_parquet(schema, &meta.dataset_ref, r, &meta.columns)
-                    .map(|rows| (rows, meta))
-                    .map_err(|e| e.to_string())
+    // Two workers: one loads the call log first, then both take datasets as they come; the
+    // engine appends each file on a connection of its own. Results are put back in file
+    // order, so the catalog and the problems read as a one-by-one load would leave them.
+    let files = parquet_files(&session.folder.join(super::DATASETS));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let take_datasets = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(file) = files.get(i) else {
+                break;
+            };
+            done.push((i, load_dataset(store, file, schema)));
+        }
+        done
+    };
+    let (mut done, calls) = std::thread::scope(|scope| {
+        let other = std::thread::Builder::new()
+            .name("loom-history-load".into())
+            .spawn_scoped(scope, || {
+                (load_calls(store, session, schema), take_datasets())
             });
+        match other {
+            Ok(other) => {
+                let mut mine = take_datasets();
+                match other.join() {
+                    Ok((calls, theirs)) => {
+                        mine.extend(theirs);
+                        (mine, calls)
+                    }
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            Err(_) => {
+                let calls = load_calls(store, session, schema);
+                (take_datasets(), calls)
+            }
+        }
+    });
+    done.sort_by_key(|(i, _)| *i);
+    for (i, loaded) in done {
         match loaded {
             Ok((rows, meta)) => {
                 out.datasets.push(meta.dataset_ref.clone());
@@ -316,27 +342,18 @@ pub fn load(store: &Store, session: &PastSession, schema: Option<&str>) -> Loade
                     store.register_loaded(meta);
                 }
             }
-            Err(e) => out
-                .problems
-                .push(format!("{}: {e}", crate::terminal_text::line(&name))),
-        }
-    }
-    for f in parquet_files(&session.folder.join(super::CALLS)) {
-        let loaded = Reader::open(&f).map_err(|e| e.to_string()).and_then(|r| {
-            store
-                .append_parquet(schema, crate::store::calls_table::TABLE, r)
-                .map_err(|e| e.to_string())
-        });
-        match loaded {
-            Ok(n) => out.calls += n,
-            Err(e) => out.problems.push(format!(
-                "calls/{}: {e}",
-                f.file_name()
+            Err(e) => {
+                let name = files[i]
+                    .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            )),
+                    .unwrap_or_default();
+                out.problems
+                    .push(format!("{}: {e}", crate::terminal_text::line(&name)));
+            }
         }
     }
+    out.calls = calls.0;
+    out.problems.extend(calls.1);
     for f in parquet_files(&session.folder.join(super::TEXTS)) {
         match read_text(&f) {
             Ok(t) => {
@@ -366,6 +383,44 @@ pub fn load(store: &Store, session: &PastSession, schema: Option<&str>) -> Loade
         }
     }
     out
+}
+
+/// One dataset file loaded into `store`: its rows and description.
+fn load_dataset(
+    store: &Store,
+    file: &Path,
+    schema: Option<&str>,
+) -> Result<(u64, DatasetMeta), String> {
+    // One open of the file gives both its description and its rows.
+    let reader = Reader::open(file).map_err(|e| e.to_string())?;
+    let meta = dataset_meta(&reader, file)?;
+    let rows = store
+        .load_parquet(schema, &meta.dataset_ref, reader, &meta.columns)
+        .map_err(|e| e.to_string())?;
+    Ok((rows, meta))
+}
+
+/// The call log's parts appended to `loom_calls`: the calls added, and what failed.
+fn load_calls(store: &Store, session: &PastSession, schema: Option<&str>) -> (u64, Vec<String>) {
+    let mut calls = 0;
+    let mut problems = Vec::new();
+    for f in parquet_files(&session.folder.join(super::CALLS)) {
+        let loaded = Reader::open(&f).map_err(|e| e.to_string()).and_then(|r| {
+            store
+                .append_parquet(schema, crate::store::calls_table::TABLE, r)
+                .map_err(|e| e.to_string())
+        });
+        match loaded {
+            Ok(n) => calls += n,
+            Err(e) => problems.push(format!(
+                "calls/{}: {e}",
+                f.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            )),
+        }
+    }
+    (calls, problems)
 }
 
 /// A parked text as the archive kept it.
@@ -602,6 +657,59 @@ mod tests {
     }
 
     const LOCK_NAME: &str = crate::history::LOCK;
+
+    #[test]
+    fn many_datasets_load_side_by_side_each_whole_and_in_file_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("history");
+        let folder = fake(&root, "20260111T000000Z-000b", 1_700_000_000, 0);
+        let store = Store::for_tests(dir.path());
+        let mut names = Vec::new();
+        for i in 0..24u64 {
+            let name = format!("d_{i:02}");
+            store
+                .materialize(
+                    &format!(
+                        "SELECT range AS n, 'v' || range AS s FROM range({})",
+                        1000 + i
+                    ),
+                    &name,
+                )
+                .unwrap();
+            let meta = store.dataset(&name).unwrap();
+            store
+                .write_parquet(
+                    &format!("\"{name}\""),
+                    &folder.join(format!("datasets/{name}.parquet")),
+                    &[("loom.dataset", serde_json::to_string(&meta).unwrap())],
+                    &mut |_| {},
+                )
+                .unwrap();
+            names.push(name);
+        }
+        // One damaged file among them is reported where it stands, and the rest load.
+        std::fs::write(folder.join("datasets/d_05x.parquet"), b"PAR1 not really").unwrap();
+        call_part(&folder, 1, 1, 3000);
+        let s = find(&root, "20260111T000000Z-000b").unwrap();
+        let fresh = Store::for_tests(&dir.path().join("fresh"));
+        let loaded = load(&fresh, &s, None);
+        assert_eq!(loaded.datasets, names);
+        assert_eq!(loaded.calls, 3000);
+        assert_eq!(loaded.problems.len(), 1, "{:?}", loaded.problems);
+        assert!(loaded.problems[0].starts_with("d_05x.parquet"));
+        for (i, name) in names.iter().enumerate() {
+            let meta = fresh.dataset(name).unwrap();
+            assert_eq!(meta.rows, 1000 + i as u64, "{name}");
+            let q = fresh
+                .query(&format!("SELECT count(*) AS c, max(n) AS m FROM {name}"))
+                .unwrap();
+            let text = format!("{q:?}");
+            assert!(
+                text.contains(&(1000 + i).to_string()) && text.contains(&(999 + i).to_string()),
+                "{name}: {text}"
+            );
+        }
+    }
 
     /// Calls `first..=last` as the archive writes them, in one part of `folder`'s call log.
     fn call_part(folder: &Path, n: u32, first: u64, last: u64) {

@@ -67,7 +67,8 @@ impl Store {
 
     /// Creates `schema.name` (`main` without a schema) from a Parquet file's batches, each
     /// column cast to its type in `types` (the engine's spelling) where one is given. Nothing
-    /// is left behind when it fails, and no reader ever sees the table half filled.
+    /// is left behind when it fails, and no reader ever sees the table half filled. Safe to
+    /// call from several threads at once, for different tables.
     pub fn load_parquet(
         &self,
         schema: Option<&str>,
@@ -84,7 +85,8 @@ impl Store {
                 "the file's columns are not those its description lists".into(),
             ));
         }
-        let writer = Self::lock(&self.writer);
+        // A connection of its own: files load side by side, and no ingest waits for them.
+        let writer = self.db.connect()?;
         let target = qualified(schema, name);
         if types.iter().zip(&staged).all(|((_, ty), (_, s))| ty == s) {
             // Every column comes out of the appender as the type the table had: the rows go
@@ -176,14 +178,12 @@ impl Store {
         reader: parquet_io::Reader,
     ) -> Result<u64> {
         let staged = staged_columns(&reader)?;
-        let existing = {
-            let writer = Self::lock(&self.writer);
-            table_columns(&writer, schema.unwrap_or("main"), table)?
-        };
+        // A connection of its own: files load side by side, and no ingest waits for them.
+        let writer = self.db.connect()?;
+        let existing = table_columns(&writer, schema.unwrap_or("main"), table)?;
         if existing.as_ref().is_none_or(|cols| *cols == staged) {
             // The file's columns are the table's, in order and type: its batches go straight
             // into the table.
-            let writer = Self::lock(&self.writer);
             let target = qualified(schema, table);
             return in_transaction(&writer, || {
                 if existing.is_none() {
@@ -197,7 +197,6 @@ impl Store {
         }
         let staging = format!("_loom_append_{}", self.tick());
         let rows = self.load_parquet(None, &staging, reader, &[])?;
-        let writer = Self::lock(&self.writer);
         let target = qualified(schema, table);
         let staged = quote_ident(&staging);
         let moved = writer.execute_batch(&format!(
