@@ -2,8 +2,9 @@
 //! built-in sample server; the archive survives `kill -9`; `loom history`, `query --session`,
 //! `export --session` read it; secrets stay masked on disk; a server with `history = false`
 //! leaves no results; a past session is loaded beside a live one and joined; a past session
-//! opened read-only refuses every change; and an outside reader (the Python `duckdb` package,
-//! installed by the test command) reads the archive with the same rows and types loom has.
+//! opened read-only refuses every change and keeps its datasets' and texts' lineage; and an
+//! outside reader (the Python `duckdb` package, installed by the test command) reads the
+//! archive with the same rows and types loom has.
 
 mod common;
 
@@ -502,4 +503,87 @@ async fn a_past_session_opened_read_only_refuses_every_change() {
     assert!(!loom::frontend::past::reads_only(&Request::MemoryDelete {
         key: "k".into()
     }));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_past_session_keeps_where_its_datasets_and_texts_came_from() {
+    use loom::frontend::engine::{Engine, Reply, Request};
+    let cfg = history_config("");
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    let r = c.call("sample_list_orders", json!({})).await;
+    assert!(text_of(&r).contains("sample_list_orders_1"), "{r}");
+    let r = c.call("sample_tail_logs", json!({"lines": 3000})).await;
+    let key = text_of(&r)
+        .split(|ch: char| ch == '"' || ch.is_whitespace())
+        .find(|w| w.starts_with("blob/"))
+        .map(|w| w.trim_end_matches([',', '.', ')']).to_owned())
+        .unwrap_or_else(|| panic!("no parked text in {r}"));
+    let sql = "SELECT order_id FROM sample_list_orders_1 WHERE status = 'pending' ORDER BY order_id LIMIT 5";
+    let r = c
+        .call(
+            "loom_call_each",
+            json!({ "tool": "sample_get_order_details", "sql": sql }),
+        )
+        .await;
+    let batch = r["result"]["structuredContent"]["ref"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no dataset from the batch: {r}"))
+        .to_owned();
+    // What the live session says of each, to hold the past one to.
+    let live = c.call("loom_describe", json!({ "ref": batch })).await;
+    let live_lineage = live["result"]["structuredContent"]["lineage"].clone();
+    assert_eq!(live_lineage["sql"], json!(sql), "{live}");
+    c.close_stdin();
+    assert!(c.wait_exit(Duration::from_secs(30)).await);
+
+    let id = sessions(&cfg)[0]["id"].as_str().unwrap().to_owned();
+    let calls = query_past(
+        &cfg,
+        &id,
+        "SELECT tool, call_id FROM loom_calls ORDER BY call_id",
+    );
+    let call_of = |tool: &str| {
+        calls
+            .iter()
+            .find(|r| r["tool"] == tool)
+            .map(|r| r["call_id"].as_u64().unwrap())
+            .unwrap_or_else(|| panic!("no {tool} call in {calls:?}"))
+    };
+    let config = loom::config::Config::load(&cfg.path).expect("config");
+    let (_session, engine, loaded) = loom::frontend::past::open(&config, &id)
+        .await
+        .expect("opens");
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    let Ok(Reply::Datasets { datasets }) = engine.request(Request::Datasets).await else {
+        panic!("no datasets");
+    };
+    let lineage_of = |name: &str| {
+        datasets
+            .iter()
+            .find(|d| d.dataset == name)
+            .and_then(|d| d.lineage.clone())
+            .unwrap_or_else(|| panic!("{name} has no lineage: {datasets:?}"))
+    };
+    assert_eq!(
+        lineage_of("sample_list_orders_1").call,
+        Some(call_of("sample_list_orders"))
+    );
+    assert_eq!(
+        serde_json::to_value(lineage_of(&batch)).unwrap(),
+        live_lineage,
+        "the batch's dataset keeps its call, inputs and statement"
+    );
+    let Ok(Reply::Blobs { blobs }) = engine.request(Request::Blobs).await else {
+        panic!("no parked texts");
+    };
+    let text = blobs
+        .iter()
+        .find(|b| b.key == key)
+        .unwrap_or_else(|| panic!("{key} is not in {blobs:?}"));
+    assert_eq!(
+        text.lineage.as_ref().and_then(|l| l.call),
+        Some(call_of("sample_tail_logs")),
+        "the parked text says which call made it: {text:?}"
+    );
 }

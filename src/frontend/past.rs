@@ -101,8 +101,15 @@ pub async fn open(
         .map_err(|e| anyhow::anyhow!("the store cannot open: {e}"))?;
     let (loaded, calls) = {
         let found = found.clone();
-        tokio::task::spawn_blocking(move || (past::load(&store, &found, None), past::calls(&found)))
-            .await?
+        // Traffic keeps the newest calls only, as in a live session: those are all that
+        // are read back into it (every call is in `loom_calls`).
+        tokio::task::spawn_blocking(move || {
+            (
+                past::load(&store, &found, None),
+                past::recent_calls(&found, crate::session::calls::MAX_CALLS),
+            )
+        })
+        .await?
     };
     for c in calls.0 {
         session.calls.started(c.clone(), String::new());
@@ -119,4 +126,44 @@ pub async fn open(
         }),
         loaded,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::session::calls::{CallLog, CallSummary, MAX_CALLS};
+
+    fn replay(log: &CallLog, calls: &[CallSummary]) {
+        for c in calls {
+            log.started(c.clone(), String::new());
+            log.finished(c.clone(), "");
+        }
+    }
+
+    #[test]
+    fn replaying_the_newest_calls_leaves_traffic_as_replaying_them_all_would() {
+        // `open` replays only the newest MAX_CALLS (`past::recent_calls`): Traffic must end
+        // up exactly as if every archived call had gone through it.
+        let all: Vec<CallSummary> = (1..=(MAX_CALLS as u64 * 2 + 123))
+            .map(|i| CallSummary {
+                call: i,
+                tool: format!("tool_{}", i % 7),
+                arguments: format!("{{\"i\":{i}}}"),
+                millis: i % 40,
+                ..Default::default()
+            })
+            .collect();
+        let every = CallLog::default();
+        replay(&every, &all);
+        let newest = CallLog::default();
+        replay(&newest, &all[all.len() - MAX_CALLS..]);
+        let kept = newest.recent(usize::MAX);
+        assert_eq!(kept.len(), MAX_CALLS);
+        assert_eq!(kept, every.recent(usize::MAX));
+        assert!(
+            !kept[0].arguments.contains("sk-live"),
+            "{}",
+            kept[0].arguments
+        );
+        assert_eq!(newest.get(kept[0].call), every.get(kept[0].call));
+    }
 }

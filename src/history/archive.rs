@@ -406,24 +406,32 @@ impl Worker {
         };
         self.archived.insert(key.to_owned());
         self.texts += 1;
-        let schema: SchemaRef = Arc::new(Schema::new(
-            TEXT_COLUMNS
-                .iter()
-                .map(|n| Field::new(*n, DataType::Utf8, false))
-                .collect::<Vec<_>>(),
-        ));
+        // Where the text came from (the call, what it read, the statement), as JSON; none
+        // when loom knows nothing of it.
+        let lineage = store
+            .lineage_of(key)
+            .filter(|l| !l.is_empty())
+            .and_then(|l| serde_json::to_string(&l).ok());
+        let mut fields: Vec<Field> = TEXT_COLUMNS
+            .iter()
+            .map(|n| Field::new(*n, DataType::Utf8, false))
+            .collect();
+        fields.push(Field::new(TEXT_LINEAGE, DataType::Utf8, true));
+        let schema: SchemaRef = Arc::new(Schema::new(fields));
+        let created = crate::types::time::now_iso();
         let values = [
-            blob.key.as_str(),
-            blob.content_type.as_str(),
-            blob.summary.as_str(),
-            &crate::types::time::now_iso(),
-            blob.content.as_str(),
+            Some(blob.key.as_str()),
+            Some(blob.content_type.as_str()),
+            Some(blob.summary.as_str()),
+            Some(created.as_str()),
+            Some(blob.content.as_str()),
+            lineage.as_deref(),
         ];
         let columns: Vec<ArrayRef> = values
             .iter()
             .map(|v| {
                 let mut b = StringBuilder::new();
-                b.append_value(v);
+                b.append_option(*v);
                 Arc::new(b.finish()) as ArrayRef
             })
             .collect();
@@ -510,6 +518,8 @@ impl Worker {
 
 /// The columns of `texts/*.parquet`.
 pub const TEXT_COLUMNS: &[&str] = &["key", "content_type", "summary", "created", "text"];
+/// A parked text's lineage column (JSON, or null): after [`TEXT_COLUMNS`]; older archives lack it.
+pub const TEXT_LINEAGE: &str = "lineage";
 
 pub fn write_manifest(folder: &Path, manifest: &Manifest) -> std::io::Result<()> {
     let text = serde_json::to_vec_pretty(manifest).map_err(std::io::Error::other)?;

@@ -12,9 +12,10 @@
 //!                                      few seconds; compacted into calls/calls.parquet at exit
 //!     events/part-000001.parquet …     server state changes, approvals and their decisions
 //!     datasets/<ref>.parquet           one per dataset, with its description (`loom.dataset`:
-//!                                      provenance, engine types, context; `loom.envelope`)
+//!                                      provenance, engine types, context, lineage;
+//!                                      `loom.envelope`)
 //!                                      in the file's key-value metadata
-//!     texts/<n>.parquet                parked text: key, type, summary, created, text
+//!     texts/<n>.parquet                parked text: key, type, summary, created, text, lineage
 //! ```
 //!
 //! Every file is 0600 and written under a temporary name, then renamed: a reader never sees

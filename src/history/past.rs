@@ -292,29 +292,49 @@ pub fn load(store: &Store, session: &PastSession, schema: Option<&str>) -> Loade
         out.problems.push(format!("cannot make schema {s}: {e}"));
         return out;
     }
-    for d in datasets(session) {
-        let name = d
-            .file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let meta = match d.meta {
-            Ok(m) => m,
-            Err(e) => {
-                out.problems
-                    .push(format!("{}: {e}", crate::terminal_text::line(&name)));
-                continue;
-            }
-        };
-        let loaded = Reader::open(&d.file)
-            .map_err(|e| e.to_string())
-            .and_then(|r| {
-                store
-                    .load_parquet(schema, &meta.dataset_ref, r, &meta.columns)
-                    .map_err(|e| e.to_string())
+    // Two workers: one loads the call log first, then both take datasets as they come; the
+    // engine appends each file on a connection of its own. Results are put back in file
+    // order, so the catalog and the problems read as a one-by-one load would leave them.
+    let files = parquet_files(&session.folder.join(super::DATASETS));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let take_datasets = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(file) = files.get(i) else {
+                break;
+            };
+            done.push((i, load_dataset(store, file, schema)));
+        }
+        done
+    };
+    let (mut done, calls) = std::thread::scope(|scope| {
+        let other = std::thread::Builder::new()
+            .name("loom-history-load".into())
+            .spawn_scoped(scope, || {
+                (load_calls(store, session, schema), take_datasets())
             });
+        match other {
+            Ok(other) => {
+                let mut mine = take_datasets();
+                match other.join() {
+                    Ok((calls, theirs)) => {
+                        mine.extend(theirs);
+                        (mine, calls)
+                    }
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            Err(_) => {
+                let calls = load_calls(store, session, schema);
+                (take_datasets(), calls)
+            }
+        }
+    });
+    done.sort_by_key(|(i, _)| *i);
+    for (i, loaded) in done {
         match loaded {
-            Ok(rows) => {
+            Ok((rows, meta)) => {
                 out.datasets.push(meta.dataset_ref.clone());
                 if schema.is_none() {
                     let mut meta = meta;
@@ -322,31 +342,41 @@ pub fn load(store: &Store, session: &PastSession, schema: Option<&str>) -> Loade
                     store.register_loaded(meta);
                 }
             }
-            Err(e) => out
-                .problems
-                .push(format!("{}: {e}", crate::terminal_text::line(&name))),
-        }
-    }
-    for f in parquet_files(&session.folder.join(super::CALLS)) {
-        let loaded = Reader::open(&f).map_err(|e| e.to_string()).and_then(|r| {
-            store
-                .append_parquet(schema, crate::store::calls_table::TABLE, r)
-                .map_err(|e| e.to_string())
-        });
-        match loaded {
-            Ok(n) => out.calls += n,
-            Err(e) => out.problems.push(format!(
-                "calls/{}: {e}",
-                f.file_name()
+            Err(e) => {
+                let name = files[i]
+                    .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            )),
+                    .unwrap_or_default();
+                out.problems
+                    .push(format!("{}: {e}", crate::terminal_text::line(&name)));
+            }
         }
     }
+    out.calls = calls.0;
+    out.problems.extend(calls.1);
     for f in parquet_files(&session.folder.join(super::TEXTS)) {
         match read_text(&f) {
-            Ok((text, summary, content_type)) => {
-                store.park(text, summary, content_type, crate::store::blobs::MAX_TTL);
+            Ok(t) => {
+                // Its lineage names the past session's calls: kept when the session is opened
+                // on its own, left out beside a live one, whose calls are others.
+                let lineage = match (schema, t.lineage) {
+                    (None, Some(Ok(l))) => l,
+                    (None, Some(Err(e))) => {
+                        out.problems.push(format!(
+                            "parked text {}: its lineage is damaged ({e}); the text is loaded without it",
+                            crate::terminal_text::line(&t.key)
+                        ));
+                        Default::default()
+                    }
+                    _ => Default::default(),
+                };
+                store.park_traced(
+                    t.text,
+                    t.summary,
+                    t.content_type,
+                    crate::store::blobs::MAX_TTL,
+                    lineage,
+                );
                 out.texts += 1;
             }
             Err(e) => out.problems.push(format!("a parked text: {e}")),
@@ -355,8 +385,55 @@ pub fn load(store: &Store, session: &PastSession, schema: Option<&str>) -> Loade
     out
 }
 
-/// A parked text's content, summary and type.
-fn read_text(file: &Path) -> Result<(String, String, String), String> {
+/// One dataset file loaded into `store`: its rows and description.
+fn load_dataset(
+    store: &Store,
+    file: &Path,
+    schema: Option<&str>,
+) -> Result<(u64, DatasetMeta), String> {
+    // One open of the file gives both its description and its rows.
+    let reader = Reader::open(file).map_err(|e| e.to_string())?;
+    let meta = dataset_meta(&reader, file)?;
+    let rows = store
+        .load_parquet(schema, &meta.dataset_ref, reader, &meta.columns)
+        .map_err(|e| e.to_string())?;
+    Ok((rows, meta))
+}
+
+/// The call log's parts appended to `loom_calls`: the calls added, and what failed.
+fn load_calls(store: &Store, session: &PastSession, schema: Option<&str>) -> (u64, Vec<String>) {
+    let mut calls = 0;
+    let mut problems = Vec::new();
+    for f in parquet_files(&session.folder.join(super::CALLS)) {
+        let loaded = Reader::open(&f).map_err(|e| e.to_string()).and_then(|r| {
+            store
+                .append_parquet(schema, crate::store::calls_table::TABLE, r)
+                .map_err(|e| e.to_string())
+        });
+        match loaded {
+            Ok(n) => calls += n,
+            Err(e) => problems.push(format!(
+                "calls/{}: {e}",
+                f.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            )),
+        }
+    }
+    (calls, problems)
+}
+
+/// A parked text as the archive kept it.
+struct ArchivedText {
+    key: String,
+    text: String,
+    summary: String,
+    content_type: String,
+    /// `None` when it has none (or the archive is older than lineage).
+    lineage: Option<Result<crate::types::data::Lineage, String>>,
+}
+
+fn read_text(file: &Path) -> Result<ArchivedText, String> {
     use duckdb::arrow::array::{Array, StringArray};
     let reader = Reader::open(file).map_err(|e| e.to_string())?;
     let mut reader = reader;
@@ -364,88 +441,153 @@ fn read_text(file: &Path) -> Result<(String, String, String), String> {
         .next()
         .ok_or("it is empty")?
         .map_err(|e| e.to_string())?;
-    let col = |name: &str| {
+    let cell = |name: &str| {
         batch
             .column_by_name(name)
             .and_then(|c| c.as_any().downcast_ref::<StringArray>())
             .filter(|c| !c.is_empty() && !c.is_null(0))
             .map(|c| c.value(0).to_owned())
-            .ok_or_else(|| format!("it has no {name}"))
     };
-    Ok((col("text")?, col("summary")?, col("content_type")?))
+    let col = |name: &str| cell(name).ok_or_else(|| format!("it has no {name}"));
+    Ok(ArchivedText {
+        key: col("key").unwrap_or_default(),
+        text: col("text")?,
+        summary: col("summary")?,
+        content_type: col("content_type")?,
+        lineage: cell(super::archive::TEXT_LINEAGE)
+            .map(|j| serde_json::from_str(&j).map_err(|e| e.to_string())),
+    })
 }
 
-/// The calls a session archived, in order, as the Traffic pane lists them.
-pub fn calls(session: &PastSession) -> (Vec<crate::types::events::CallSummary>, Vec<String>) {
-    use crate::types::events::CallSummary;
-    use duckdb::arrow::array::{Array, StringArray, TimestampMicrosecondArray, UInt64Array};
-    let mut out = Vec::new();
+/// The last `n` calls a session archived (all of them when it has fewer), oldest first, as
+/// the Traffic pane lists them. Only those rows are decoded: a session of 100,000 calls gives
+/// its last few thousand without building the rest.
+pub fn recent_calls(
+    session: &PastSession,
+    n: usize,
+) -> (Vec<crate::types::events::CallSummary>, Vec<String>) {
     let mut problems = Vec::new();
+    let mut files = Vec::new();
     for f in parquet_files(&session.folder.join(super::CALLS)) {
-        let reader = match Reader::open(&f) {
+        match Reader::open(&f) {
+            Ok(r) => files.push((f, r.rows)),
+            Err(e) => problems.push(format!("{}: {e}", f.display())),
+        }
+    }
+    // Rows to pass over, from the oldest file on, so that at most `n` are left.
+    let total: u64 = files.iter().map(|(_, rows)| rows).sum();
+    let mut skip = total.saturating_sub(n as u64);
+    let mut out = Vec::with_capacity(n.min(total as usize));
+    for (f, rows) in files {
+        if skip >= rows {
+            skip -= rows;
+            continue;
+        }
+        let reader = match Reader::open_after(&f, skip) {
             Ok(r) => r,
             Err(e) => {
                 problems.push(format!("{}: {e}", f.display()));
                 continue;
             }
         };
+        skip = 0;
         for batch in reader {
             let Ok(batch) = batch else {
                 problems.push(format!("{}: a damaged row group", f.display()));
                 break;
             };
-            let text = |name: &str, i: usize| {
-                batch
-                    .column_by_name(name)
-                    .and_then(|c| c.as_any().downcast_ref::<StringArray>())
-                    .filter(|c| !c.is_null(i))
-                    .map(|c| c.value(i).to_owned())
-            };
-            let number = |name: &str, i: usize| {
-                batch
-                    .column_by_name(name)
-                    .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
-                    .filter(|c| !c.is_null(i))
-                    .map(|c| c.value(i))
-            };
-            let started = batch
-                .column_by_name("started_at")
-                .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>());
-            for i in 0..batch.num_rows() {
-                let at = started
-                    .filter(|c| !c.is_null(i))
-                    .map(|c| crate::types::time::iso((c.value(i).max(0) / 1_000_000) as u64))
-                    .unwrap_or_default();
-                out.push(CallSummary {
-                    call: number("call_id", i).unwrap_or(0),
-                    at,
-                    caller: text("caller", i)
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or_default(),
-                    server: text("server", i).unwrap_or_default(),
-                    tool: text("tool", i).unwrap_or_default(),
-                    outcome: text("outcome", i)
-                        .and_then(|s| s.parse().ok())
-                        .unwrap_or_default(),
-                    reference: text("reference", i),
-                    millis: number("millis", i).unwrap_or(0),
-                    bytes_in: number("bytes_in", i).unwrap_or(0),
-                    tokens_in: number("tokens_in", i).unwrap_or(0),
-                    bytes_out: number("bytes_out", i).unwrap_or(0),
-                    tokens_out: number("tokens_out", i).unwrap_or(0),
-                    arguments: text("arguments", i).unwrap_or_default(),
-                    decision: text("decision", i),
-                    waited_millis: number("waited_millis", i),
-                    passed_because: text("passed_because", i),
-                    client: text("client", i),
-                    via: text("via", i),
-                    batch: number("batch_id", i),
-                    ..Default::default()
-                });
-            }
+            summaries(&batch, &mut out);
         }
     }
+    // A file may hold more rows than its footer said it would give back; keep the newest.
+    if out.len() > n {
+        out.drain(..out.len() - n);
+    }
     (out, problems)
+}
+
+/// The calls of one batch of the call log, appended to `out`.
+fn summaries(
+    batch: &duckdb::arrow::array::RecordBatch,
+    out: &mut Vec<crate::types::events::CallSummary>,
+) {
+    use crate::types::events::CallSummary;
+    use duckdb::arrow::array::{Array, StringArray, TimestampMicrosecondArray, UInt64Array};
+    // Each column is looked up once per batch, not once per row.
+    let text_column = |name: &str| {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<StringArray>())
+    };
+    let number_column = |name: &str| {
+        batch
+            .column_by_name(name)
+            .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
+    };
+    let text = |c: Option<&StringArray>, i: usize| {
+        c.filter(|c| !c.is_null(i)).map(|c| c.value(i).to_owned())
+    };
+    let number =
+        |c: Option<&UInt64Array>, i: usize| c.filter(|c| !c.is_null(i)).map(|c| c.value(i));
+    let started = batch
+        .column_by_name("started_at")
+        .and_then(|c| c.as_any().downcast_ref::<TimestampMicrosecondArray>());
+    let (call_id, millis, bytes_in, tokens_in, bytes_out, tokens_out, waited, batch_id) = (
+        number_column("call_id"),
+        number_column("millis"),
+        number_column("bytes_in"),
+        number_column("tokens_in"),
+        number_column("bytes_out"),
+        number_column("tokens_out"),
+        number_column("waited_millis"),
+        number_column("batch_id"),
+    );
+    let (caller, server, tool, outcome, reference, arguments) = (
+        text_column("caller"),
+        text_column("server"),
+        text_column("tool"),
+        text_column("outcome"),
+        text_column("reference"),
+        text_column("arguments"),
+    );
+    let (decision, passed_because, client, via) = (
+        text_column("decision"),
+        text_column("passed_because"),
+        text_column("client"),
+        text_column("via"),
+    );
+    for i in 0..batch.num_rows() {
+        let at = started
+            .filter(|c| !c.is_null(i))
+            .map(|c| crate::types::time::iso((c.value(i).max(0) / 1_000_000) as u64))
+            .unwrap_or_default();
+        out.push(CallSummary {
+            call: number(call_id, i).unwrap_or(0),
+            at,
+            caller: text(caller, i)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_default(),
+            server: text(server, i).unwrap_or_default(),
+            tool: text(tool, i).unwrap_or_default(),
+            outcome: text(outcome, i)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_default(),
+            reference: text(reference, i),
+            millis: number(millis, i).unwrap_or(0),
+            bytes_in: number(bytes_in, i).unwrap_or(0),
+            tokens_in: number(tokens_in, i).unwrap_or(0),
+            bytes_out: number(bytes_out, i).unwrap_or(0),
+            tokens_out: number(tokens_out, i).unwrap_or(0),
+            arguments: text(arguments, i).unwrap_or_default(),
+            decision: text(decision, i),
+            waited_millis: number(waited, i),
+            passed_because: text(passed_because, i),
+            client: text(client, i),
+            via: text(via, i),
+            batch: number(batch_id, i),
+            ..Default::default()
+        });
+    }
 }
 
 #[cfg(test)]
@@ -515,6 +657,154 @@ mod tests {
     }
 
     const LOCK_NAME: &str = crate::history::LOCK;
+
+    #[test]
+    fn many_datasets_load_side_by_side_each_whole_and_in_file_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("history");
+        let folder = fake(&root, "20260111T000000Z-000b", 1_700_000_000, 0);
+        let store = Store::for_tests(dir.path());
+        let mut names = Vec::new();
+        for i in 0..24u64 {
+            let name = format!("d_{i:02}");
+            store
+                .materialize(
+                    &format!(
+                        "SELECT range AS n, 'v' || range AS s FROM range({})",
+                        1000 + i
+                    ),
+                    &name,
+                )
+                .unwrap();
+            let meta = store.dataset(&name).unwrap();
+            store
+                .write_parquet(
+                    &format!("\"{name}\""),
+                    &folder.join(format!("datasets/{name}.parquet")),
+                    &[("loom.dataset", serde_json::to_string(&meta).unwrap())],
+                    &mut |_| {},
+                )
+                .unwrap();
+            names.push(name);
+        }
+        // One damaged file among them is reported where it stands, and the rest load.
+        std::fs::write(folder.join("datasets/d_05x.parquet"), b"PAR1 not really").unwrap();
+        call_part(&folder, 1, 1, 3000);
+        let s = find(&root, "20260111T000000Z-000b").unwrap();
+        let fresh = Store::for_tests(&dir.path().join("fresh"));
+        let loaded = load(&fresh, &s, None);
+        assert_eq!(loaded.datasets, names);
+        assert_eq!(loaded.calls, 3000);
+        assert_eq!(loaded.problems.len(), 1, "{:?}", loaded.problems);
+        assert!(loaded.problems[0].starts_with("d_05x.parquet"));
+        for (i, name) in names.iter().enumerate() {
+            let meta = fresh.dataset(name).unwrap();
+            assert_eq!(meta.rows, 1000 + i as u64, "{name}");
+            let q = fresh
+                .query(&format!("SELECT count(*) AS c, max(n) AS m FROM {name}"))
+                .unwrap();
+            let text = format!("{q:?}");
+            assert!(
+                text.contains(&(1000 + i).to_string()) && text.contains(&(999 + i).to_string()),
+                "{name}: {text}"
+            );
+        }
+    }
+
+    /// Calls `first..=last` as the archive writes them, in one part of `folder`'s call log.
+    fn call_part(folder: &Path, n: u32, first: u64, last: u64) {
+        use crate::store::calls_table;
+        use crate::types::events::{CallSummary, Outcome};
+        let calls: Vec<CallSummary> = (first..=last)
+            .map(|i| CallSummary {
+                call: i,
+                at: crate::types::time::iso(1_700_000_000 + i),
+                server: "sample".into(),
+                tool: format!("tool_{}", i % 7),
+                outcome: if i % 3 == 0 {
+                    Outcome::Intercepted
+                } else {
+                    Outcome::Passed
+                },
+                reference: (i % 3 == 0).then(|| format!("ref_{i}")),
+                millis: i % 50,
+                tokens_in: i * 10,
+                arguments: format!("{{\"i\":{i}}}"),
+                waited_millis: (i % 5 == 0).then_some(i),
+                ..Default::default()
+            })
+            .collect();
+        let rows: Vec<_> = calls.iter().map(calls_table::row).collect();
+        let dir = folder.join(crate::history::CALLS);
+        private_dir(&dir).unwrap();
+        let batch = archive::batch_of(calls_table::CALLS_TABLE_COLUMNS, &rows).unwrap();
+        crate::history::parquet_io::write_batch(
+            &dir.join(format!("part-{n:06}.parquet")),
+            batch,
+            &[],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn the_newest_calls_come_back_in_order_and_loom_calls_gets_them_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("history");
+        let folder = fake(&root, "20260110T000000Z-000a", 1_700_000_000, 0);
+        // Two parts, so the newest calls span both.
+        call_part(&folder, 1, 1, 4000);
+        call_part(&folder, 2, 4001, 7000);
+        let s = find(&root, "20260110T000000Z-000a").unwrap();
+
+        let (all, problems) = recent_calls(&s, usize::MAX);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(all.len(), 7000);
+        assert!(all.windows(2).all(|w| w[0].call + 1 == w[1].call));
+        let c = &all[2999];
+        assert_eq!(
+            (
+                c.call,
+                c.tool.as_str(),
+                c.reference.as_deref(),
+                c.waited_millis
+            ),
+            (3000, "tool_4", Some("ref_3000"), Some(3000))
+        );
+        assert_eq!(c.at, crate::types::time::iso(1_700_003_000));
+        assert_eq!(c.arguments, "{\"i\":3000}");
+
+        let (tail, _) = recent_calls(&s, 4500);
+        assert_eq!(tail.len(), 4500);
+        assert_eq!(
+            tail[..],
+            all[2500..],
+            "the newest, in order, across both parts"
+        );
+        let (last, _) = recent_calls(&s, 10);
+        assert_eq!(last[..], all[6990..]);
+
+        // And `loom_calls` has every call, with its types.
+        let store = Store::for_tests(dir.path());
+        let loaded = load(&store, &s, None);
+        assert_eq!(loaded.calls, 7000);
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        let n = store
+            .query("SELECT count(*) AS n, sum(tokens_in) AS t, count(waited_millis) AS w FROM loom_calls")
+            .unwrap();
+        let text = format!("{n:?}");
+        assert!(
+            text.contains("7000") && text.contains("245035000") && text.contains("1400"),
+            "{text}"
+        );
+        let types = store
+            .query("SELECT string_agg(data_type, ',' ORDER BY column_index) AS t FROM duckdb_columns() WHERE table_name = 'loom_calls'")
+            .unwrap();
+        let want: Vec<&str> = crate::store::calls_table::CALLS_TABLE_COLUMNS
+            .iter()
+            .map(|(_, t)| *t)
+            .collect();
+        assert!(format!("{types:?}").contains(&want.join(",")), "{types:?}");
+    }
 
     #[test]
     fn damaged_and_foreign_folders_are_reported_and_skipped_and_nothing_outside_is_opened() {

@@ -16,7 +16,8 @@ use std::sync::Mutex;
 pub const RESPONSE_CAP: usize = 512 * 1024;
 /// Most text kept over all calls; the oldest records go first.
 const TOTAL_CAP: usize = 48 * 1024 * 1024;
-const MAX_CALLS: usize = 5000;
+/// Most calls kept; the oldest go first.
+pub const MAX_CALLS: usize = 5000;
 
 #[derive(Default)]
 pub struct CallLog {

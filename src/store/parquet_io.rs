@@ -99,10 +99,16 @@ pub struct Reader {
 impl Reader {
     /// Opens `path` (a regular file; a symlink is refused by the caller's walk).
     pub fn open(path: &Path) -> Result<Reader, ParquetError> {
-        guarded(|| Self::open_unguarded(path))
+        guarded(|| Self::open_unguarded(path, 0))
     }
 
-    fn open_unguarded(path: &Path) -> Result<Reader, ParquetError> {
+    /// Opens `path` (see [`Reader::open`]) to read its rows after the first `skip`; the
+    /// schema, metadata and `rows` are still the whole file's.
+    pub fn open_after(path: &Path, skip: u64) -> Result<Reader, ParquetError> {
+        guarded(|| Self::open_unguarded(path, skip))
+    }
+
+    fn open_unguarded(path: &Path, skip: u64) -> Result<Reader, ParquetError> {
         let file = std::fs::File::open(path)?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
         let meta = builder.metadata().file_metadata();
@@ -117,7 +123,13 @@ impl Reader {
             })
             .unwrap_or_default();
         let schema = builder.schema().clone();
-        let batches = builder.with_batch_size(READ_BATCH_ROWS).build()?;
+        let builder = builder.with_batch_size(READ_BATCH_ROWS);
+        let builder = if skip > 0 {
+            builder.with_offset(usize::try_from(skip).unwrap_or(usize::MAX))
+        } else {
+            builder
+        };
+        let batches = builder.build()?;
         Ok(Reader {
             schema,
             metadata,
@@ -266,6 +278,36 @@ mod tests {
         assert_eq!(r.rows, 3);
         assert_eq!(r.meta("loom.x"), Some("y"));
         assert_eq!(r.map(|b| b.unwrap().num_rows()).sum::<usize>(), 3);
+    }
+
+    #[test]
+    fn a_file_read_after_some_rows_gives_only_the_rest() {
+        use duckdb::arrow::array::{Array, StringArray};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        std::fs::write(&path, valid_file()).unwrap();
+        let r = Reader::open_after(&path, 2).unwrap();
+        assert_eq!(r.rows, 3, "rows is the whole file's");
+        let batches: Vec<RecordBatch> = r.map(|b| b.unwrap()).collect();
+        let s: Vec<String> = batches
+            .iter()
+            .flat_map(|b| {
+                let c = b
+                    .column_by_name("s")
+                    .unwrap()
+                    .as_any()
+                    .downcast_ref::<StringArray>()
+                    .unwrap()
+                    .clone();
+                (0..c.len()).map(move |i| c.value(i).to_owned())
+            })
+            .collect();
+        assert_eq!(s, vec!["c"]);
+        let past_the_end = Reader::open_after(&path, 10).unwrap();
+        assert_eq!(
+            past_the_end.map(|b| b.unwrap().num_rows()).sum::<usize>(),
+            0
+        );
     }
 
     proptest::proptest! {
