@@ -64,7 +64,9 @@ impl CallLog {
         Self::trim(&mut g);
     }
 
-    pub fn finished(&self, summary: CallSummary, response: &str) {
+    /// Logs a call's end; the arguments stay as `started` kept them (redacted).
+    pub fn finished(&self, mut summary: CallSummary, response: &str) {
+        summary.arguments = crate::intercept::redact::redact_str(&summary.arguments);
         let response = cap_text(response, RESPONSE_CAP);
         let mut g = lock(&self.inner);
         let len = response.len();
@@ -149,6 +151,23 @@ mod tests {
                 r.summary.arguments
             );
         }
+        // A finished call keeps its arguments redacted too.
+        log.finished(
+            CallSummary {
+                call: 1,
+                outcome: Outcome::Passed,
+                arguments: r#"{"q":"x?access_token=t0k3nv4lu3"}"#.into(),
+                ..Default::default()
+            },
+            "ok",
+        );
+        let done = log.get(1).expect("recorded");
+        assert_eq!(done.summary.outcome, Outcome::Passed);
+        assert!(
+            !done.summary.arguments.contains("t0k3nv4lu3"),
+            "{}",
+            done.summary.arguments
+        );
         let kept: serde_json::Value = serde_json::from_str(&r.request).expect("still JSON");
         assert_eq!(kept["name"], "fetch");
         assert!(
