@@ -268,6 +268,9 @@ pub struct Finder {
     /// The distinct words of each document's server name (`arxiv` of `mcp_simple_arxiv`),
     /// without the words every server name may hold.
     server_words: Vec<Vec<String>>,
+    /// Each document's server as a number (in order of first appearance), and how many.
+    server_of: Vec<u32>,
+    servers: usize,
     /// What was read from each document, kept so that a rebuild reads only changed ones.
     prepared: Vec<Arc<Prepared>>,
     tuning: Tuning,
@@ -383,7 +386,19 @@ impl Finder {
                 words
             })
             .collect();
+        let mut numbered: std::collections::HashMap<&str, u32> = Default::default();
+        let server_of: Vec<u32> = docs
+            .iter()
+            .map(|d| {
+                let next = numbered.len() as u32;
+                *numbered.entry(d.server.as_str()).or_insert(next)
+            })
+            .collect();
+        let servers = numbered.len();
+        drop(numbered);
         Finder {
+            server_of,
+            servers,
             docs,
             terms,
             postings,
@@ -476,20 +491,24 @@ impl Finder {
                     .iter()
                     .any(|w| stems.contains(&w.as_str()) || pairs.contains(w))
             };
+            // Decided once per server (its documents share its name's words).
+            let mut is_named: Vec<Option<bool>> = vec![None; self.servers];
             for p in &mut parts {
-                if named(&self.server_words[p.doc]) {
+                let server = self.server_of[p.doc] as usize;
+                let yes = *is_named[server].get_or_insert_with(|| named(&self.server_words[p.doc]));
+                if yes {
                     p.named = self.tuning.named;
                 }
             }
         }
         if self.tuning.server > 0.0 {
-            let mut best: std::collections::HashMap<&str, f32> = Default::default();
+            let mut best = vec![0f32; self.servers];
             for p in &parts {
-                let b = best.entry(self.docs[p.doc].server.as_str()).or_default();
+                let b = &mut best[self.server_of[p.doc] as usize];
                 *b = b.max(p.total());
             }
             for p in &mut parts {
-                p.server = self.tuning.server * best[self.docs[p.doc].server.as_str()];
+                p.server = self.tuning.server * best[self.server_of[p.doc] as usize];
             }
         }
         Some(Scored {
@@ -716,22 +735,32 @@ impl Finder {
     /// pass over each phrasing's scores.
     fn whys(&self, kept: &[(&str, Scored)], docs: &[usize]) -> Vec<Option<Why>> {
         let mut out: Vec<Option<Why>> = vec![None; docs.len()];
-        let mut slot: std::collections::HashMap<usize, usize> = Default::default();
-        for (i, &d) in docs.iter().enumerate() {
-            slot.entry(d).or_insert(i);
+        // Per document of the finder: its place in `docs`, if wanted.
+        let mut place = vec![u32::MAX; self.docs.len()];
+        for (i, &d) in docs.iter().enumerate().rev() {
+            if let Some(p) = place.get_mut(d) {
+                *p = i as u32;
+            }
         }
+        let slot = |d: usize| {
+            place
+                .get(d)
+                .copied()
+                .filter(|&i| i != u32::MAX)
+                .map(|i| i as usize)
+        };
         for (q, scored) in kept {
             // Per wanted document: its parts, and the query words that gave it something.
             let mut mine: Vec<Option<&Parts>> = vec![None; docs.len()];
             for p in &scored.parts {
-                if let Some(&i) = slot.get(&p.doc) {
+                if let Some(i) = slot(p.doc) {
                     mine[i] = Some(p);
                 }
             }
             let mut matched: Vec<Vec<String>> = vec![Vec::new(); docs.len()];
             for ((term, _), given) in scored.terms.iter().zip(&scored.by_term) {
                 for &(d, s) in given {
-                    if let Some(&i) = slot.get(&(d as usize)).filter(|_| s > 0.0) {
+                    if let Some(i) = slot(d as usize).filter(|_| s > 0.0) {
                         let word = query_word(q, term);
                         if !matched[i].contains(&word) {
                             matched[i].push(word);
