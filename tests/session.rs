@@ -1249,3 +1249,39 @@ async fn a_person_edits_pins_and_deletes_a_memory_with_its_history() {
         "{err:?}"
     );
 }
+
+/// Every caller that waits out the start (the workbench lists tools while a person calls
+/// one) finds every name routed: none passes while another is still giving names out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_caller_past_the_start_finds_every_tool_routed() {
+    loom::downstream::stdio::set_loom_executable(LOOM.into());
+    let servers: String = (0..4)
+        .map(|i| {
+            format!(
+                "[[servers]]\nname = \"s{i}\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n"
+            )
+        })
+        .collect();
+    let cfg = TempConfig::new(&servers);
+    let config = Arc::new(loom::config::Config::load(&cfg.path).expect("config"));
+    let fleet = loom::downstream::Fleet::start(
+        config,
+        loom::protocol::ClientCapabilities::default(),
+        Arc::new(|_| {}),
+    );
+    let waiters: Vec<_> = (0..32)
+        .map(|_| {
+            let fleet = fleet.clone();
+            tokio::spawn(async move {
+                fleet.wait_startup().await;
+                (0..4)
+                    .filter(|i| fleet.route_tool(&format!("s{i}_list_orders")).is_none())
+                    .count()
+            })
+        })
+        .collect();
+    for w in waiters {
+        assert_eq!(w.await.expect("waiter"), 0, "a tool was not routed yet");
+    }
+    fleet.shutdown().await;
+}

@@ -259,7 +259,10 @@ pub struct Fleet {
     log_level: Mutex<Option<String>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     started_at: tokio::time::Instant,
-    names_ready: std::sync::atomic::AtomicBool,
+    /// Whether the startup naming round is done. Held while a round or a later server's
+    /// naming runs, so that no caller passes [`Fleet::wait_startup`] before every name it
+    /// could route is given, and no server's new list is missed between the two.
+    names_ready: Mutex<bool>,
     /// Bumped whenever what [`Fleet::served_tools`] gives may have changed (a server's tools,
     /// its names, its state), so that what is built from the tools can be kept until then.
     tools_generation: std::sync::atomic::AtomicU64,
@@ -310,7 +313,7 @@ impl Fleet {
             log_level: Mutex::new(None),
             tasks: Mutex::new(Vec::new()),
             started_at: tokio::time::Instant::now(),
-            names_ready: std::sync::atomic::AtomicBool::new(false),
+            names_ready: Mutex::new(false),
             tools_generation: std::sync::atomic::AtomicU64::new(0),
         });
         for server in &fleet.servers {
@@ -337,22 +340,23 @@ impl Fleet {
         let _ = tokio::time::timeout_at(deadline, rx.wait_for(|c| *c >= n)).await;
         // Names are first given out here, in config order, so that which server keeps a bare
         // name (or the unsuffixed one) does not depend on which came up first.
-        if !self
-            .names_ready
-            .swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
+        let mut ready = lock(&self.names_ready);
+        if !*ready {
             for server in &self.servers {
                 let lists = server.lists();
                 self.allocate_names(server, &lists);
             }
+            *ready = true;
         }
     }
 
     /// Gives names to a server's (new) list entries once the startup naming round is done.
     fn names_for(&self, server: &ServerHandle, lists: &Lists) {
-        if self.names_ready.load(std::sync::atomic::Ordering::SeqCst) {
+        let ready = lock(&self.names_ready);
+        if *ready {
             self.allocate_names(server, lists);
         }
+        drop(ready);
     }
 
     fn bare(&self) -> bool {
