@@ -265,7 +265,13 @@ fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
         Command::Serve { config: c, http } => {
             let config = c.load()?;
             init_logging(&cli.log_level, config.log_file.as_deref())?;
-            rt.block_on(loom::frontend::compose::serve(config, http))?;
+            // On a worker, not this thread: the reads of stdin and of the servers are then
+            // woken where the runtime polls them, without a hop to another thread per message.
+            rt.block_on(async move {
+                tokio::spawn(loom::frontend::compose::serve(config, http))
+                    .await
+                    .map_err(|e| anyhow::anyhow!("loom serve stopped: {e}"))?
+            })?;
             // Blocking reads of stdin may still be parked; do not wait for them.
             rt.shutdown_timeout(std::time::Duration::from_millis(100));
             Ok(std::process::ExitCode::SUCCESS)

@@ -112,7 +112,7 @@ pub async fn open(
         .await?
     };
     for c in calls.0 {
-        session.calls.started(c.clone(), String::new());
+        session.calls.started(c.clone(), Default::default());
         session.calls.finished(c, "");
     }
     let mut loaded = loaded;
@@ -134,7 +134,7 @@ mod tests {
 
     fn replay(log: &CallLog, calls: &[CallSummary]) {
         for c in calls {
-            log.started(c.clone(), String::new());
+            log.started(c.clone(), Default::default());
             log.finished(c.clone(), "");
         }
     }

@@ -74,7 +74,12 @@ pub enum Job {
 pub struct Archive {
     pub id: String,
     pub folder: PathBuf,
-    tx: Mutex<Option<mpsc::Sender<Job>>>,
+    /// What the worker has still to write, in the order the session said it. A call or an
+    /// event only joins it: the worker takes them at its next round, so a small call never
+    /// wakes another thread (a wake costs more than the call on a busy machine).
+    queue: Arc<Mutex<Vec<Job>>>,
+    /// Wakes the worker before its round, for what must not wait (a dataset, the end).
+    tx: Mutex<Option<mpsc::Sender<()>>>,
     worker: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
@@ -157,6 +162,8 @@ impl Archive {
         };
         worker.write_manifest();
         let (tx, rx) = mpsc::channel();
+        let queue: Arc<Mutex<Vec<Job>>> = Arc::default();
+        let jobs = queue.clone();
         let root_for_prune = root.clone();
         let settings = config.history.clone();
         let keep = id.clone();
@@ -166,32 +173,45 @@ impl Archive {
                 // Tidying the folder reads every session in it: done here, never on start-up.
                 super::past::recover(&root_for_prune);
                 super::past::prune(&root_for_prune, &settings, Some(&keep));
-                worker.run(rx);
+                worker.run(&jobs, rx);
                 super::past::prune(&root_for_prune, &settings, Some(&keep));
             })
             .map_err(|e| format!("cannot start the history writer: {e}"))?;
         Ok(Some(Arc::new(Archive {
             id,
             folder,
+            queue,
             tx: Mutex::new(Some(tx)),
             worker: Mutex::new(Some(handle)),
         })))
     }
 
     pub fn send(&self, job: Job) {
-        if let Some(tx) = self.tx.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-            let _ = tx.send(job);
+        let urgent = matches!(job, Job::DatasetCreated { .. } | Job::Finish(_));
+        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner());
+        // Once finished, nothing more is taken (as a closed channel took nothing).
+        let Some(tx) = tx.as_ref() else { return };
+        self.queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(job);
+        if urgent {
+            let _ = tx.send(());
         }
     }
 
     /// Writes what is left, compacts the parts and marks the session ended; waits for it.
     pub fn finish(&self) {
-        let tx = self.tx.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(tx) = tx {
-            let (done, wait) = mpsc::channel();
-            if tx.send(Job::Finish(done)).is_ok() {
-                let _ = wait.recv_timeout(Duration::from_secs(60));
-            }
+        let (done, wait) = mpsc::channel();
+        self.send(Job::Finish(done));
+        if self
+            .tx
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .is_some()
+        {
+            let _ = wait.recv_timeout(Duration::from_secs(60));
         }
         if let Some(h) = self.worker.lock().unwrap_or_else(|e| e.into_inner()).take() {
             let _ = h.join();
@@ -249,21 +269,27 @@ struct Worker {
 }
 
 impl Worker {
-    fn run(&mut self, rx: mpsc::Receiver<Job>) {
+    fn run(&mut self, queue: &Mutex<Vec<Job>>, rx: mpsc::Receiver<()>) {
         let mut last = Instant::now();
         loop {
-            match rx.recv_timeout(FLUSH_EVERY) {
-                Ok(Job::Finish(done)) => {
-                    self.finish();
-                    let _ = done.send(());
-                    return;
+            let gone = matches!(
+                rx.recv_timeout(FLUSH_EVERY),
+                Err(mpsc::RecvTimeoutError::Disconnected)
+            );
+            let jobs = std::mem::take(&mut *queue.lock().unwrap_or_else(|e| e.into_inner()));
+            for job in jobs {
+                match job {
+                    Job::Finish(done) => {
+                        self.finish();
+                        let _ = done.send(());
+                        return;
+                    }
+                    job => self.handle(job),
                 }
-                Ok(job) => self.handle(job),
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    self.finish();
-                    return;
-                }
+            }
+            if gone {
+                self.finish();
+                return;
             }
             if last.elapsed() >= FLUSH_EVERY {
                 self.flush(false);

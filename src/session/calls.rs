@@ -7,6 +7,7 @@
 pub use crate::types::events::{CallRecord, CallSummary};
 
 use crate::downstream::connection::lock;
+pub use crate::intercept::redact::Redacted;
 #[cfg(test)]
 use crate::types::events::Outcome;
 use std::collections::VecDeque;
@@ -40,19 +41,10 @@ pub fn cap_text(text: &str, cap: usize) -> String {
     )
 }
 
-/// The request as JSON with every secret masked; text that is not JSON by the text rules.
-fn redact_request(request: &str) -> String {
-    use crate::intercept::redact;
-    match serde_json::from_str::<serde_json::Value>(request) {
-        Ok(v) => redact::redact(&v).to_string(),
-        Err(_) => redact::redact_str(request),
-    }
-}
-
 impl CallLog {
-    /// Logs a call's start; `request` (the call's `params` as JSON text) is kept redacted.
-    pub fn started(&self, mut summary: CallSummary, request: String) {
-        let request = redact_request(&request);
+    /// Logs a call's start; `request` (the call's `params`) comes redacted.
+    pub fn started(&self, mut summary: CallSummary, request: Redacted) {
+        let request = request.into_string();
         summary.arguments = crate::intercept::redact::redact_str(&summary.arguments);
         let mut g = lock(&self.inner);
         g.1 += request.len();
@@ -64,9 +56,9 @@ impl CallLog {
         Self::trim(&mut g);
     }
 
-    /// Logs a call's end; the arguments stay as `started` kept them (redacted).
+    /// Logs a call's end; the arguments stay as `started` kept them (redacted), whatever
+    /// `summary` says.
     pub fn finished(&self, mut summary: CallSummary, response: &str) {
-        summary.arguments = crate::intercept::redact::redact_str(&summary.arguments);
         let response = cap_text(response, RESPONSE_CAP);
         let mut g = lock(&self.inner);
         let len = response.len();
@@ -76,6 +68,7 @@ impl CallLog {
                 .rev()
                 .find(|r| r.summary.call == summary.call)
         {
+            summary.arguments = std::mem::take(&mut r.summary.arguments);
             r.summary = summary;
             r.response = response;
             g.1 += len;
@@ -137,7 +130,7 @@ mod tests {
                 "body": "{\"client_secret\":\"cl13nt\"}",
             }
         });
-        log.started(s, request.to_string());
+        log.started(s, Redacted::text(&request.to_string()));
         let r = log.get(1).expect("recorded");
         for secret in ["t0k3nv4lu3", "hunter2", "abc123secret", "cl13nt"] {
             assert!(
@@ -182,7 +175,7 @@ mod tests {
                 call: 2,
                 ..Default::default()
             },
-            "password=hunter2 {".into(),
+            Redacted::text("password=hunter2 {"),
         );
         assert!(!log.get(2).unwrap().request.contains("hunter2"));
     }
@@ -195,7 +188,7 @@ mod tests {
             outcome: Outcome::Running,
             ..Default::default()
         };
-        log.started(s.clone(), "{\"a\":1}".into());
+        log.started(s.clone(), Redacted::text("{\"a\":1}"));
         log.finished(
             CallSummary {
                 outcome: Outcome::Passed,

@@ -341,11 +341,13 @@ impl ClientSession {
         tool: &str,
         params: &Map<String, Value>,
     ) -> CallTrack {
-        let arguments = params
+        // Redacted once: the log keeps the request, the summary a line of its arguments.
+        let (request, redacted) =
+            crate::intercept::redact::Redacted::json_and_value(&Value::Object(params.clone()));
+        let arguments = redacted
             .get("arguments")
             .map(|a| {
-                let text = crate::intercept::redact::redact(a).to_string();
-                crate::session::calls::cap_text(&text, 200)
+                crate::session::calls::cap_text(&a.to_string(), 200)
                     .lines()
                     .next()
                     .unwrap_or_default()
@@ -363,7 +365,6 @@ impl ClientSession {
             client: self.client_label(),
             ..Default::default()
         };
-        let request = Value::Object(params.clone()).to_string();
         self.session.calls.started(summary.clone(), request);
         self.session
             .bus
