@@ -72,32 +72,36 @@ fn secret_key(k: &str) -> bool {
     })
 }
 
+/// Values that look like a secret wherever they stand.
+const VALUE_PATTERNS_SOURCE: &[&str] = &[
+    // PEM private keys, whole or cut off before their END line.
+    r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END [A-Z0-9 ]*-----|\z)",
+    r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
+    r"\bsk-[A-Za-z0-9_-]{16,}",
+    r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}",
+    r"\bwhsec_[A-Za-z0-9]{16,}",
+    r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{16,}",
+    r"\bglpat-[A-Za-z0-9_-]{16,}",
+    r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+    r"\bAIza[0-9A-Za-z_-]{30,}",
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    r"\bnpm_[A-Za-z0-9]{30,}",
+    r"\bhf_[A-Za-z0-9]{30,}",
+    r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}",
+    r"(?i)\bbasic\s+[A-Za-z0-9+/=]{8,}",
+];
+
 static VALUE_PATTERNS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    [
-        // PEM private keys, whole or cut off before their END line.
-        r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(?:-----END [A-Z0-9 ]*-----|\z)",
-        r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}",
-        r"\bsk-[A-Za-z0-9_-]{16,}",
-        r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}",
-        r"\bwhsec_[A-Za-z0-9]{16,}",
-        r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{16,}",
-        r"\bglpat-[A-Za-z0-9_-]{16,}",
-        r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
-        r"\bAIza[0-9A-Za-z_-]{30,}",
-        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-        r"\bnpm_[A-Za-z0-9]{30,}",
-        r"\bhf_[A-Za-z0-9]{30,}",
-        r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{8,}",
-        r"(?i)\bbasic\s+[A-Za-z0-9+/=]{8,}",
-    ]
-    .iter()
-    .filter_map(|p| Regex::new(p).ok())
-    .collect()
+    VALUE_PATTERNS_SOURCE
+        .iter()
+        .filter_map(|p| Regex::new(p).ok())
+        .collect()
 });
 
 /// `scheme://user:pass@host` (the user may be empty: `redis://:pass@host`).
+const URL_USERINFO_SOURCE: &str = r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]*:[^/\s@]+@";
 static URL_USERINFO: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]*:[^/\s@]+@").ok());
+    LazyLock::new(|| Regex::new(URL_USERINFO_SOURCE).ok());
 
 /// `name=value` or `name: value` where the name is a secret's, the name optionally quoted
 /// (`"password": "…"` in JSON text that did not parse, `\"password\":\"…\"` escaped once more),
@@ -105,9 +109,7 @@ static URL_USERINFO: LazyLock<Option<Regex>> =
 /// (`Token abc`) inside the match. The secret names are in the pattern itself, so an
 /// innocent `name: value` never swallows a secret one after it. Narrower than [`secret_key`]:
 /// in prose and SQL, `key = 5` or `auth: none` are not secrets.
-static NAME_VALUE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r#"(?ix)
+const NAME_VALUE_SOURCE: &str = r#"(?ix)
         \b(?P<name>
             [a-z0-9_.-]*
             (?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key
@@ -123,23 +125,30 @@ static NAME_VALUE: LazyLock<Option<Regex>> = LazyLock::new(|| {
           | "(?:[^"\\]|\\.)*"
           | '[^']*'
           | (?:(?:bearer|basic|token|digest|negotiate|apikey)\s+)?[^\s"',;&\#}\])<>]+
-        )"#,
-    )
-    .ok()
-});
+        )"#;
+static NAME_VALUE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(NAME_VALUE_SOURCE).ok());
 
 /// One URL query (or connection-string) parameter: `?name=value`, `&name=value`, `;name=value`.
 /// A parameter is plainly a name, so the broad [`secret_key`] list applies (`key=`, `sig=`).
-static QUERY_PARAM: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(r"(?P<lead>[?&;])(?P<name>[^=&#;?\s]{1,64})=(?P<value>[^&#;\s]*)").ok()
-});
+const QUERY_PARAM_SOURCE: &str = r"(?P<lead>[?&;])(?P<name>[^=&#;?\s]{1,64})=(?P<value>[^&#;\s]*)";
+static QUERY_PARAM: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(QUERY_PARAM_SOURCE).ok());
 
 /// The whole value of a header line (`Authorization: …`, `Cookie: …`) up to the line's end.
-static HEADER_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?im)^(\s*(?:proxy-authorization|authorization|cookie|set-cookie|x-api-key|api-key|x-auth-token|x-amz-security-token)\s*:[ \t]*)[^\r\n]+",
-    )
-    .ok()
+const HEADER_LINE_SOURCE: &str = r"(?im)^(\s*(?:proxy-authorization|authorization|cookie|set-cookie|x-api-key|api-key|x-auth-token|x-amz-security-token)\s*:[ \t]*)[^\r\n]+";
+static HEADER_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(HEADER_LINE_SOURCE).ok());
+
+/// Every text rule at once: a text none of them matches is left as it is after one scan
+/// (the common case: a city, a path, a query), instead of one scan per rule. The rules apply
+/// in turn and the first to change the text must match it as given, so this decides exactly.
+/// `None` when it cannot be built, and then every rule is tried.
+static ANY_RULE: LazyLock<Option<regex::RegexSet>> = LazyLock::new(|| {
+    let fixed = [
+        HEADER_LINE_SOURCE,
+        URL_USERINFO_SOURCE,
+        QUERY_PARAM_SOURCE,
+        NAME_VALUE_SOURCE,
+    ];
+    regex::RegexSet::new(VALUE_PATTERNS_SOURCE.iter().chain(&fixed)).ok()
 });
 
 fn mask_value(caps: &Captures<'_>) -> String {
@@ -171,6 +180,14 @@ fn mask_param(caps: &Captures<'_>) -> String {
 
 /// `s` with every secret-looking value masked (the text rules only; see [`redact`]).
 pub fn redact_str(s: &str) -> String {
+    if ANY_RULE.as_ref().is_some_and(|set| !set.is_match(s)) {
+        return s.to_owned();
+    }
+    redact_each_rule(s)
+}
+
+/// [`redact_str`] without the one-scan check: each rule in turn.
+fn redact_each_rule(s: &str) -> String {
     use std::borrow::Cow;
     // Each rule copies the text only when it masks something.
     let mut out: Cow<'_, str> = Cow::Borrowed(s);
@@ -338,6 +355,28 @@ mod tests {
         fn any_key_is_decided_as_the_rule_was_written(k in "\\PC{0,24}") {
             proptest::prop_assert_eq!(secret_key(&k), secret_key_as_written(&k), "{:?}", k);
         }
+
+        /// The one scan over every rule leaves a text as it is only where the rules in turn
+        /// would: texts made of pieces of secrets, names, separators and plain words.
+        #[test]
+        fn the_one_scan_decides_as_the_rules_in_turn(
+            parts in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just("password".to_owned()),
+                proptest::strategy::Just("Bearer ".to_owned()),
+                proptest::strategy::Just("sk-".to_owned()),
+                proptest::strategy::Just("eyJ".to_owned()),
+                proptest::strategy::Just("https://".to_owned()),
+                proptest::strategy::Just("Cookie: ".to_owned()),
+                proptest::strategy::Just("-----BEGIN RSA PRIVATE KEY-----".to_owned()),
+                proptest::strategy::Just("_key".to_owned()),
+                "[?&;=:@ \"'\n]{1,2}",
+                "[A-Za-z0-9_.-]{1,20}",
+                "\\PC{0,6}",
+            ], 0..10)
+        ) {
+            let text = parts.concat();
+            proptest::prop_assert_eq!(redact_str(&text), redact_each_rule(&text), "{:?}", text);
+        }
     }
 
     fn assert_gone(v: &Value, secrets: &[&str]) {
@@ -345,6 +384,17 @@ mod tests {
         for s in secrets {
             assert!(!text.contains(s), "{s} leaked: {text}");
         }
+    }
+
+    #[test]
+    fn the_one_scan_over_every_rule_compiles() {
+        assert!(ANY_RULE.is_some());
+        assert_eq!(
+            ANY_RULE.as_ref().map(regex::RegexSet::len),
+            Some(VALUE_PATTERNS_SOURCE.len() + 4)
+        );
+        assert_eq!(redact_str("Paris"), "Paris");
+        assert_eq!(redact_str("?password=x"), format!("?password={MASK}"));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! better match. Pure and I/O-free: it owns no state beyond the index and never reads the
 //! session, the network or the clock.
 
+mod glossary;
 #[cfg(test)]
 mod outside_tests;
 mod synonyms;
@@ -456,6 +457,8 @@ impl Finder {
         text::query_terms(&rest, |t, quoted| {
             push(t, if quoted { self.tuning.quoted } else { 1.0 })
         });
+        let english = glossary::english(&rest);
+        text::terms(&english, |t| push(t, 1.0));
         for word in &implied {
             let weight = if text::WRITES.contains(word) {
                 self.tuning.destination
@@ -470,6 +473,11 @@ impl Finder {
         if query_terms.is_empty() {
             return None;
         }
+        let rest = if english.is_empty() {
+            rest
+        } else {
+            format!("{rest} {english}")
+        };
         let meaning_query = if implied.is_empty() {
             rest
         } else if self.tuning.path_words >= 1.0 {
@@ -1022,21 +1030,31 @@ fn meaning_text(doc: &ToolDoc) -> String {
         out.push(' ');
         out.push_str(description);
     }
+    let english = glossary::english(&out);
+    if !english.is_empty() {
+        out.push(' ');
+        out.push_str(&english);
+    }
     out
 }
 
 /// A document's terms per field, in the order of `Tuning::weight`.
 fn field_terms(doc: &ToolDoc) -> [Vec<String>; FIELDS] {
+    // Prose is read with the English of its Chinese words (`glossary`).
+    let read = |s: &str, v: &mut Vec<String>| {
+        text::terms(s, |t| v.push(t));
+        text::terms(&glossary::english(s), |t| v.push(t));
+    };
     let of = |s: &str| {
         let mut v = Vec::new();
-        text::terms(s, |t| v.push(t));
+        read(s, &mut v);
         v
     };
     let mut param_names = Vec::new();
     let mut param_descriptions = Vec::new();
     for (name, description) in &doc.params {
         text::terms(name, |t| param_names.push(t));
-        text::terms(description, |t| param_descriptions.push(t));
+        read(description, &mut param_descriptions);
     }
     [
         of(&doc.original),

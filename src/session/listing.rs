@@ -21,6 +21,18 @@ pub struct ListingState {
     keyed: Mutex<Vec<(u64, Arc<Finder>)>>,
 }
 
+/// A copy of the session's use counts (`ListingState::uses_now`).
+pub struct Uses(HashMap<String, u32>);
+
+impl Uses {
+    pub fn of(&self, exposed: &str) -> u32 {
+        if self.0.is_empty() {
+            return 0;
+        }
+        self.0.get(exposed).copied().unwrap_or(0)
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -54,8 +66,10 @@ impl ListingState {
         *lock(&self.uses).entry(exposed.to_owned()).or_default() += 1;
     }
 
-    pub fn uses(&self, exposed: &str) -> u32 {
-        lock(&self.uses).get(exposed).copied().unwrap_or(0)
+    /// How often each tool was called, as of now: read once by a search that asks for every
+    /// tool it scores, instead of locking once per tool.
+    pub fn uses_now(&self) -> Uses {
+        Uses(lock(&self.uses).clone())
     }
 
     /// The finder last built under `key` (a fingerprint of everything the tools come from),
@@ -170,6 +184,6 @@ mod tests {
             s.most_used(2),
             vec![("y".to_owned(), 2), ("z".to_owned(), 2)]
         );
-        assert_eq!(s.uses("x"), 1);
+        assert_eq!(s.uses_now().of("x"), 1);
     }
 }

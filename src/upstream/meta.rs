@@ -370,9 +370,9 @@ impl ClientSession {
                 known.join(", ")
             ));
         }
-        let state = &self.session.listing;
+        let uses = self.session.listing.uses_now();
         let (hits, whys) =
-            finder.search_all_explained(&queries, limit + MORE_LIMIT, server, &|t| state.uses(t));
+            finder.search_all_explained(&queries, limit + MORE_LIMIT, server, &|t| uses.of(t));
         let whys: std::collections::HashMap<usize, Why> = hits
             .iter()
             .zip(whys)
@@ -612,9 +612,9 @@ impl ClientSession {
                 sections.push(("Parked texts (loom_fetch)".into(), parked));
             }
             let finder = self.finder(fleet);
-            let state = &self.session.listing;
+            let uses = self.session.listing.uses_now();
             let tools = finder
-                .search(query, 5, None, &|t| state.uses(t))
+                .search(query, 5, None, &|t| uses.of(t))
                 .into_iter()
                 .map(|h| {
                     let d = &finder.docs()[h.index];

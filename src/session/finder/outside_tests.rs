@@ -94,12 +94,12 @@ fn retrieval_quality_on_livemcpbench() {
     let f = Finder::new(docs);
     let [h1, h5, h10] = finder_hits(&f, &rows);
     eprintln!("livemcpbench: hit@1 {h1:.3}, hit@5 {h5:.3}, hit@10 {h10:.3}");
-    // Floors: the scores reached (0.155, 0.386, 0.518 on 2026-12-02, a path where the result
-    // goes implying a file to write) minus 0.02; raise them with the ranking. BENCHMARKS.md
-    // has the history.
-    assert!(h1 >= 0.135, "hit@1 {h1:.3}");
-    assert!(h5 >= 0.366, "hit@5 {h5:.3}");
-    assert!(h10 >= 0.498, "hit@10 {h10:.3}");
+    // Floors: the scores reached (0.175, 0.394, 0.542 on 2026-12-03, Chinese descriptions read
+    // with the glossary's English) minus 0.02; raise them with the ranking. BENCHMARKS.md has
+    // the history.
+    assert!(h1 >= 0.155, "hit@1 {h1:.3}");
+    assert!(h5 >= 0.374, "hit@5 {h5:.3}");
+    assert!(h10 >= 0.522, "hit@10 {h10:.3}");
 }
 
 /// Prints each missed row with the first hits. `cargo test --lib livemcpbench_misses --

@@ -462,3 +462,37 @@ fn a_find_explained_ranks_as_without_and_explains_each_hit() {
         );
     }
 }
+
+#[test]
+fn a_tool_described_in_chinese_is_found_in_english_and_in_chinese() {
+    let f = Finder::new(vec![
+        doc(
+            "trends",
+            json!({"name": "get-weibo-list", "description": "获取微博热搜榜，包含时事热点和娱乐新闻"}),
+        ),
+        doc(
+            "trends",
+            json!({"name": "get-weread-list", "description": "获取微信读书排行榜，包含热门小说和畅销书籍"}),
+        ),
+        doc(
+            "fs",
+            json!({"name": "read_file", "description": "Read the contents of a file."}),
+        ),
+        doc(
+            "shop",
+            json!({"name": "search_products", "description": "Search products by keyword."}),
+        ),
+    ]);
+    assert_eq!(
+        top(&f, "what is trending on weibo today"),
+        "trends_get-weibo-list"
+    );
+    assert_eq!(
+        top(&f, "best selling novels and books ranking"),
+        "trends_get-weread-list"
+    );
+    assert_eq!(top(&f, "微博热搜"), "trends_get-weibo-list");
+    assert_eq!(top(&f, "畅销书籍"), "trends_get-weread-list");
+    // Chinese for a tool described in English.
+    assert_eq!(top(&f, "读取文件"), "fs_read_file");
+}

@@ -4,25 +4,44 @@
 //! deliberately light and only touches ASCII words: a wrong conflation costs ranking quality,
 //! while an unstemmed word still matches itself. Nothing here may panic on any input.
 
+use super::glossary;
+
 /// Longest word kept, in bytes: anything longer is a hash, a blob or noise, not vocabulary.
 const MAX_WORD: usize = 48;
 
-/// Calls `each` with every lowercased word of `text`, in order, stopwords included.
+/// Calls `each` with every lowercased word of `text`, in order, stopwords included. Chinese and
+/// Japanese, written without spaces, give each pair of neighbouring characters as a word (a
+/// lone character as itself), so that a request in them meets a description in them.
 pub(super) fn words(text: &str, mut each: impl FnMut(&str)) {
     let mut run: Vec<char> = Vec::new();
     let mut word = String::new();
     let mut flush = |run: &mut Vec<char>, word: &mut String| {
-        split_case(run, |part| {
-            word.clear();
-            word.extend(part.iter().flat_map(|c| c.to_lowercase()));
-            if !word.is_empty() && word.len() <= MAX_WORD {
+        if run.first().copied().is_some_and(glossary::is_unspaced) {
+            let pairs = run.len().saturating_sub(1).max(1);
+            for pair in run.windows(2.min(run.len())).take(pairs) {
+                word.clear();
+                word.extend(pair);
                 each(word);
             }
-        });
+        } else {
+            split_case(run, |part| {
+                word.clear();
+                word.extend(part.iter().flat_map(|c| c.to_lowercase()));
+                if !word.is_empty() && word.len() <= MAX_WORD {
+                    each(word);
+                }
+            });
+        }
         run.clear();
     };
     for c in text.chars() {
         if c.is_alphanumeric() {
+            let switches = run
+                .last()
+                .is_some_and(|&l| glossary::is_unspaced(l) != glossary::is_unspaced(c));
+            if switches {
+                flush(&mut run, &mut word);
+            }
             run.push(c);
         } else if !run.is_empty() {
             flush(&mut run, &mut word);
@@ -53,7 +72,8 @@ fn split_case(run: &[char], mut part: impl FnMut(&[char])) {
 /// The index terms of `text`: words without stopwords or one-letter noise, stemmed.
 pub(super) fn terms(text: &str, mut each: impl FnMut(String)) {
     words(text, |w| {
-        if w.chars().nth(1).is_some() && !is_stopword(w) {
+        let long_enough = w.chars().nth(1).is_some() || w.chars().all(glossary::is_unspaced);
+        if long_enough && !is_stopword(w) {
             each(stem(w));
         }
     });
@@ -492,5 +512,20 @@ mod tests {
         assert_eq!(stem("ändern"), "ändern");
         assert_eq!(stem("días"), "días");
         assert!(all_words(&"x".repeat(500)).is_empty());
+    }
+
+    #[test]
+    fn chinese_splits_into_pairs_of_characters_and_other_words_stay_whole() {
+        assert_eq!(
+            all_words("获取微博热搜"),
+            ["获取", "取微", "微博", "博热", "热搜"]
+        );
+        // A lone character is a word; Latin letters and digits beside Chinese are their own.
+        assert_eq!(all_words("获取 36 氪"), ["获取", "36", "氪"]);
+        assert_eq!(all_words("获取36氪热榜"), ["获取", "36", "氪热", "热榜"]);
+        assert_eq!(all_words("get-weibo热搜"), ["get", "weibo", "热搜"]);
+        assert_eq!(all_terms("氪"), ["氪"]);
+        // Korean is written with spaces and splits as other words do.
+        assert_eq!(all_words("파일 읽기"), ["파일", "읽기"]);
     }
 }
