@@ -137,6 +137,10 @@ static QUERY_PARAM: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(QUERY_
 const HEADER_LINE_SOURCE: &str = r"(?im)^(\s*(?:proxy-authorization|authorization|cookie|set-cookie|x-api-key|api-key|x-auth-token|x-amz-security-token)\s*:[ \t]*)[^\r\n]+";
 static HEADER_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(HEADER_LINE_SOURCE).ok());
 
+/// The longest text the one scan is tried on. Over every rule at once it cannot skip ahead to
+/// a rule's fixed letters as each rule alone does, so a long text (a pasted file, a long
+/// non-ASCII line) is quicker rule by rule; a small call's arguments are far below this.
+const ONE_SCAN_MAX: usize = 4096;
 /// Every text rule at once: a text none of them matches is left as it is after one scan
 /// (the common case: a city, a path, a query), instead of one scan per rule. The rules apply
 /// in turn and the first to change the text must match it as given, so this decides exactly.
@@ -180,7 +184,7 @@ fn mask_param(caps: &Captures<'_>) -> String {
 
 /// `s` with every secret-looking value masked (the text rules only; see [`redact`]).
 pub fn redact_str(s: &str) -> String {
-    if ANY_RULE.as_ref().is_some_and(|set| !set.is_match(s)) {
+    if s.len() <= ONE_SCAN_MAX && ANY_RULE.as_ref().is_some_and(|set| !set.is_match(s)) {
         return s.to_owned();
     }
     redact_each_rule(s)

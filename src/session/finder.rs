@@ -157,6 +157,13 @@ pub(crate) struct Tuning {
     /// it (per tool that did, as a power): below 1, a request of several parts gets tools for
     /// each part instead of ten for its most frequent words.
     pub cover: f32,
+    /// The latest place (0-based) of the best tool for writing where a request's result goes
+    /// (`save it to /root/notes/x.md`): such a request needs one whatever else it asks, and the
+    /// rest of a long request otherwise crowds it out. `None`: no such place is kept.
+    pub writer_at: Option<usize>,
+    /// The same for the best tool that tells the current date, when a request names a day
+    /// relative to it (`tomorrow`, `next Wednesday`, `the last 24h`): the date is needed first.
+    pub clock_at: Option<usize>,
 }
 
 impl Tuning {
@@ -176,6 +183,8 @@ impl Tuning {
         named: 0.5,
         server: 1.0,
         cover: 1.0,
+        writer_at: Some(4),
+        clock_at: Some(4),
     };
 }
 
@@ -533,7 +542,11 @@ impl Finder {
         server: Option<&str>,
         uses: &dyn Fn(&str) -> u32,
     ) -> Vec<Hit> {
-        self.search_scored(query, limit, server, uses).0
+        if Finder::has_terms(query) {
+            self.fused(&[query], limit, server, uses, false).0
+        } else {
+            self.search_scored(query, limit, server, uses).0
+        }
     }
 
     /// `search`, with the scores it chose from (`None` for a query without a word to rank by).
@@ -705,6 +718,20 @@ impl Finder {
                 hits.into_iter().map(|(h, _)| h).collect()
             }
         };
+        for (needed, at) in ranked
+            .first()
+            .map(|q| self.needed(q, server, uses))
+            .unwrap_or_default()
+        {
+            let place = hits.iter().position(|h| h.index == needed.index);
+            if place.is_none_or(|p| p > at) {
+                let hit = place.map_or(needed, |p| hits.remove(p));
+                let at = at.min(hits.len());
+                // It takes the score of the place it goes to, so that the order stays falling.
+                let score = hits.get(at).map_or(hit.score, |h| h.score);
+                hits.insert(at, Hit { score, ..hit });
+            }
+        }
         hits.retain(|h| !named.contains(&h.index));
         let top = hits.first().map_or(1.0, |h| h.score.max(f32::MIN_POSITIVE));
         let mut out: Vec<Hit> = named
@@ -792,6 +819,39 @@ impl Finder {
                     used: p.boost,
                 });
             }
+        }
+        out
+    }
+
+    /// Tools `query` needs whatever else it asks, each with the latest place it may have:
+    /// the best tool for writing where its result goes, when it names such a place (a path
+    /// after `save it to`, see `text::implied`), and the best tool for the current date, when
+    /// it names a day relative to it. Each is searched by what it is needed for alone.
+    fn needed(
+        &self,
+        query: &str,
+        server: Option<&str>,
+        uses: &dyn Fn(&str) -> u32,
+    ) -> Vec<(Hit, usize)> {
+        let mut out = Vec::new();
+        let mut best = |words: &str, at: usize| {
+            let (hits, _) = self.search_scored(words, 1, server, uses);
+            out.extend(hits.into_iter().next().map(|h| (h, at)));
+        };
+        if let Some(at) = self.tuning.writer_at {
+            let (_, implied, _) = text::implied(query);
+            if implied.iter().any(|w| text::WRITES.contains(w)) {
+                // What it does (`write save`) and what it writes (`file`, the first implied
+                // word), not the kind of text, which tools that read it share.
+                let mut words: Vec<&str> = text::WRITES.to_vec();
+                words.extend(implied.first());
+                best(&words.join(" "), at);
+            }
+        }
+        if let Some(at) = self.tuning.clock_at
+            && text::relative_day(query)
+        {
+            best("current date time", at);
         }
         out
     }

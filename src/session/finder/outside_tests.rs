@@ -94,12 +94,12 @@ fn retrieval_quality_on_livemcpbench() {
     let f = Finder::new(docs);
     let [h1, h5, h10] = finder_hits(&f, &rows);
     eprintln!("livemcpbench: hit@1 {h1:.3}, hit@5 {h5:.3}, hit@10 {h10:.3}");
-    // Floors: the scores reached (0.175, 0.394, 0.542 on 2026-12-03, Chinese descriptions read
-    // with the glossary's English) minus 0.02; raise them with the ranking. BENCHMARKS.md has
-    // the history.
+    // Floors: the scores reached (0.175, 0.442, 0.590 on 2026-12-03: Chinese descriptions read
+    // with the glossary's English, a place kept for the writer and the clock a request needs)
+    // minus 0.02; raise them with the ranking. BENCHMARKS.md has the history.
     assert!(h1 >= 0.155, "hit@1 {h1:.3}");
-    assert!(h5 >= 0.374, "hit@5 {h5:.3}");
-    assert!(h10 >= 0.522, "hit@10 {h10:.3}");
+    assert!(h5 >= 0.422, "hit@5 {h5:.3}");
+    assert!(h10 >= 0.570, "hit@10 {h10:.3}");
 }
 
 /// Prints each missed row with the first hits. `cargo test --lib livemcpbench_misses --
@@ -147,6 +147,21 @@ fn livemcpbench_tune() {
     let mut variants: Vec<(String, Tuning)> = vec![("default".into(), base)];
     let changes: Vec<(&str, super::tests::Change)> = vec![
         ("meaning 1", |t| t.meaning = 1.0),
+        ("no writer place", |t| t.writer_at = None),
+        ("writer at 2", |t| t.writer_at = Some(2)),
+        ("writer at 9", |t| t.writer_at = Some(9)),
+        ("no clock place", |t| t.clock_at = None),
+        ("clock at 9", |t| t.clock_at = Some(9)),
+        ("implied 0.25", |t| t.implied = 0.25),
+        ("implied 0.25, destination 0", |t| {
+            t.implied = 0.25;
+            t.destination = 0.0
+        }),
+        ("implied 0, destination 0", |t| {
+            t.implied = 0.0;
+            t.destination = 0.0
+        }),
+        ("clock at 6", |t| t.clock_at = Some(6)),
         ("meaning 2", |t| t.meaning = 2.0),
         ("server 0.5", |t| t.server = 0.5),
         ("server 0", |t| t.server = 0.0),

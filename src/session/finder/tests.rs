@@ -496,3 +496,60 @@ fn a_tool_described_in_chinese_is_found_in_english_and_in_chinese() {
     // Chinese for a tool described in English.
     assert_eq!(top(&f, "读取文件"), "fs_read_file");
 }
+
+#[test]
+fn a_request_keeps_a_place_for_the_writer_and_the_clock_it_needs() {
+    let mut docs = vec![
+        doc(
+            "fs",
+            json!({"name": "write_file", "description": "Create or overwrite a file with content."}),
+        ),
+        doc(
+            "clock",
+            json!({"name": "get_current_time", "description": "Get the current time in a timezone."}),
+        ),
+    ];
+    // A server of many tools that match the rest of the request better.
+    for i in 0..12 {
+        docs.push(doc(
+            "rail",
+            json!({"name": format!("train_tickets_{i}"),
+                   "description": format!("Search train tickets and timetables between stations, variant {i}.")}),
+        ));
+    }
+    let f = Finder::new(docs);
+    let ranked = |q: &str| names(&f, &f.search(q, 10, None, &|_| 0));
+    let both = ranked(
+        "Find train tickets and timetables for next Wednesday and save them to /root/notes/trip.md",
+    );
+    let place = |name: &str| both.iter().position(|n| n == name);
+    assert!(place("fs_write_file").is_some_and(|p| p <= 4), "{both:?}");
+    assert!(
+        place("clock_get_current_time").is_some_and(|p| p <= 4),
+        "{both:?}"
+    );
+    // Without a place to write or a day to read, neither is pushed in.
+    let neither = ranked("Find train tickets and timetables between stations");
+    assert!(
+        !neither
+            .iter()
+            .any(|n| n == "fs_write_file" || n == "clock_get_current_time"),
+        "{neither:?}"
+    );
+    // The tuning off: the rest of the request crowds them out.
+    let off = Finder::with_tuning(
+        f.docs().to_vec(),
+        Tuning {
+            writer_at: None,
+            clock_at: None,
+            ..Tuning::DEFAULT
+        },
+    );
+    let crowded = names(&off, &off.search(
+        "Find train tickets and timetables for next Wednesday and save them to /root/notes/trip.md",
+        5, None, &|_| 0));
+    assert!(
+        !crowded.iter().any(|n| n == "clock_get_current_time"),
+        "{crowded:?}"
+    );
+}

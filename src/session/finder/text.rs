@@ -171,6 +171,46 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
 /// What a path where a result goes implies.
 pub(super) const WRITES: &[&str] = &["write", "save"];
 
+/// Whether `query` names a day relative to today (`tomorrow`, `yesterday`, `next Wednesday`,
+/// `last month`, `the past 3 days`, `the last 24h`): a tool needs the current date to read it.
+/// `today` alone is not one: a tool that gives what is current already knows when it is.
+pub(super) fn relative_day(query: &str) -> bool {
+    const UNITS: &[&str] = &[
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "weekend",
+        "hour",
+        "hours",
+        "day",
+        "days",
+        "week",
+        "weeks",
+        "month",
+        "months",
+        "year",
+        "years",
+        "24h",
+        "48h",
+    ];
+    let relative = |w: &str| matches!(w, "next" | "last" | "past" | "coming");
+    let number = |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit());
+    let (mut before, mut previous) = (String::new(), String::new());
+    let mut found = false;
+    words(query, |w| {
+        let unit = UNITS.contains(&w);
+        found |= matches!(w, "tomorrow" | "yesterday" | "tonight")
+            || (unit && relative(&previous))
+            || (unit && number(&previous) && relative(&before));
+        before = std::mem::replace(&mut previous, w.to_owned());
+    });
+    found
+}
+
 /// Whether a request asks for something to be made or kept (`save it to`, `write a report`):
 /// then a path it names where the result goes is a file to write.
 fn makes_something(query: &str) -> bool {
@@ -512,6 +552,30 @@ mod tests {
         assert_eq!(stem("ändern"), "ändern");
         assert_eq!(stem("días"), "días");
         assert!(all_words(&"x".repeat(500)).is_empty());
+    }
+
+    #[test]
+    fn a_day_relative_to_today_is_told_from_one_that_is_not() {
+        for yes in [
+            "train tickets for next Wednesday",
+            "stay tomorrow for 3 days",
+            "the last 24h of BTC",
+            "sales in the past 3 days",
+            "what happened yesterday?",
+            "my income last month",
+        ] {
+            assert!(relative_day(yes), "{yes}");
+        }
+        for no in [
+            "today's trending topics",
+            "a 3 day trip",
+            "the last page of the report",
+            "next steps",
+            "",
+            "明天",
+        ] {
+            assert!(!relative_day(no), "{no}");
+        }
     }
 
     #[test]
