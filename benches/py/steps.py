@@ -17,24 +17,29 @@ import tempfile
 
 from mcp import Client, StdioServerParameters
 
-# A step of the path and the functions whose inclusive count stands for it (the first found).
+# A step of the path and a pattern of the function whose inclusive count stands for it
+# (callgrind_annotate's line: `file:function [object]`; the most inclusive match is taken).
 STEPS = [
-    ("whole process (per call)", ["TOTAL"]),
-    ("client pipe: read and split a message", ["loom::frontend::pipe::"]),
-    ("client message: parse the envelope", ["loom::jsonrpc::"]),
-    ("call: begin (redact, log, bus)", ["loom::upstream::calls::begin_call"]),
-    ("call: end (log, bus, archive)", ["loom::upstream::calls::end_call"]),
-    ("redaction", ["loom::intercept::redact::redact_str", "loom::intercept::redact::redact"]),
-    ("call log: started", ["loom::session::calls::CallLog::started"]),
-    ("call log: finished", ["loom::session::calls::CallLog::finished"]),
-    ("event bus: publish", ["loom::session::Bus::publish", "Bus::publish"]),
-    ("approvals: decide", ["loom::session::approvals::"]),
-    ("listing placement", ["loom::upstream::listing::decide"]),
-    ("archive: queue", ["loom::history::archive::Archive::send"]),
-    ("server pipe: write and read", ["loom::downstream::stdio::", "loom::downstream::connection::"]),
-    ("interception: is it large?", ["loom::intercept::"]),
-    ("malloc and free", ["malloc", "free"]),
-    ("kernel calls: read, write, epoll", ["read", "write", "epoll_wait"]),
+    ("whole process", r"PROGRAM TOTALS"),
+    ("a client line, all of loom's work for it", r":loom::upstream::ClientSession::handle_line::\{\{closure\}\}::\{\{closure\}\} "),
+    ("  parse the client's message", r":loom::jsonrpc::RawMessage::parse "),
+    ("  begin the call (route, redact, log, bus)", r"ClientSession>::begin_call "),
+    ("    redact the params once", r":loom::intercept::redact::Redacted::json_and_value "),
+    ("    call log: started", r":loom::session::calls::CallLog::started "),
+    ("  approvals (none configured)", r"ClientSession>::approve::\{\{closure\}\} "),
+    ("  forward to the server and wait", r":loom::upstream::forward::<impl loom::upstream::ClientSession>::forward::\{\{closure\}\} "),
+    ("    send the request to the server", r":loom::downstream::connection::Connection::send_request "),
+    ("    shape the reply for a legacy client", r":loom::protocol::legacy_result::for_legacy_client "),
+    ("    input-required bridge check", r":loom::upstream::bridge::input_required "),
+    ("  end the call (log, bus, archive queue)", r"ClientSession>::end_call "),
+    ("    token estimate of the result", r":loom::intercept::tokens::estimate_all "),
+    ("event bus: publish (all events)", r":loom::session::EventBus::publish "),
+    ("server's pipe: read its lines", r":loom::downstream::stdio::spawn::\{\{closure\}\} "),
+    ("server's messages: handle a reply", r":loom::downstream::connection::Connection::handle_incoming "),
+    ("client's pipe: read and write", r":loom::frontend::stdio::serve::\{\{closure\}\} "),
+    ("history: the archive's worker", r":loom::history::archive::Worker::run "),
+    ("malloc (all callers)", r":malloc \[.*libc"),
+    ("free (all callers)", r":free \[.*libc"),
 ]
 
 
@@ -50,39 +55,23 @@ async def drive(loom, config, n, out):
 
 
 def inclusive(out):
+    """Every line of callgrind_annotate's inclusive view: (count, text)."""
     text = subprocess.run(
         ["callgrind_annotate", "--inclusive=yes", "--threshold=100", out],
         capture_output=True, text=True, check=True,
     ).stdout
-    total = 0
-    costs = []
+    lines = []
     for line in text.splitlines():
         m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)", line)
-        if not m:
-            continue
-        ir = int(m.group(1).replace(",", ""))
-        name = m.group(2)
-        if "PROGRAM TOTALS" in name:
-            total = ir
-        else:
-            costs.append((name, ir))
-    return total, costs
+        if m:
+            lines.append((int(m.group(1).replace(",", "")), m.group(2)))
+    return lines
 
 
-def step_cost(total, costs, keys):
-    for key in keys:
-        if key == "TOTAL":
-            return total
-        # The function's own line: `file:function [object]`; the first match is the most
-        # inclusive (callgrind_annotate sorts by count).
-        for name, ir in costs:
-            fn = name.split(":", 1)[-1] if ":" in name and not name.startswith("loom::") else name
-            if key in ("malloc", "free", "read", "write", "epoll_wait"):
-                if re.search(rf"(^|[^\w:]){key}\b(?!_)", fn.split(" ")[0].split(":")[-1]) and len(
-                    fn.split(" ")[0].split(":")[-1]) == len(key):
-                    return ir
-            elif key in fn:
-                return ir
+def step_cost(lines, pattern):
+    for ir, name in lines:
+        if re.search(pattern, name + " "):
+            return ir
     return None
 
 
@@ -95,12 +84,12 @@ async def main():
             out = os.path.join(d, f"cg.{calls}")
             await drive(loom, config, calls, out)
             runs.append(inclusive(out))
-    (t1, c1), (t2, c2) = runs
-    print(f"{'step':45} {'instructions per call':>22}")
-    for label, keys in STEPS:
-        a, b = step_cost(t1, c1, keys), step_cost(t2, c2, keys)
+    first, second = runs
+    print(f"{'step':48} {'instructions per call':>22}")
+    for label, pattern in STEPS:
+        a, b = step_cost(first, pattern), step_cost(second, pattern)
         per = "—" if a is None or b is None else f"{(b - a) / n:,.0f}"
-        print(f"{label:45} {per:>22}")
+        print(f"{label:48} {per:>22}")
 
 
 asyncio.run(main())
