@@ -24,7 +24,7 @@ STEPS = [
     ("a client line, all of loom's work for it", r":loom::upstream::ClientSession::handle_line::\{\{closure\}\}::\{\{closure\}\} "),
     ("  parse the client's message", r":loom::jsonrpc::RawMessage::parse "),
     ("  begin the call (route, redact, log, bus)", r"ClientSession>::begin_call "),
-    ("    redact the params once", r":loom::intercept::redact::Redacted::json_and_value "),
+    ("    redact the params once", r":loom::intercept::redact::Redacted::object_and_value "),
     ("    call log: started", r":loom::session::calls::CallLog::started "),
     ("  approvals (none configured)", r"ClientSession>::approve::\{\{closure\}\} "),
     ("  forward to the server and wait", r":loom::upstream::forward::<impl loom::upstream::ClientSession>::forward::\{\{closure\}\} "),

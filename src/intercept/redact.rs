@@ -228,12 +228,13 @@ pub struct Redacted(String);
 impl Redacted {
     /// `v` redacted, as compact JSON.
     pub fn json(v: &Value) -> Redacted {
-        Redacted::json_and_value(v).0
+        Redacted(redact(v).to_string())
     }
 
-    /// `v` redacted, as compact JSON and as the value (for a reader of its parts).
-    pub fn json_and_value(v: &Value) -> (Redacted, Value) {
-        let value = redact(v);
+    /// An object redacted, as compact JSON and as the value (for a reader of its parts),
+    /// without a copy of the object made first (a call's params, on every call's path).
+    pub fn object_and_value(m: &Map<String, Value>) -> (Redacted, Value) {
+        let value = Value::Object(redact_object(m, 0));
         (Redacted(value.to_string()), value)
     }
 
@@ -243,10 +244,6 @@ impl Redacted {
             Ok(v) => Redacted::json(&v),
             Err(_) => Redacted(redact_str(text)),
         }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
     }
 
     pub fn into_string(self) -> String {
@@ -261,19 +258,7 @@ pub fn redact(v: &Value) -> Value {
 
 fn redact_at(v: &Value, depth: usize) -> Value {
     match v {
-        Value::Object(m) => {
-            let pair_secret = header_pair_object(m);
-            let mut out = Map::new();
-            for (k, val) in m {
-                let masked = if secret_key(k) || (pair_secret && is_value_field(k)) {
-                    mask_all(val)
-                } else {
-                    redact_at(val, depth)
-                };
-                out.insert(redact_str(k), masked);
-            }
-            Value::Object(out)
-        }
+        Value::Object(m) => Value::Object(redact_object(m, depth)),
         Value::Array(a) => match a.as_slice() {
             // A header pair: ["Authorization", "Bearer …"].
             [Value::String(name), value] if secret_key(name) => {
@@ -284,6 +269,20 @@ fn redact_at(v: &Value, depth: usize) -> Value {
         Value::String(s) => Value::String(redact_string(s, depth)),
         other => other.clone(),
     }
+}
+
+fn redact_object(m: &Map<String, Value>, depth: usize) -> Map<String, Value> {
+    let pair_secret = header_pair_object(m);
+    let mut out = Map::new();
+    for (k, val) in m {
+        let masked = if secret_key(k) || (pair_secret && is_value_field(k)) {
+            mask_all(val)
+        } else {
+            redact_at(val, depth)
+        };
+        out.insert(redact_str(k), masked);
+    }
+    out
 }
 
 /// `{"name": "Authorization", "value": "…"}` and its spellings (HAR, fetch, k8s env).
@@ -388,6 +387,16 @@ mod tests {
         for s in secrets {
             assert!(!text.contains(s), "{s} leaked: {text}");
         }
+    }
+
+    #[test]
+    fn an_object_is_redacted_as_the_value_holding_it() {
+        let params = json!({"name": "t", "arguments": {"password": "hunter2", "q": "sk-ABCDEFGHIJKLMNOPQRST"}});
+        let m = params.as_object().expect("object");
+        let (text, value) = Redacted::object_and_value(m);
+        assert_eq!(value, redact(&params));
+        assert_eq!(text, Redacted::json(&params));
+        assert!(!text.into_string().contains("hunter2"));
     }
 
     #[test]

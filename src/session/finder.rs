@@ -205,6 +205,9 @@ const GENERIC_SERVER_WORDS: &[&str] = &["mcp", "server", "api", "tool", "servic"
 /// phrasing take part.
 const FUSE_K: f32 = 20.0;
 const FUSE_POOL: usize = 60;
+/// How many of the best tools for a need (`Finder::needed`) are looked at for one that
+/// matches its words.
+const NEEDED_POOL: usize = 10;
 /// How many of the best tools `Tuning::cover` chooses among.
 const COVER_POOL: usize = 40;
 
@@ -482,18 +485,19 @@ impl Finder {
         if query_terms.is_empty() {
             return None;
         }
-        let rest = if english.is_empty() {
-            rest
+        // The meaning is read from the query without its paths (unless they weigh as much as
+        // its words), then the English of its Chinese words and what its paths imply.
+        let mut meaning_query = if self.tuning.path_words >= 1.0 && !implied.is_empty() {
+            query.to_owned()
         } else {
-            format!("{rest} {english}")
-        };
-        let meaning_query = if implied.is_empty() {
             rest
-        } else if self.tuning.path_words >= 1.0 {
-            format!("{query} {}", implied.join(" "))
-        } else {
-            format!("{rest} {}", implied.join(" "))
         };
+        for extra in [english, implied.join(" ")] {
+            if !extra.is_empty() {
+                meaning_query.push(' ');
+                meaning_query.push_str(&extra);
+            }
+        }
         let (textual, by_term) = self.score(&query_terms);
         let mut parts: Vec<Parts> = self.fuse(&meaning_query, &textual, &allowed).collect();
         for p in &mut parts {
@@ -834,9 +838,25 @@ impl Finder {
         uses: &dyn Fn(&str) -> u32,
     ) -> Vec<(Hit, usize)> {
         let mut out = Vec::new();
-        let mut best = |words: &str, at: usize| {
-            let (hits, _) = self.search_scored(words, 1, server, uses);
-            out.extend(hits.into_iter().next().map(|h| (h, at)));
+        // The best of the tools that match one of `must` by its words: one that is only close
+        // in meaning, or that matches only `current`, is not a writer or a clock, and a fleet
+        // without one gets none.
+        let mut best = |words: &str, must: &[&str], at: usize| {
+            let (hits, scored) = self.search_scored(words, NEEDED_POOL, server, uses);
+            let Some(scored) = scored else { return };
+            let mut stems = Vec::new();
+            must.iter().for_each(|w| text::terms(w, |t| stems.push(t)));
+            let matches = |doc: usize| {
+                scored
+                    .terms
+                    .iter()
+                    .zip(&scored.by_term)
+                    .any(|((t, _), given)| {
+                        stems.contains(t)
+                            && given.iter().any(|&(d, s)| d as usize == doc && s > 0.0)
+                    })
+            };
+            out.extend(hits.into_iter().find(|h| matches(h.index)).map(|h| (h, at)));
         };
         if let Some(at) = self.tuning.writer_at {
             let (_, implied, _) = text::implied(query);
@@ -845,13 +865,13 @@ impl Finder {
                 // word), not the kind of text, which tools that read it share.
                 let mut words: Vec<&str> = text::WRITES.to_vec();
                 words.extend(implied.first());
-                best(&words.join(" "), at);
+                best(&words.join(" "), text::WRITES, at);
             }
         }
         if let Some(at) = self.tuning.clock_at
             && text::relative_day(query)
         {
-            best("current date time", at);
+            best("current date time", &["date", "time"], at);
         }
         out
     }

@@ -342,8 +342,7 @@ impl ClientSession {
         params: &Map<String, Value>,
     ) -> CallTrack {
         // Redacted once: the log keeps the request, the summary a line of its arguments.
-        let (request, redacted) =
-            crate::intercept::redact::Redacted::json_and_value(&Value::Object(params.clone()));
+        let (request, redacted) = crate::intercept::redact::Redacted::object_and_value(params);
         let arguments = redacted
             .get("arguments")
             .map(|a| {

@@ -552,4 +552,24 @@ fn a_request_keeps_a_place_for_the_writer_and_the_clock_it_needs() {
         !crowded.iter().any(|n| n == "clock_get_current_time"),
         "{crowded:?}"
     );
+    // A fleet without a clock gets none: a tool that only says `current` is not pushed in.
+    let mut docs: Vec<ToolDoc> = (0..12)
+        .map(|i| {
+            doc(
+                "rail",
+                json!({"name": format!("train_tickets_{i}"),
+                       "description": format!("Search train tickets between stations, variant {i}.")}),
+            )
+        })
+        .collect();
+    docs.push(doc(
+        "mem",
+        json!({"name": "get_value", "description": "Read the current value of a memory."}),
+    ));
+    let clockless = Finder::new(docs);
+    let hits = names(
+        &clockless,
+        &clockless.search("Find train tickets for next Wednesday", 5, None, &|_| 0),
+    );
+    assert!(!hits.iter().any(|n| n == "mem_get_value"), "{hits:?}");
 }

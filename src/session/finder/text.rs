@@ -17,8 +17,9 @@ pub(super) fn words(text: &str, mut each: impl FnMut(&str)) {
     let mut word = String::new();
     let mut flush = |run: &mut Vec<char>, word: &mut String| {
         if run.first().copied().is_some_and(glossary::is_unspaced) {
-            let pairs = run.len().saturating_sub(1).max(1);
-            for pair in run.windows(2.min(run.len())).take(pairs) {
+            // Each pair of neighbours; a run of one character is that character (a run is
+            // never empty here).
+            for pair in run.windows(run.len().min(2)) {
                 word.clear();
                 word.extend(pair);
                 each(word);
@@ -552,6 +553,23 @@ mod tests {
         assert_eq!(stem("ändern"), "ändern");
         assert_eq!(stem("días"), "días");
         assert!(all_words(&"x".repeat(500)).is_empty());
+    }
+
+    proptest::proptest! {
+        /// Any text, Chinese, kana and scripts mixed with Latin words, digits and punctuation,
+        /// splits and is read for days and paths without a panic, and every word is non-empty.
+        #[test]
+        fn mixed_scripts_split_without_panicking(
+            text in "([\\p{Han}\\p{Hiragana}\\p{Katakana}\\p{Hangul}]{0,4}[a-zA-Z0-9 .,/_-]{0,4}|\\PC{0,3}){0,10}"
+        ) {
+            let mut empty = false;
+            words(&text, |w| empty |= w.is_empty());
+            proptest::prop_assert!(!empty);
+            terms(&text, |t| empty |= t.is_empty());
+            proptest::prop_assert!(!empty);
+            let _ = relative_day(&text);
+            let _ = implied(&text);
+        }
     }
 
     #[test]
