@@ -258,14 +258,34 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// The async runtime of one command. A proxy (`serve`, `connect`) runs its tasks on one worker
+/// unless `TOKIO_WORKER_THREADS` says otherwise: a small call then goes from the client's pipe to
+/// the server's and back on one thread, where with a worker per core every hand-over between
+/// the reader, the request and the writers woke another thread (about six futex calls per call,
+/// a quarter of what loom added to it; BENCHMARKS.md). Blocking work (the store, ingest, the
+/// history) has its own threads either way. The other commands take a worker per core.
+fn runtime(proxy: bool) -> anyhow::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if proxy && std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        builder.worker_threads(1);
+    }
+    builder
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
 fn run(cli: Cli) -> anyhow::Result<std::process::ExitCode> {
     loom::init_tls();
-    let rt = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    let rt = runtime(matches!(
+        cli.command,
+        Command::Serve { .. } | Command::Connect { .. }
+    ))?;
     match cli.command {
         Command::Serve { config: c, http } => {
             let config = c.load()?;
             init_logging(&cli.log_level, config.log_file.as_deref())?;
-            // On a worker, not this thread: the reads of stdin and of the servers are then
+            // On the worker, not this thread: the reads of stdin and of the servers are then
             // woken where the runtime polls them, without a hop to another thread per message.
             rt.block_on(async move {
                 tokio::spawn(loom::frontend::compose::serve(config, http))

@@ -28,48 +28,67 @@ const USERINFO_MASKED: &str = "${1}[redacted]@";
 /// How many levels of JSON-inside-a-string are unpacked; deeper strings get the text rules.
 const MAX_STRING_JSON_DEPTH: usize = 4;
 
-/// Names that mark a secret anywhere in a JSON key (as a word of it: `db_password`,
-/// `x-api-key`, `refreshToken` lowercased to `refreshtoken` matches by containment for the
-/// longer names).
-const SECRET_KEYS: &[&str] = &[
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "passphrase",
-    "pwd",
-    "key",
-    "apikey",
-    "api_key",
-    "authorization",
-    "auth",
-    "cookie",
-    "credential",
-    "credentials",
-    "session",
-    "private",
-    "signature",
-    "sig",
-    "bearer",
-    "access_token",
-    "refresh_token",
-    "client_secret",
+/// A key names a secret when it holds one of these anywhere (`refreshToken` lowercased to
+/// `refreshtoken`), or has one of [`SECRET_KEYS_WORD`] as a word. Together they decide as the
+/// tests' `SECRET_KEYS` rule does: its names longer than four characters match anywhere, and
+/// one holding another (`access_token` holds `token`) is left to the one it holds.
+const SECRET_KEYS_WITHIN: &[&[u8]] = &[
+    b"token",
+    b"secret",
+    b"password",
+    b"passwd",
+    b"passphrase",
+    b"apikey",
+    b"api_key",
+    b"authorization",
+    b"cookie",
+    b"credential",
+    b"session",
+    b"private",
+    b"signature",
+    b"bearer",
 ];
 
+/// Short names that mark a secret only as a word of a key (`db_pwd`, `key_id`, not `monkey`).
+const SECRET_KEYS_WORD: &[&[u8]] = &[b"pwd", b"key", b"auth", b"sig"];
+
 fn secret_key(k: &str) -> bool {
-    // The key lowercased with `-`, ` ` and `.` as `_`, made once; each name is then compared
-    // in place (this runs for every key of every call's arguments).
+    // The key lowercased with `-`, ` ` and `.` as `_`: on the stack for a short ASCII key (this
+    // runs for every key of every call's arguments), else as a string (a non-ASCII letter may
+    // lowercase to an ASCII one: the Kelvin sign to `k`).
+    let mut buf = [0u8; 64];
+    if k.len() <= buf.len() && k.is_ascii() {
+        let key = &mut buf[..k.len()];
+        for (to, b) in key.iter_mut().zip(k.bytes()) {
+            *to = match b {
+                b'-' | b' ' | b'.' => b'_',
+                b => b.to_ascii_lowercase(),
+            };
+        }
+        return secret_key_normalised(key);
+    }
     let k: String = k
         .chars()
         .flat_map(char::to_lowercase)
         .map(|c| if matches!(c, '-' | ' ' | '.') { '_' } else { c })
         .collect();
-    SECRET_KEYS.iter().any(|s| {
-        k == *s
-            || k.strip_suffix(s).is_some_and(|rest| rest.ends_with('_'))
-            || k.strip_prefix(s).is_some_and(|rest| rest.starts_with('_'))
-            || (s.len() > 4 && k.contains(s))
-    })
+    secret_key_normalised(k.as_bytes())
+}
+
+/// [`secret_key`] of a key already lowercased and with `_` for its separators.
+fn secret_key_normalised(k: &[u8]) -> bool {
+    let word = |s: &[u8]| {
+        k == s
+            || k.strip_suffix(s).is_some_and(|rest| rest.ends_with(b"_"))
+            || k.strip_prefix(s).is_some_and(|rest| rest.starts_with(b"_"))
+    };
+    SECRET_KEYS_WORD.iter().any(|s| word(s))
+        || (0..k.len()).any(|i| {
+            let rest = &k[i..];
+            // Every name within starts with one of these.
+            matches!(rest[0], b't' | b's' | b'p' | b'a' | b'c' | b'b')
+                && SECRET_KEYS_WITHIN.iter().any(|s| rest.starts_with(s))
+        })
 }
 
 /// Values that look like a secret wherever they stand.
@@ -329,6 +348,34 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Names that mark a secret anywhere in a JSON key (as a word of it: `db_password`,
+    /// `x-api-key`, `refreshToken` lowercased to `refreshtoken` matches by containment for the
+    /// longer names).
+    const SECRET_KEYS: &[&str] = &[
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "key",
+        "apikey",
+        "api_key",
+        "authorization",
+        "auth",
+        "cookie",
+        "credential",
+        "credentials",
+        "session",
+        "private",
+        "signature",
+        "sig",
+        "bearer",
+        "access_token",
+        "refresh_token",
+        "client_secret",
+    ];
+
     /// The rule as first written (a copy of the key and two names made per name).
     fn secret_key_as_written(k: &str) -> bool {
         let k = k.to_lowercase().replace(['-', ' ', '.'], "_");
@@ -341,6 +388,32 @@ mod tests {
     }
 
     #[test]
+    fn the_names_split_as_the_rule_reads_them() {
+        // A name of four characters or fewer is a word of the key; a longer one may stand
+        // anywhere, so a name holding another is decided by the one it holds.
+        for s in SECRET_KEYS {
+            let b = s.as_bytes();
+            if b.len() <= 4 {
+                assert!(SECRET_KEYS_WORD.contains(&b), "{s}");
+            } else {
+                assert!(
+                    SECRET_KEYS_WITHIN
+                        .iter()
+                        .any(|w| b.windows(w.len()).any(|x| x == *w)),
+                    "{s}"
+                );
+            }
+        }
+        for w in SECRET_KEYS_WITHIN.iter().chain(SECRET_KEYS_WORD) {
+            assert!(SECRET_KEYS.iter().any(|s| s.as_bytes() == *w));
+        }
+        // Longer keys and non-ASCII ones go the other way.
+        assert!(secret_key(&format!("{}_token", "x".repeat(70))));
+        assert!(secret_key("\u{212A}EY"));
+        assert!(!secret_key("monkey"));
+    }
+
+    #[test]
     fn the_masks_keep_what_they_say() {
         assert_eq!(HEADER_MASKED, format!("${{1}}{MASK}"));
         assert_eq!(USERINFO_MASKED, format!("${{1}}{MASK}@"));
@@ -349,7 +422,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn a_secret_key_is_decided_as_the_rule_was_written(
-            k in "(?i)[a-z_. \\-]{0,6}(token|secret|pwd|key|auth|sig|session|x|İ|ß)?[a-z_. \\-]{0,6}"
+            k in "(?i)[a-z_. \\-]{0,6}(token|secret|pwd|key|auth|sig|session|x|İ|ß|K|password|passwd|passphrase|apikey|api_key|api-key|authorization|cookie|credentials|private|signature|bearer|access_token|refresh_token|client_secret)?[a-z_. \\-]{0,6}"
         ) {
             proptest::prop_assert_eq!(secret_key(&k), secret_key_as_written(&k), "{:?}", k);
         }

@@ -292,3 +292,37 @@ fn livemcpbench_dump() {
     std::fs::write(&path, serde_json::to_string(&out).expect("JSON")).expect("written");
     eprintln!("{}", path.display());
 }
+
+/// Searches every query of the JSON list at `$LOOM_QUERIES` (the first 60 hits each, with
+/// scores) and writes them beside it as `.hits.json`, to try query rewrites offline.
+/// `LOOM_QUERIES=/tmp/q.json cargo test --lib livemcpbench_queries -- --ignored`
+#[test]
+#[ignore]
+fn livemcpbench_queries() {
+    let Ok(path) = std::env::var("LOOM_QUERIES") else {
+        panic!("set LOOM_QUERIES to a JSON list of queries");
+    };
+    let (docs, _) = load_livemcpbench();
+    let f = Finder::new(docs);
+    let queries: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("queries")).expect("JSON");
+    let out: Vec<Value> = queries
+        .iter()
+        .map(|q| {
+            let hits = f.search(q, 60, None, &|_| 0);
+            Value::Array(
+                hits.iter()
+                    .map(|h| {
+                        let d = &f.docs()[h.index];
+                        serde_json::json!([d.server, d.original, h.score])
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    std::fs::write(
+        format!("{path}.hits.json"),
+        serde_json::to_string(&out).expect("JSON"),
+    )
+    .expect("written");
+}
