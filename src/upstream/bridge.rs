@@ -12,8 +12,23 @@ pub(super) struct InputRequired {
     pub state: Option<Value>,
 }
 
+/// A result's `resultType`, and nothing else of it.
+#[derive(serde::Deserialize)]
+struct ResultKind<'a> {
+    #[serde(rename = "resultType", borrow, default)]
+    result_type: Option<std::borrow::Cow<'a, str>>,
+}
+
 /// The questions of an `input_required` result; `None` for any other result.
 pub(super) fn input_required(raw: &RawValue) -> Option<InputRequired> {
+    // Most results are not: their kind alone is read (the rest is skipped, not built), and
+    // only an `input_required` one, or one the narrow read cannot decide (a repeated or
+    // non-string `resultType`), is read whole.
+    if serde_json::from_str::<ResultKind>(raw.get())
+        .is_ok_and(|k| k.result_type.as_deref() != Some("input_required"))
+    {
+        return None;
+    }
     let v: Value = serde_json::from_str(raw.get()).ok()?;
     if v.get("resultType").and_then(Value::as_str) != Some("input_required") {
         return None;
@@ -111,5 +126,48 @@ mod tests {
         .unwrap();
         assert_eq!(ask.requests.len(), 1);
         assert_eq!(ask.state, Some(json!("s1")));
+        // Escaped, repeated or odd kinds are read as the whole result reads them.
+        for text in [
+            r#"{"resultType":"input_\u0072equired","inputRequests":{}}"#,
+            r#"{"resultType":"complete","resultType":"input_required","inputRequests":{}}"#,
+        ] {
+            assert!(input_required(&raw(text)).is_some(), "{text}");
+        }
+        assert!(input_required(&raw(r#"{"resultType":7,"inputRequests":{}}"#)).is_none());
+    }
+
+    /// The whole result read, as `input_required` read it before the narrow read.
+    fn asks_when_read_whole(raw: &RawValue) -> bool {
+        serde_json::from_str::<Value>(raw.get()).is_ok_and(|v| {
+            v.get("resultType").and_then(Value::as_str) == Some("input_required")
+                && v.get("inputRequests").is_some_and(Value::is_object)
+        })
+    }
+
+    proptest::proptest! {
+        /// Any result, with or without a kind (repeated, escaped, of any type), asks exactly
+        /// when the whole result says so.
+        #[test]
+        fn the_narrow_read_decides_as_the_whole_result(
+            kinds in proptest::collection::vec(proptest::prop_oneof![
+                proptest::strategy::Just(r#""input_required""#),
+                proptest::strategy::Just(r#""input_\u0072equired""#),
+                proptest::strategy::Just(r#""complete""#),
+                proptest::strategy::Just("7"),
+                proptest::strategy::Just("null"),
+                proptest::strategy::Just(r#"{"a":1}"#),
+            ], 0..3),
+            asks in proptest::bool::ANY,
+            noise in "[a-z\\\"{}:,\\[\\] 0-9]{0,12}",
+        ) {
+            let mut members: Vec<String> = kinds.iter().map(|k| format!(r#""resultType":{k}"#)).collect();
+            if asks {
+                members.push(r#""inputRequests":{"a":{"method":"roots/list"}}"#.into());
+            }
+            members.push(format!(r#""content":[{{"type":"text","text":{}}}]"#, json!(noise)));
+            let text = format!("{{{}}}", members.join(","));
+            let Ok(raw) = RawValue::from_string(text.clone()) else { return Ok(()) };
+            proptest::prop_assert_eq!(input_required(&raw).is_some(), asks_when_read_whole(&raw), "{}", text);
+        }
     }
 }
