@@ -260,10 +260,11 @@ fn main() -> std::process::ExitCode {
 
 /// The async runtime of one command. A proxy (`serve`, `connect`) runs its tasks on one worker
 /// unless `TOKIO_WORKER_THREADS` says otherwise: a small call then goes from the client's pipe to
-/// the server's and back on one thread, where with a worker per core every hand-over between
-/// the reader, the request and the writers woke another thread (about six futex calls per call,
-/// a quarter of what loom added to it; BENCHMARKS.md). Blocking work (the store, ingest, the
-/// history) has its own threads either way. The other commands take a worker per core.
+/// the server's and back on one thread, where with a worker per core the reader, the request
+/// and the writers woke each other across workers (about six futex calls and three more
+/// context switches per call, some 40% of loom's CPU for it; BENCHMARKS.md). Blocking work
+/// (the store, ingest, the history) has its own threads either way. The other commands take a
+/// worker per core.
 fn runtime(proxy: bool) -> anyhow::Result<tokio::runtime::Runtime> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     if proxy && std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
