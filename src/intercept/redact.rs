@@ -49,6 +49,17 @@ const SECRET_KEYS_WITHIN: &[&[u8]] = &[
     b"bearer",
 ];
 
+/// The first letters of [`SECRET_KEYS_WITHIN`]: where a name within may start.
+const WITHIN_STARTS: [bool; 256] = {
+    let mut starts = [false; 256];
+    let mut i = 0;
+    while i < SECRET_KEYS_WITHIN.len() {
+        starts[SECRET_KEYS_WITHIN[i][0] as usize] = true;
+        i += 1;
+    }
+    starts
+};
+
 /// Short names that mark a secret only as a word of a key (`db_pwd`, `key_id`, not `monkey`).
 const SECRET_KEYS_WORD: &[&[u8]] = &[b"pwd", b"key", b"auth", b"sig"];
 
@@ -85,8 +96,7 @@ fn secret_key_normalised(k: &[u8]) -> bool {
     SECRET_KEYS_WORD.iter().any(|s| word(s))
         || (0..k.len()).any(|i| {
             let rest = &k[i..];
-            // Every name within starts with one of these.
-            matches!(rest[0], b't' | b's' | b'p' | b'a' | b'c' | b'b')
+            WITHIN_STARTS[usize::from(rest[0])]
                 && SECRET_KEYS_WITHIN.iter().any(|s| rest.starts_with(s))
         })
 }

@@ -266,6 +266,16 @@ fn livemcpbench_diff() {
     }
 }
 
+/// Hits as `[server, tool, score]` triples, for the offline trials below.
+fn hits_json(f: &Finder, hits: &[Hit]) -> Value {
+    hits.iter()
+        .map(|h| {
+            let d = &f.docs()[h.index];
+            serde_json::json!([d.server, d.original, h.score])
+        })
+        .collect()
+}
+
 /// Writes each row's first 120 hits with their scores to `livemcpbench_dump.json` in the
 /// temporary folder, to try a re-ranking offline. `cargo test --lib livemcpbench_dump --
 /// --ignored`
@@ -281,10 +291,7 @@ fn livemcpbench_dump() {
             serde_json::json!({
                 "query": row.query,
                 "relevant": row.relevant,
-                "hits": hits.iter().map(|h| {
-                    let d = &f.docs()[h.index];
-                    serde_json::json!([d.server, d.original, h.score])
-                }).collect::<Vec<_>>(),
+                "hits": hits_json(&f, &hits),
             })
         })
         .collect();
@@ -308,17 +315,7 @@ fn livemcpbench_queries() {
         serde_json::from_str(&std::fs::read_to_string(&path).expect("queries")).expect("JSON");
     let out: Vec<Value> = queries
         .iter()
-        .map(|q| {
-            let hits = f.search(q, 60, None, &|_| 0);
-            Value::Array(
-                hits.iter()
-                    .map(|h| {
-                        let d = &f.docs()[h.index];
-                        serde_json::json!([d.server, d.original, h.score])
-                    })
-                    .collect(),
-            )
-        })
+        .map(|q| hits_json(&f, &f.search(q, 60, None, &|_| 0)))
         .collect();
     std::fs::write(
         format!("{path}.hits.json"),
