@@ -14,8 +14,8 @@ use loom::types::data::{
     ResultTable,
 };
 use loom::types::events::{
-    ApprovalRequest, Binding, CallRecord, CallSummary, Caller, Decision, Event, FoundTool, LogKind,
-    LogLine, Outcome, RankParts, Sequenced, ServerState, Settlement,
+    ApprovalRequest, Binding, CallRecord, CallSummary, Caller, Decision, Event, FoundTool,
+    KeptPlace, LogKind, LogLine, Outcome, RankParts, Sequenced, ServerState, Settlement,
 };
 use serde_json::{Value, json};
 
@@ -465,6 +465,9 @@ fn events() -> Vec<Sequenced> {
                     server: 1.0,
                     named: 0.0,
                     used: 1.0,
+                    kept: Some(KeptPlace::Feeder {
+                        of: "sample_get_order_details".into(),
+                    }),
                 },
             }],
         },

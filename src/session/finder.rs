@@ -33,6 +33,8 @@ pub struct ToolDoc {
     pub description: String,
     /// Input parameter names and descriptions, nested properties one level down included.
     pub params: Vec<(String, String)>,
+    /// The names of the parameters the schema requires (top level).
+    pub required: Vec<String>,
 }
 
 /// Most parameters read from one schema: enough for any real tool, bounded for a hostile one.
@@ -60,6 +62,16 @@ impl ToolDoc {
             }
         }
         params.truncate(MAX_PARAMS);
+        let required = tool
+            .get("inputSchema")
+            .and_then(|s| s.get("required"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .take(MAX_PARAMS)
+            .map(str::to_owned)
+            .collect();
         ToolDoc {
             server: server.to_owned(),
             exposed: exposed.to_owned(),
@@ -67,6 +79,7 @@ impl ToolDoc {
             title,
             description: text(&tool["description"]),
             params,
+            required,
         }
     }
 }
@@ -164,6 +177,10 @@ pub(crate) struct Tuning {
     /// The same for the best tool that tells the current date, when a request names a day
     /// relative to it (`tomorrow`, `next Wednesday`, `the last 24h`): the date is needed first.
     pub clock_at: Option<usize>,
+    /// How many of the first tools get a tool that feeds them (`feeders`) right after them:
+    /// the step before, which the request rarely says (geocoding an address before a search
+    /// near it, a station's code before its tickets).
+    pub fed: usize,
 }
 
 impl Tuning {
@@ -185,6 +202,7 @@ impl Tuning {
         cover: 1.0,
         writer_at: Some(4),
         clock_at: Some(4),
+        fed: 1,
     };
 }
 
@@ -208,6 +226,13 @@ const FUSE_POOL: usize = 60;
 /// How many of the best tools for a need (`Finder::needed`) are looked at for one that
 /// matches its words.
 const NEEDED_POOL: usize = 10;
+/// The share of the fleet's tools above which a word of parameter names is common: a tool
+/// that requires such a parameter is given it by the request, not fed it by another tool
+/// (`feeders`). Chosen on both sets (BENCHMARKS.md): 0.02 and 0.05 each lose on one.
+const COMMON_PARAM: f32 = 0.03;
+/// And the fewest tools that make a word common, so that in a small fleet the few tools of one
+/// server that share a parameter (coordinates) do not make it common.
+const COMMON_PARAM_TOOLS: f32 = 4.0;
 /// How many of the best tools `Tuning::cover` chooses among.
 const COVER_POOL: usize = 40;
 
@@ -286,13 +311,49 @@ pub struct Finder {
     servers: usize,
     /// What was read from each document, kept so that a rebuild reads only changed ones.
     prepared: Vec<Arc<Prepared>>,
+    /// Per document: the tools of its server that give what it needs first (`feeders`).
+    feeders: Vec<Vec<u32>>,
     tuning: Tuning,
 }
 
-/// One document as read for the index: its terms per field and its vector of meaning.
+/// One document as read for the index: its terms per field, its vector of meaning, and what
+/// it says of other tools (`feeders`).
 struct Prepared {
     fields: [Vec<String>; FIELDS],
     meaning: Option<Vec<f32>>,
+    /// The terms of each required parameter's name (`from_latitude`: `latitud`), those with
+    /// a term only.
+    needs: Vec<Vec<String>>,
+    /// The identifiers its description and parameter descriptions name (`get-current-date`,
+    /// `search_cards`), sorted: another tool of its server named there is one to call first.
+    mentions: Vec<String>,
+}
+
+impl Prepared {
+    fn read(d: &ToolDoc) -> Prepared {
+        let needs = d
+            .required
+            .iter()
+            .map(|name| {
+                let mut t = Vec::new();
+                text::terms(name, |w| t.push(w));
+                t
+            })
+            .filter(|t| !t.is_empty())
+            .collect();
+        let mut mentions = Vec::new();
+        for part in std::iter::once(&d.description).chain(d.params.iter().map(|(_, t)| t)) {
+            text::identifiers(part, |id| mentions.push(id.to_owned()));
+        }
+        mentions.sort_unstable();
+        mentions.dedup();
+        Prepared {
+            fields: field_terms(d),
+            meaning: vectors::embed(&meaning_text(d)),
+            needs,
+            mentions,
+        }
+    }
 }
 
 impl Finder {
@@ -319,10 +380,7 @@ impl Finder {
             .iter()
             .map(|d| match known.get(d) {
                 Some(p) => Arc::clone(p),
-                None => Arc::new(Prepared {
-                    fields: field_terms(d),
-                    meaning: vectors::embed(&meaning_text(d)),
-                }),
+                None => Arc::new(Prepared::read(d)),
             })
             .collect();
         drop(known);
@@ -409,7 +467,9 @@ impl Finder {
             .collect();
         let servers = numbered.len();
         drop(numbered);
+        let feeders = feeders(&docs, &prepared, &server_of, servers);
         Finder {
+            feeders,
             server_of,
             servers,
             docs,
@@ -722,20 +782,12 @@ impl Finder {
                 hits.into_iter().map(|(h, _)| h).collect()
             }
         };
-        for (needed, at) in ranked
+        let mut placed = self.feed(&mut hits);
+        let needs = ranked
             .first()
             .map(|q| self.needed(q, server, uses))
-            .unwrap_or_default()
-        {
-            let place = hits.iter().position(|h| h.index == needed.index);
-            if place.is_none_or(|p| p > at) {
-                let hit = place.map_or(needed, |p| hits.remove(p));
-                let at = at.min(hits.len());
-                // It takes the score of the place it goes to, so that the order stays falling.
-                let score = hits.get(at).map_or(hit.score, |h| h.score);
-                hits.insert(at, Hit { score, ..hit });
-            }
-        }
+            .unwrap_or_default();
+        placed.extend(keep_places(&mut hits, needs));
         hits.retain(|h| !named.contains(&h.index));
         let top = hits.first().map_or(1.0, |h| h.score.max(f32::MIN_POSITIVE));
         let mut out: Vec<Hit> = named
@@ -751,8 +803,54 @@ impl Finder {
             return (out, Vec::new());
         }
         let docs: Vec<usize> = out.iter().map(|h| h.index).collect();
-        let whys = self.whys(&kept, &docs);
+        let mut whys = self.whys(&kept, &docs);
+        for (doc, why) in docs.iter().zip(&mut whys) {
+            if let Some((_, k)) = placed.iter().rev().find(|(d, _)| d == doc) {
+                why.get_or_insert_with(Why::default).kept = Some(k.clone());
+            }
+        }
         (out, whys)
+    }
+
+    /// Puts a feeder (`feeders`) right after each of the first `Tuning::fed` hits that has one
+    /// and none of whose feeders is among those first hits already: the best-ranked of its
+    /// feeders, or its first one when none scored. Returns what it placed, and after which tool.
+    fn feed(&self, hits: &mut Vec<Hit>) -> Vec<(usize, Kept)> {
+        let fed = self.tuning.fed;
+        let end = fed.min(hits.len());
+        let at = |f: u32, hits: &[Hit]| hits.iter().position(|h| h.index == f as usize);
+        let mut placed = Vec::new();
+        let mut i = 0;
+        while i < end.min(hits.len()) && placed.len() < fed {
+            let consumer = hits[i].index;
+            let feeders = &self.feeders[consumer];
+            if feeders.is_empty()
+                || feeders
+                    .iter()
+                    .any(|&f| at(f, hits).is_some_and(|p| p < end))
+            {
+                i += 1;
+                continue;
+            }
+            let hit = match feeders.iter().filter_map(|&f| at(f, hits)).min() {
+                Some(p) => hits.remove(p),
+                None => Hit {
+                    index: feeders[0] as usize,
+                    score: 0.0,
+                },
+            };
+            // It takes the score of the place it goes to, so that the order stays falling.
+            let score = hits.get(i + 1).map_or(hits[i].score, |h| h.score);
+            hits.insert(i + 1, Hit { score, ..hit });
+            placed.push((
+                hit.index,
+                Kept::Feeder {
+                    of: self.docs[consumer].exposed.clone(),
+                },
+            ));
+            i += 2;
+        }
+        placed
     }
 
     /// Why each of `docs` ranked where it did for `queries` (as `search_all` ranks them).
@@ -814,6 +912,7 @@ impl Finder {
                     continue;
                 }
                 out[i] = Some(Why {
+                    kept: None,
                     score,
                     words: if p.best > 0.0 { p.text / p.best } else { 0.0 },
                     matched: words,
@@ -836,12 +935,12 @@ impl Finder {
         query: &str,
         server: Option<&str>,
         uses: &dyn Fn(&str) -> u32,
-    ) -> Vec<(Hit, usize)> {
+    ) -> Vec<(Hit, usize, Kept)> {
         let mut out = Vec::new();
         // The best of the tools that match one of `must` by its words: one that is only close
         // in meaning, or that matches only `current`, is not a writer or a clock, and a fleet
         // without one gets none.
-        let mut best = |words: &str, must: &[&str], at: usize| {
+        let mut best = |words: &str, must: &[&str], at: usize, kept: Kept| {
             let (hits, scored) = self.search_scored(words, NEEDED_POOL, server, uses);
             let Some(scored) = scored else { return };
             let mut stems = Vec::new();
@@ -856,7 +955,11 @@ impl Finder {
                             && given.iter().any(|&(d, s)| d as usize == doc && s > 0.0)
                     })
             };
-            out.extend(hits.into_iter().find(|h| matches(h.index)).map(|h| (h, at)));
+            out.extend(
+                hits.into_iter()
+                    .find(|h| matches(h.index))
+                    .map(|h| (h, at, kept)),
+            );
         };
         if let Some(at) = self.tuning.writer_at {
             let (_, implied, _) = text::implied(query);
@@ -864,14 +967,14 @@ impl Finder {
                 // What it does (`write save`) and what it writes (`file`, the first implied
                 // word), not the kind of text, which tools that read it share.
                 let mut words: Vec<&str> = text::WRITES.to_vec();
-                words.extend(implied.first());
-                best(&words.join(" "), text::WRITES, at);
+                words.push("file");
+                best(&words.join(" "), text::WRITES, at, Kept::Writer);
             }
         }
         if let Some(at) = self.tuning.clock_at
             && text::relative_day(query)
         {
-            best("current date time", &["date", "time"], at);
+            best("current date time", &["date", "time"], at, Kept::Clock);
         }
         out
     }
@@ -1033,6 +1136,7 @@ impl Finder {
     }
 }
 
+pub use crate::types::events::KeptPlace as Kept;
 /// Why a tool ranked where it did (see `Parts`).
 pub use crate::types::events::RankParts as Why;
 
@@ -1144,4 +1248,107 @@ fn field_terms(doc: &ToolDoc) -> [Vec<String>; FIELDS] {
         param_descriptions,
         of(&doc.server),
     ]
+}
+
+/// Per document, the tools of its server that feed it: tools to call before it, for what it
+/// requires. A tool `S` feeds `D` when `D`'s description or parameters name `S`
+/// (`must come from get-station-code-of-citys`), or when `D` requires a parameter whose words
+/// `S`'s description holds while `S` takes no parameter of those words (`geocode_address`
+/// says it returns latitude and longitude, which `find_parking_facilities` requires): the
+/// request rarely says such a step, which only the tools' own text tells. Quadratic in the
+/// tools of one server, never across servers.
+fn feeders(
+    docs: &[ToolDoc],
+    prepared: &[Arc<Prepared>],
+    server_of: &[u32],
+    servers: usize,
+) -> Vec<Vec<u32>> {
+    let mut by_server: Vec<Vec<usize>> = vec![Vec::new(); servers];
+    for (d, &s) in server_of.iter().enumerate() {
+        by_server[s as usize].push(d);
+    }
+    let sorted = |v: &[String]| {
+        let mut v = v.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    // Per document: the terms of its description, and of its parameters' names.
+    let says: Vec<Vec<String>> = prepared.iter().map(|p| sorted(&p.fields[2])).collect();
+    let takes: Vec<Vec<String>> = prepared.iter().map(|p| sorted(&p.fields[3])).collect();
+    let has = |v: &[String], t: &String| v.binary_search(t).is_ok();
+    // A word of parameter names that many tools of the fleet take (`path`, `query`) names
+    // what a request supplies, not what an earlier step gives.
+    let mut df: std::collections::HashMap<&str, usize> = Default::default();
+    for t in &takes {
+        for w in t {
+            *df.entry(w.as_str()).or_default() += 1;
+        }
+    }
+    let common_above = (COMMON_PARAM * docs.len() as f32).max(COMMON_PARAM_TOOLS);
+    let common = |t: &String| df.get(t.as_str()).is_some_and(|&n| n as f32 > common_above);
+    let mut out = vec![Vec::new(); docs.len()];
+    for tools in &by_server {
+        for &d in tools {
+            let p = &prepared[d];
+            if p.needs.is_empty() && p.mentions.is_empty() {
+                continue;
+            }
+            for &s in tools {
+                if s == d {
+                    continue;
+                }
+                let named = text::is_identifier(&docs[s].original)
+                    && p.mentions.binary_search(&docs[s].original).is_ok();
+                let gives = || {
+                    p.needs.iter().any(|need| {
+                        let mut rare = need.iter().filter(|t| !common(t)).peekable();
+                        rare.peek().is_some()
+                            && rare.all(|t| has(&says[s], t))
+                            && !need.iter().any(|t| has(&takes[s], t))
+                    })
+                };
+                if named || gives() {
+                    out[d].push(s as u32);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Gives each needed tool (`Finder::needed`) a place no later than its own, without one need
+/// pushing another past its place: the needs already in time keep where they are, the others
+/// take their place, and needs that want the same place take the ones just before it. Returns
+/// the tools moved up, with why.
+fn keep_places(hits: &mut Vec<Hit>, needs: Vec<(Hit, usize, Kept)>) -> Vec<(usize, Kept)> {
+    // Per need: the hit, where it goes, and why when it moves up.
+    let mut moving: Vec<(Hit, usize, Option<Kept>)> = Vec::new();
+    for (needed, at, reason) in needs {
+        if moving.iter().any(|(h, _, _)| h.index == needed.index) {
+            continue;
+        }
+        match hits.iter().position(|h| h.index == needed.index) {
+            Some(p) if p <= at => moving.push((hits[p], p, None)),
+            Some(p) => moving.push((hits[p], at, Some(reason))),
+            None => moving.push((needed, at, Some(reason))),
+        }
+    }
+    hits.retain(|h| !moving.iter().any(|(m, _, _)| m.index == h.index));
+    moving.sort_by_key(|(_, at, _)| *at);
+    for j in (0..moving.len().saturating_sub(1)).rev() {
+        let next = moving[j + 1].1;
+        if moving[j].1 >= next {
+            moving[j].1 = next.saturating_sub(1);
+        }
+    }
+    let mut placed = Vec::new();
+    for (hit, at, reason) in moving {
+        let at = at.min(hits.len());
+        // It takes the score of the place it goes to, so that the order stays falling.
+        let score = hits.get(at).map_or(hit.score, |h| h.score);
+        hits.insert(at, Hit { score, ..hit });
+        placed.extend(reason.map(|r| (hit.index, r)));
+    }
+    placed
 }

@@ -99,17 +99,8 @@ impl ListingState {
     pub fn finder_for(&self, docs: Vec<ToolDoc>) -> Arc<Finder> {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        for d in &docs {
-            let ToolDoc {
-                server,
-                exposed,
-                original,
-                title,
-                description,
-                params,
-            } = d;
-            (server, exposed, original, title, description, params).hash(&mut h);
-        }
+        // Every field of every tool (the derived `Hash`), so a new field cannot be missed.
+        docs.hash(&mut h);
         let print = h.finish();
         let mut cached = lock(&self.finder);
         if let Some(at) = cached.iter().position(|(p, _)| *p == print) {

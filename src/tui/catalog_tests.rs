@@ -997,9 +997,9 @@ fn a_tool_list_request_never_answered_is_asked_again() {
 /// name it; hostile text in the query is escaped.
 #[test]
 fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
-    use crate::types::events::{Event, FoundTool, RankParts};
+    use crate::types::events::{Event, FoundTool, KeptPlace, RankParts};
     let (mut a, _) = on_list_orders();
-    let found = |name: &str, rank: u32, schema: bool| FoundTool {
+    let found = |name: &str, rank: u32, schema: bool, kept: Option<KeptPlace>| FoundTool {
         name: name.into(),
         rank,
         schema,
@@ -1012,6 +1012,7 @@ fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
             server: 1.5,
             named: 0.0,
             used: 1.05,
+            kept,
         },
     };
     a.update(Msg::Event(crate::types::events::Sequenced {
@@ -1019,8 +1020,15 @@ fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
         event: Event::ToolsFound {
             query: "late orders\u{1b}[31m | overdue".into(),
             tools: vec![
-                found("sample_get_order_details", 1, true),
-                found("sample_list_orders", 2, false),
+                found("sample_get_order_details", 1, true, None),
+                found(
+                    "sample_list_orders",
+                    2,
+                    false,
+                    Some(KeptPlace::Feeder {
+                        of: "sample_get_order_details\u{1b}[2J".into(),
+                    }),
+                ),
             ],
         },
     }));
@@ -1029,6 +1037,8 @@ fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
         "last find \"late orders\\e[31m | overdue\": #2 of 2 (in `more`)",
         "score 3.25 = words 0.80",
         "(orders, late) · meaning 0.45 · server +1.50 · used ×1.05",
+        "· placed after",
+        "sample_get_order_details\\e[2J, which needs what it gives",
         "tool sample_list_orders · server sample",
     ] {
         assert!(detail.contains(want), "{want}:\n{detail}");
@@ -1040,7 +1050,7 @@ fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
         seq: 901,
         event: Event::ToolsFound {
             query: "weather".into(),
-            tools: vec![found("sample_get_weather", 1, true)],
+            tools: vec![found("sample_get_weather", 1, true, None)],
         },
     }));
     let detail = pane_text(&a, Pane::Detail);

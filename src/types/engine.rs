@@ -59,8 +59,9 @@ impl From<&str> for EngineError {
 /// from its restarts (`failures`). 13: a call's batch and bindings (`batch`, `bindings`), an
 /// approval of a bound call or a whole batch, and where datasets and parked texts came from
 /// (`lineage`). 14: what a `loom_find_tools` named and why each tool ranked there
-/// (`tools_found`).
-pub const WORKBENCH_PROTOCOL: u32 = 14;
+/// (`tools_found`). 15: a place a find kept for a tool whatever its score (`kept`: the writer,
+/// the clock, or a tool's feeder).
+pub const WORKBENCH_PROTOCOL: u32 = 15;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]

@@ -406,4 +406,19 @@ pub struct RankParts {
     pub named: f32,
     /// This session's use of it, a factor (1 when unused).
     pub used: f32,
+    /// The place the ranking kept for it whatever its score, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<KeptPlace>,
+}
+
+/// Why a find kept a tool a place among its first whatever its own score.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "as", rename_all = "snake_case")]
+pub enum KeptPlace {
+    /// The best writer, for a request that names where its result goes.
+    Writer,
+    /// The best clock, for a request that names a day relative to today.
+    Clock,
+    /// A tool that gives what `of` requires, right after it.
+    Feeder { of: String },
 }

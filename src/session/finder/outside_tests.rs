@@ -94,12 +94,12 @@ fn retrieval_quality_on_livemcpbench() {
     let f = Finder::new(docs);
     let [h1, h5, h10] = finder_hits(&f, &rows);
     eprintln!("livemcpbench: hit@1 {h1:.3}, hit@5 {h5:.3}, hit@10 {h10:.3}");
-    // Floors: the scores reached (0.175, 0.442, 0.590 on 2026-12-03: Chinese descriptions read
-    // with the glossary's English, a place kept for the writer and the clock a request needs)
-    // minus 0.02; raise them with the ranking. BENCHMARKS.md has the history.
-    assert!(h1 >= 0.155, "hit@1 {h1:.3}");
-    assert!(h5 >= 0.422, "hit@5 {h5:.3}");
-    assert!(h10 >= 0.570, "hit@10 {h10:.3}");
+    // Floors: the scores reached (0.179, 0.462, 0.606 on 2026-12-04: a destination's words left
+    // to the writer's place, the first tool's feeder placed after it) minus 0.02; raise them
+    // with the ranking. BENCHMARKS.md has the history.
+    assert!(h1 >= 0.159, "hit@1 {h1:.3}");
+    assert!(h5 >= 0.442, "hit@5 {h5:.3}");
+    assert!(h10 >= 0.586, "hit@10 {h10:.3}");
 }
 
 /// Prints each missed row with the first hits. `cargo test --lib livemcpbench_misses --
@@ -151,6 +151,9 @@ fn livemcpbench_tune() {
         ("writer at 2", |t| t.writer_at = Some(2)),
         ("writer at 9", |t| t.writer_at = Some(9)),
         ("no clock place", |t| t.clock_at = None),
+        ("no feeder", |t| t.fed = 0),
+        ("feeders of the first 2", |t| t.fed = 2),
+        ("feeders of the first 3", |t| t.fed = 3),
         ("clock at 9", |t| t.clock_at = Some(9)),
         ("implied 0.25", |t| t.implied = 0.25),
         ("implied 0.25, destination 0", |t| {
@@ -322,4 +325,29 @@ fn livemcpbench_queries() {
         serde_json::to_string(&out).expect("JSON"),
     )
     .expect("written");
+}
+
+/// Prints each tool's feeders (the tools of its server to call before it).
+/// `cargo test --lib livemcpbench_feeders -- --ignored --nocapture`
+#[test]
+#[ignore]
+fn livemcpbench_feeders() {
+    let (docs, _) = load_livemcpbench();
+    let f = Finder::new(docs);
+    let mut n = 0;
+    for (d, fs) in f.feeders.iter().enumerate() {
+        if fs.is_empty() {
+            continue;
+        }
+        n += 1;
+        let names: Vec<&str> = fs
+            .iter()
+            .map(|&s| f.docs[s as usize].original.as_str())
+            .collect();
+        eprintln!(
+            "FEED {}:{} <- {:?}",
+            f.docs[d].server, f.docs[d].original, names
+        );
+    }
+    eprintln!("FEED {n} of {}", f.docs.len());
 }

@@ -573,3 +573,94 @@ fn a_request_keeps_a_place_for_the_writer_and_the_clock_it_needs() {
     );
     assert!(!hits.iter().any(|n| n == "mem_get_value"), "{hits:?}");
 }
+
+/// A map server whose search tools require coordinates, one tool that says it returns them,
+/// and padding: the fleet a `feeders` test ranks in.
+fn map_fleet() -> Vec<ToolDoc> {
+    let near = |name: &str, what: &str| {
+        doc(
+            "maps",
+            json!({"name": name, "description": format!("Find {what} near a point."),
+                   "inputSchema": {"required": ["latitude", "longitude"],
+                       "properties": {"latitude": {"type": "number"}, "longitude": {"type": "number"},
+                                      "radius": {"type": "number"}}}}),
+        )
+    };
+    let mut docs = vec![
+        near("find_parking", "parking garages and lots"),
+        near("find_cafes", "cafes and coffee shops"),
+        near("find_schools", "schools"),
+        doc(
+            "maps",
+            json!({"name": "geocode", "description": "Convert an address to a place: returns its latitude and longitude.",
+                   "inputSchema": {"required": ["address"], "properties": {"address": {"type": "string"}}}}),
+        ),
+        doc(
+            "rail",
+            json!({"name": "get-tickets", "description": "Search train tickets.",
+                   "inputSchema": {"required": ["fromStation"], "properties": {"fromStation":
+                       {"type": "string", "description": "A code from `get-station-code`, never a city's name."}}}}),
+        ),
+        doc(
+            "rail",
+            json!({"name": "get-station-code", "description": "The code of a city's main station.",
+                   "inputSchema": {"required": ["city"], "properties": {"city": {"type": "string"}}}}),
+        ),
+    ];
+    for i in 0..30 {
+        docs.push(doc(
+            &format!("pad{i}"),
+            json!({"name": format!("tool_{i}"), "description": format!("Unrelated thing number {i}."),
+                   "inputSchema": {"required": ["path"], "properties": {"path": {"type": "string"}}}}),
+        ));
+    }
+    docs
+}
+
+#[test]
+fn a_tool_that_gives_what_the_first_requires_comes_right_after_it() {
+    let f = Finder::new(map_fleet());
+    let by_name = |n: &str| {
+        f.docs()
+            .iter()
+            .position(|d| d.exposed == n)
+            .unwrap_or(usize::MAX)
+    };
+    let fed = |n: &str| -> Vec<String> {
+        f.feeders[by_name(n)]
+            .iter()
+            .map(|&s| f.docs()[s as usize].exposed.clone())
+            .collect()
+    };
+    // Said by its description (returns latitude and longitude, takes neither), or named by
+    // the parameter's description; never across servers, never the tool itself.
+    assert_eq!(fed("maps_find_parking"), ["maps_geocode"]);
+    assert_eq!(fed("rail_get-tickets"), ["rail_get-station-code"]);
+    assert!(fed("maps_geocode").is_empty());
+    // `path` is taken by most of the fleet: a request supplies it, no tool feeds it.
+    assert!(fed("pad0_tool_0").is_empty());
+    let q = "Where can I park near the Louvre in Paris?";
+    let (hits, whys) = f.search_all_explained(&[q], 5, None, &|_| 0);
+    assert_eq!(names(&f, &hits)[..2], ["maps_find_parking", "maps_geocode"]);
+    assert_eq!(
+        whys[1].as_ref().and_then(|w| w.kept.clone()),
+        Some(Kept::Feeder {
+            of: "maps_find_parking".into()
+        })
+    );
+    assert_eq!(whys[0].as_ref().and_then(|w| w.kept.clone()), None);
+    // Off, the geocoder ranks by its own words, below the other tools near a point.
+    let off = Finder::with_tuning(
+        f.docs().to_vec(),
+        Tuning {
+            fed: 0,
+            ..Tuning::DEFAULT
+        },
+    );
+    let plain = names(&off, &off.search(q, 5, None, &|_| 0));
+    assert_ne!(
+        plain.get(1).map(String::as_str),
+        Some("maps_geocode"),
+        "{plain:?}"
+    );
+}

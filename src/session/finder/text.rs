@@ -80,6 +80,32 @@ pub(super) fn terms(text: &str, mut each: impl FnMut(String)) {
     });
 }
 
+/// The identifiers `text` holds (`get-current-date`, `search_cards`, `getBaziDetail`): runs of
+/// ASCII letters, digits, `_` and `-` that `is_identifier` takes, each once per occurrence.
+pub(super) fn identifiers(text: &str, mut each: impl FnMut(&str)) {
+    let part = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    for run in text.split(|c: char| !part(c)) {
+        let run = run.trim_matches(['_', '-']);
+        if is_identifier(run) {
+            each(run);
+        }
+    }
+}
+
+/// Whether a tool's name reads as an identifier rather than a word (`get-tickets`,
+/// `search_cards`, `getStories`; not `fetch` or `search`): only then is its appearance in
+/// another tool's text taken to name it.
+pub(super) fn is_identifier(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 4
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'-')
+        && b.iter().any(u8::is_ascii_alphabetic)
+        && (b.iter().any(|c| *c == b'_' || *c == b'-')
+            || b.windows(2)
+                .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase()))
+}
+
 /// The terms of a query, each with whether it stood inside quotes or backticks. An
 /// apostrophe between letters (`page's`, `can't`) is not a quote.
 pub(super) fn query_terms(query: &str, mut each: impl FnMut(String, bool)) {
@@ -150,24 +176,39 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
         if !url && kind.is_none() {
             continue;
         }
+        // A path where the result goes implies a writer, whose place `Finder::needed` keeps;
+        // its own words, and a plain text kind that any writer writes, would only lift the
+        // tools that read such files over the ones the rest of the request needs. A kind that
+        // names an application (a Word file, a slide deck) still says which tools fit.
+        let mut destination = false;
         match kind {
             None => add(&["url", "web", "page"]),
+            Some(kind) if is_destination(previous, makes) => {
+                destination = true;
+                if !kind.iter().any(|k| PLAIN_KINDS.contains(k)) {
+                    add(kind);
+                }
+                add(WRITES);
+            }
             Some(kind) => {
                 add(&["file", "path"]);
                 add(kind);
-                if is_destination(previous, makes) {
-                    add(WRITES);
-                }
             }
         }
         rest.push_str(&query[last..start]);
         rest.push(' ');
         last = start + raw.len();
-        tokens.push(token);
+        if !destination {
+            tokens.push(token);
+        }
     }
     rest.push_str(&query[last..]);
     (rest, words, tokens)
 }
+
+/// The kinds of file any writer writes: a destination of one of these says nothing of which
+/// tool makes its content.
+const PLAIN_KINDS: &[&str] = &["text", "markdown", "code", "html", "data"];
 
 /// What a path where a result goes implies.
 pub(super) const WRITES: &[&str] = &["write", "save"];
@@ -513,24 +554,30 @@ mod tests {
             rest.split_whitespace().collect::<Vec<_>>(),
             ["Save", "it", "to", "then", "open", "(see"]
         );
+        // Where the result goes implies a writer only: its words and its plain kind would lift
+        // the tools that read markdown; the paths read from say what reads them.
         assert_eq!(
             words,
             [
-                "file",
-                "path",
-                "markdown",
-                "text",
                 "write",
                 "save",
                 "url",
                 "web",
                 "page",
+                "file",
+                "path",
                 "directory"
             ]
         );
+        assert_eq!(tokens, ["https://x.org/a?b=1", "./src"]);
+        // A destination whose kind names an application keeps it: a Word file needs a Word tool.
         assert_eq!(
-            tokens,
-            ["/root/markdown/cv.md", "https://x.org/a?b=1", "./src"]
+            implied("save it as /root/word/cv.docx").1,
+            ["word", "document", "write", "save"]
+        );
+        assert_eq!(
+            implied("read /root/notes/a.md").1,
+            ["file", "path", "markdown", "text"]
         );
         // Where a result goes is a file to write; a path read from, or in a request that only
         // reads, is not.
@@ -545,6 +592,28 @@ mod tests {
         assert!(implied("Next.js and/or 1/2 // x").1.is_empty());
         for odd in ["/", "./", "C:\\", "....", "/é/ü.ß", "http://"] {
             let _ = implied(odd);
+        }
+    }
+
+    #[test]
+    fn identifiers_are_told_from_words() {
+        let mut found = Vec::new();
+        identifiers(
+            "Must come from `get-station-code-of-citys`, or search_cards; getStories (not fetch, \
+             -x-, __init__, 2024-01-01, 获取get_now)",
+            |id| found.push(id.to_owned()),
+        );
+        assert_eq!(
+            found,
+            [
+                "get-station-code-of-citys",
+                "search_cards",
+                "getStories",
+                "get_now"
+            ]
+        );
+        for word in ["fetch", "search", "Search", "x_y", "12-34", "a-b"] {
+            assert!(!is_identifier(word), "{word}");
         }
     }
 
@@ -569,6 +638,8 @@ mod tests {
             proptest::prop_assert!(!empty);
             let _ = relative_day(&text);
             let _ = implied(&text);
+            identifiers(&text, |id| empty |= !is_identifier(id));
+            proptest::prop_assert!(!empty);
         }
     }
 

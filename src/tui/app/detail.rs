@@ -546,6 +546,7 @@ pub(crate) fn scalar(v: &Value) -> String {
 /// the query's words it holds, meaning, its server's lift, a server the query named, this
 /// session's use), or that the find did not name it.
 pub(crate) fn found_line(find: &LastFind, tool: &str) -> String {
+    use crate::types::events::KeptPlace;
     let query = crate::tui::ui::fit(&crate::terminal_text::line(&find.query), 80);
     let Some(t) = find.of(tool) else {
         return format!(
@@ -578,6 +579,17 @@ pub(crate) fn found_line(find: &LastFind, tool: &str) -> String {
     }
     if why.used > 1.0 {
         parts.push(format!("used ×{:.2}", why.used));
+    }
+    match &why.kept {
+        None => {}
+        Some(KeptPlace::Writer) => parts
+            .push("kept a place as the writer (the request names where its result goes)".into()),
+        Some(KeptPlace::Clock) => parts
+            .push("kept a place as the clock (the request names a day relative to today)".into()),
+        Some(KeptPlace::Feeder { of }) => parts.push(format!(
+            "placed after {}, which needs what it gives",
+            crate::terminal_text::line(of)
+        )),
     }
     format!(
         "last find \"{query}\": #{} of {} ({place}) · score {:.2} = {}",
