@@ -158,7 +158,9 @@ pub(crate) struct Tuning {
     /// and of their own words (`/root/slides/talk.pptx`: `root`, `slide`, `talk`, `pptx`).
     pub implied: f32,
     pub path_words: f32,
-    /// The weight of the words a path where the result goes implies (`text::WRITES`).
+    /// The weight of the words a path where the result goes implies (`text::WRITES`) in the
+    /// main ranking. 0: the writer such a request needs has its own place (`writer_at`), and
+    /// the words would only lift other tools that save things over what the rest asks.
     pub destination: f32,
     /// What a tool gains when the query names its server (`on Wikipedia`, `from arXiv`):
     /// such a request is about that server's tools.
@@ -196,7 +198,7 @@ impl Tuning {
         meaning_floor: 0.2,
         implied: 0.5,
         path_words: 0.5,
-        destination: 0.35,
+        destination: 0.0,
         named: 0.5,
         server: 1.0,
         cover: 1.0,

@@ -94,11 +94,11 @@ fn retrieval_quality_on_livemcpbench() {
     let f = Finder::new(docs);
     let [h1, h5, h10] = finder_hits(&f, &rows);
     eprintln!("livemcpbench: hit@1 {h1:.3}, hit@5 {h5:.3}, hit@10 {h10:.3}");
-    // Floors: the scores reached (0.179, 0.462, 0.606 on 2026-12-04: a destination's words left
+    // Floors: the scores reached (0.183, 0.466, 0.606 on 2026-12-04: a destination's words left
     // to the writer's place, the first tool's feeder placed after it) minus 0.02; raise them
     // with the ranking. BENCHMARKS.md has the history.
-    assert!(h1 >= 0.159, "hit@1 {h1:.3}");
-    assert!(h5 >= 0.442, "hit@5 {h5:.3}");
+    assert!(h1 >= 0.163, "hit@1 {h1:.3}");
+    assert!(h5 >= 0.446, "hit@5 {h5:.3}");
     assert!(h10 >= 0.586, "hit@10 {h10:.3}");
 }
 
@@ -173,7 +173,7 @@ fn livemcpbench_tune() {
         ("implied 0", |t| t.implied = 0.0),
         ("implied 1", |t| t.implied = 1.0),
         ("path words 1", |t| t.path_words = 1.0),
-        ("destination 0", |t| t.destination = 0.0),
+        ("destination 0.35", |t| t.destination = 0.35),
         ("destination 0.75", |t| t.destination = 0.75),
         ("cover 0.7", |t| t.cover = 0.7),
         ("k1 0.8", |t| t.k1 = 0.8),
