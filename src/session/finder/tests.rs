@@ -155,10 +155,19 @@ proptest! {
     fn any_tool_text_indexes_and_searches(name in any::<String>(), description in any::<String>(),
                                           query in "\\PC{0,40}") {
         let tool = json!({"name": name, "description": description,
-                          "inputSchema": {"properties": {name.clone(): {"description": description}}}});
-        let f = Finder::new(vec![doc("s", tool), ToolDoc::from_tool("", "", &Value::Null)]);
+                          "inputSchema": {"required": [name.clone(), 7],
+                                          "properties": {name.clone(): {"description": description}}}});
+        // A second tool of the server whose text may name the first or give what it requires
+        // (`feeders`), from the same hostile text.
+        let other = json!({"name": format!("{name}_x"), "description": format!("{description} {name}"),
+                           "inputSchema": {"required": [description.clone()]}});
+        let f = Finder::new(vec![doc("s", tool), doc("s", other), ToolDoc::from_tool("", "", &Value::Null)]);
         let hits = f.search(&query, 5, None, &|_| u32::MAX);
-        prop_assert!(hits.iter().all(|h| h.score.is_finite()));
+        prop_assert!(hits.iter().all(|h| h.score.is_finite() && h.index < f.docs().len()));
+        let mut seen: Vec<usize> = hits.iter().map(|h| h.index).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        prop_assert_eq!(seen.len(), hits.len(), "a tool placed twice");
         let own = f.search(&name, 5, None, &|_| 0);
         prop_assert!(own.iter().all(|h| h.score.is_finite()));
     }
