@@ -235,6 +235,11 @@ const COMMON_PARAM: f32 = 0.03;
 /// And the fewest tools that make a word common, so that in a small fleet the few tools of one
 /// server that share a parameter (coordinates) do not make it common.
 const COMMON_PARAM_TOOLS: f32 = 4.0;
+/// The fewest servers whose tools take a word of parameter names that make it common: a notion
+/// several services share (a ticker, a date) is one the request names, whatever the fleet's
+/// size (without it, one more server in the fleet could make `ticker` rare and a ticker list
+/// a feeder).
+const COMMON_PARAM_SERVERS: usize = 3;
 /// How many of the best tools `Tuning::cover` chooses among.
 const COVER_POOL: usize = 40;
 
@@ -1279,16 +1284,30 @@ fn feeders(
     let says: Vec<Vec<String>> = prepared.iter().map(|p| sorted(&p.fields[2])).collect();
     let takes: Vec<Vec<String>> = prepared.iter().map(|p| sorted(&p.fields[3])).collect();
     let has = |v: &[String], t: &String| v.binary_search(t).is_ok();
-    // A word of parameter names that many tools of the fleet take (`path`, `query`) names
-    // what a request supplies, not what an earlier step gives.
-    let mut df: std::collections::HashMap<&str, usize> = Default::default();
-    for t in &takes {
-        for w in t {
-            *df.entry(w.as_str()).or_default() += 1;
+    // A word of parameter names that many tools of the fleet take (`path`, `query`), or tools
+    // of several servers (`ticker`, `date`), names what a request supplies, not what an earlier
+    // step gives. Per word: how many tools take it, and how many servers.
+    let mut df: std::collections::HashMap<&str, (usize, usize)> = Default::default();
+    for tools in &by_server {
+        let mut words: Vec<&str> = Vec::new();
+        for &d in tools {
+            for w in &takes[d] {
+                df.entry(w.as_str()).or_default().0 += 1;
+                words.push(w.as_str());
+            }
+        }
+        words.sort_unstable();
+        words.dedup();
+        for w in words {
+            df.entry(w).or_default().1 += 1;
         }
     }
     let common_above = (COMMON_PARAM * docs.len() as f32).max(COMMON_PARAM_TOOLS);
-    let common = |t: &String| df.get(t.as_str()).is_some_and(|&n| n as f32 > common_above);
+    let common = |t: &String| {
+        df.get(t.as_str()).is_some_and(|&(tools, servers)| {
+            tools as f32 > common_above || servers >= COMMON_PARAM_SERVERS
+        })
+    };
     let mut out = vec![Vec::new(); docs.len()];
     for tools in &by_server {
         for &d in tools {

@@ -616,6 +616,18 @@ fn map_fleet() -> Vec<ToolDoc> {
                    "inputSchema": {"required": ["city"], "properties": {"city": {"type": "string"}}}}),
         ),
     ];
+    // A ticker is taken on three servers: a notion the request names, not one a tool feeds.
+    for server in ["fin1", "fin2", "fin3"] {
+        docs.push(doc(
+            server,
+            json!({"name": "price", "description": "The price of a stock.",
+                   "inputSchema": {"required": ["ticker"], "properties": {"ticker": {"type": "string"}}}}),
+        ));
+    }
+    docs.push(doc(
+        "fin1",
+        json!({"name": "list_tickers", "description": "Returns every ticker of the exchange."}),
+    ));
     for i in 0..30 {
         docs.push(doc(
             &format!("pad{i}"),
@@ -648,6 +660,7 @@ fn a_tool_that_gives_what_the_first_requires_comes_right_after_it() {
     assert!(fed("maps_geocode").is_empty());
     // `path` is taken by most of the fleet: a request supplies it, no tool feeds it.
     assert!(fed("pad0_tool_0").is_empty());
+    assert!(fed("fin1_price").is_empty());
     let q = "Where can I park near the Louvre in Paris?";
     let (hits, whys) = f.search_all_explained(&[q], 5, None, &|_| 0);
     assert_eq!(names(&f, &hits)[..2], ["maps_find_parking", "maps_geocode"]);
