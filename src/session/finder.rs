@@ -1262,8 +1262,8 @@ fn field_terms(doc: &ToolDoc) -> [Vec<String>; FIELDS] {
 /// (`must come from get-station-code-of-citys`), or when `D` requires a parameter whose words
 /// `S`'s description holds while `S` takes no parameter of those words (`geocode_address`
 /// says it returns latitude and longitude, which `find_parking_facilities` requires): the
-/// request rarely says such a step, which only the tools' own text tells. Quadratic in the
-/// tools of one server, never across servers.
+/// request rarely says such a step, which only the tools' own text tells. Never across
+/// servers.
 fn feeders(
     docs: &[ToolDoc],
     prepared: &[Arc<Prepared>],
@@ -1310,29 +1310,42 @@ fn feeders(
     };
     let mut out = vec![Vec::new(); docs.len()];
     for tools in &by_server {
+        // This server's tools by name, and by each word of their descriptions: a tool's
+        // feeders are looked up, not compared with every other tool of its server.
+        let mut by_name: std::collections::HashMap<&str, usize> = Default::default();
+        let mut saying: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+        for &s in tools {
+            if text::is_identifier(&docs[s].original) {
+                by_name.entry(docs[s].original.as_str()).or_insert(s);
+            }
+            for t in &says[s] {
+                saying.entry(t.as_str()).or_default().push(s);
+            }
+        }
         for &d in tools {
             let p = &prepared[d];
-            if p.needs.is_empty() && p.mentions.is_empty() {
-                continue;
-            }
-            for &s in tools {
-                if s == d {
+            let mut fed: Vec<usize> = p
+                .mentions
+                .iter()
+                .filter_map(|m| by_name.get(m.as_str()).copied())
+                .collect();
+            for need in &p.needs {
+                let rare: Vec<&String> = need.iter().filter(|t| !common(t)).collect();
+                let Some((first, others)) = rare.split_first() else {
                     continue;
-                }
-                let named = text::is_identifier(&docs[s].original)
-                    && p.mentions.binary_search(&docs[s].original).is_ok();
-                let gives = || {
-                    p.needs.iter().any(|need| {
-                        let mut rare = need.iter().filter(|t| !common(t)).peekable();
-                        rare.peek().is_some()
-                            && rare.all(|t| has(&says[s], t))
-                            && !need.iter().any(|t| has(&takes[s], t))
-                    })
                 };
-                if named || gives() {
-                    out[d].push(s as u32);
+                for &s in saying.get(first.as_str()).into_iter().flatten() {
+                    if others.iter().all(|t| has(&says[s], t))
+                        && !need.iter().any(|t| has(&takes[s], t))
+                    {
+                        fed.push(s);
+                    }
                 }
             }
+            fed.retain(|&s| s != d);
+            fed.sort_unstable();
+            fed.dedup();
+            out[d] = fed.into_iter().map(|s| s as u32).collect();
         }
     }
     out
