@@ -971,8 +971,8 @@ impl Finder {
         if let Some(at) = self.tuning.writer_at {
             let (_, implied, _) = text::implied(query);
             if implied.iter().any(|w| text::WRITES.contains(w)) {
-                // What it does (`write save`) and what it writes (`file`, the first implied
-                // word), not the kind of text, which tools that read it share.
+                // What it does (`write save`) and what it writes (`file`), not the kind of
+                // text, which tools that read it share.
                 let mut words: Vec<&str> = text::WRITES.to_vec();
                 words.push("file");
                 best(&words.join(" "), text::WRITES, at, Kept::Writer);
