@@ -155,12 +155,14 @@ pub(crate) struct Tuning {
     /// The least cosine that lets a tool without a single query word among the hits.
     pub meaning_floor: f32,
     /// The weight of the words a query's paths and web addresses imply (`text::implied`),
-    /// and of their own words (`/root/slides/talk.pptx`: `root`, `slide`, `talk`, `pptx`).
+    /// and of their own words (`/root/slides/talk.pptx`: `root`, `slide`, `talk`, `pptx`; a
+    /// path where the result goes gives neither, see `destination`).
     pub implied: f32,
     pub path_words: f32,
-    /// The weight of the words a path where the result goes implies (`text::WRITES`) in the
-    /// main ranking. 0: the writer such a request needs has its own place (`writer_at`), and
-    /// the words would only lift other tools that save things over what the rest asks.
+    /// The weight of the words a path where the result goes implies (`text::WRITES`) among
+    /// the query's words. 0: the writer such a request needs has its own place (`writer_at`),
+    /// and the words would only lift other tools that save things over what the rest asks.
+    /// The meaning still reads them (left out there too, LiveMCPBench fell 0.606 → 0.598 at 10).
     pub destination: f32,
     /// What a tool gains when the query names its server (`on Wikipedia`, `from arXiv`):
     /// such a request is about that server's tools.
@@ -179,7 +181,8 @@ pub(crate) struct Tuning {
     /// The same for the best tool that tells the current date, when a request names a day
     /// relative to it (`tomorrow`, `next Wednesday`, `the last 24h`): the date is needed first.
     pub clock_at: Option<usize>,
-    /// How many of the first tools get a tool that feeds them (`feeders`) right after them:
+    /// How many of the first tools get a tool that feeds them (`feeders`) right after them
+    /// (see `Finder::feed`):
     /// the step before, which the request rarely says (geocoding an address before a search
     /// near it, a station's code before its tickets).
     pub fed: usize,
@@ -232,9 +235,14 @@ const NEEDED_POOL: usize = 10;
 /// that requires such a parameter is given it by the request, not fed it by another tool
 /// (`feeders`). Chosen on both sets (BENCHMARKS.md): 0.02 and 0.05 each lose on one.
 const COMMON_PARAM: f32 = 0.03;
-/// And the fewest tools that make a word common, so that in a small fleet the few tools of one
-/// server that share a parameter (coordinates) do not make it common.
+/// And the most tools that may take a word that is still rare, so that in a small fleet the
+/// few tools of one server that share a parameter (coordinates) do not make it common.
 const COMMON_PARAM_TOOLS: f32 = 4.0;
+/// A word of a required parameter that more of a server's descriptions hold than this says
+/// nothing of which tool gives it; and the most feeders one tool keeps. Both bound the build
+/// for a server of thousands of tools whatever their text.
+const MAX_SAYERS: usize = 16;
+const MAX_FEEDERS: usize = 8;
 /// The fewest servers whose tools take a word of parameter names that make it common: a notion
 /// several services share (a ticker, a date) is one the request names, whatever the fleet's
 /// size (without it, one more server in the fleet could make `ticker` rare and a ticker list
@@ -809,6 +817,8 @@ impl Finder {
         if !explain {
             return (out, Vec::new());
         }
+        // A tool named in the query is first because it was named, whatever else moved it.
+        placed.retain(|(doc, _)| !named.contains(doc));
         let docs: Vec<usize> = out.iter().map(|h| h.index).collect();
         let mut whys = self.whys(&kept, &docs);
         for (doc, why) in docs.iter().zip(&mut whys) {
@@ -819,43 +829,43 @@ impl Finder {
         (out, whys)
     }
 
-    /// Puts a feeder (`feeders`) right after each of the first `Tuning::fed` hits that has one
-    /// and none of whose feeders is among those first hits already: the best-ranked of its
-    /// feeders, or its first one when none scored. Returns what it placed, and after which tool.
+    /// Puts a feeder (`feeders`) right after each of the first `Tuning::fed` hits that has one,
+    /// unless one of its feeders already ranks before it or right after it: the best-ranked of
+    /// its feeders, or its first one when none scored. Returns what it moved, and after which
+    /// tool.
     fn feed(&self, hits: &mut Vec<Hit>) -> Vec<(usize, Kept)> {
-        let fed = self.tuning.fed;
-        let end = fed.min(hits.len());
-        let at = |f: u32, hits: &[Hit]| hits.iter().position(|h| h.index == f as usize);
+        let consumers: Vec<usize> = hits.iter().take(self.tuning.fed).map(|h| h.index).collect();
         let mut placed = Vec::new();
-        let mut i = 0;
-        while i < end.min(hits.len()) && placed.len() < fed {
-            let consumer = hits[i].index;
+        for consumer in consumers {
             let feeders = &self.feeders[consumer];
-            if feeders.is_empty()
-                || feeders
-                    .iter()
-                    .any(|&f| at(f, hits).is_some_and(|p| p < end))
-            {
-                i += 1;
+            // Where each tool stands now (earlier moves shift them).
+            let at = |doc: usize, hits: &[Hit]| hits.iter().position(|h| h.index == doc);
+            let Some(c) = at(consumer, hits) else {
+                continue;
+            };
+            let ranked: Vec<usize> = feeders
+                .iter()
+                .filter_map(|&f| at(f as usize, hits))
+                .collect();
+            if feeders.is_empty() || ranked.iter().any(|&p| p <= c + 1) {
                 continue;
             }
-            let hit = match feeders.iter().filter_map(|&f| at(f, hits)).min() {
-                Some(p) => hits.remove(p),
+            let hit = match ranked.iter().min() {
+                Some(&p) => hits.remove(p),
                 None => Hit {
                     index: feeders[0] as usize,
                     score: 0.0,
                 },
             };
             // It takes the score of the place it goes to, so that the order stays falling.
-            let score = hits.get(i + 1).map_or(hits[i].score, |h| h.score);
-            hits.insert(i + 1, Hit { score, ..hit });
+            let score = hits.get(c + 1).map_or(hits[c].score, |h| h.score);
+            hits.insert(c + 1, Hit { score, ..hit });
             placed.push((
                 hit.index,
                 Kept::Feeder {
                     of: self.docs[consumer].exposed.clone(),
                 },
             ));
-            i += 2;
         }
         placed
     }
@@ -1334,7 +1344,12 @@ fn feeders(
                 let Some((first, others)) = rare.split_first() else {
                     continue;
                 };
-                for &s in saying.get(first.as_str()).into_iter().flatten() {
+                // A word that many of the server's descriptions hold is not what one tool gives.
+                let Some(sayers) = saying.get(first.as_str()).filter(|s| s.len() <= MAX_SAYERS)
+                else {
+                    continue;
+                };
+                for &s in sayers {
                     if others.iter().all(|t| has(&says[s], t))
                         && !need.iter().any(|t| has(&takes[s], t))
                     {
@@ -1345,6 +1360,7 @@ fn feeders(
             fed.retain(|&s| s != d);
             fed.sort_unstable();
             fed.dedup();
+            fed.truncate(MAX_FEEDERS);
             out[d] = fed.into_iter().map(|s| s as u32).collect();
         }
     }
@@ -1379,8 +1395,9 @@ fn keep_places(hits: &mut Vec<Hit>, needs: Vec<(Hit, usize, Kept)>) -> Vec<(usiz
     let mut placed = Vec::new();
     for (hit, at, reason) in moving {
         let at = at.min(hits.len());
-        // It takes the score of the place it goes to, so that the order stays falling.
-        let score = hits.get(at).map_or(hit.score, |h| h.score);
+        // It takes the score of the place it goes to (or of the last), so that the order stays
+        // falling.
+        let score = hits.get(at).or(hits.last()).map_or(hit.score, |h| h.score);
         hits.insert(at, Hit { score, ..hit });
         placed.extend(reason.map(|r| (hit.index, r)));
     }

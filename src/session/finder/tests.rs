@@ -671,6 +671,56 @@ fn a_tool_that_gives_what_the_first_requires_comes_right_after_it() {
         })
     );
     assert_eq!(whys[0].as_ref().and_then(|w| w.kept.clone()), None);
+    // A tool named in the query comes first because it is named, not as a feeder.
+    let (hits, whys) = f.search_all_explained(
+        &["maps_geocode, then parking near the Louvre"],
+        5,
+        None,
+        &|_| 0,
+    );
+    assert_eq!(names(&f, &hits)[0], "maps_geocode");
+    assert_eq!(whys[0].as_ref().and_then(|w| w.kept.clone()), None);
+    // With more tools fed, each feeder stands right after the tool it feeds, no tool twice,
+    // and one that already ranks there is not said to be kept.
+    let wide = Finder::with_tuning(
+        f.docs().to_vec(),
+        Tuning {
+            fed: 3,
+            ..Tuning::DEFAULT
+        },
+    );
+    for q in [
+        q,
+        "parking, cafes and schools near a point",
+        "convert an address to latitude and longitude, then parking",
+        "train tickets from Paris",
+    ] {
+        let (hits, whys) = wide.search_all_explained(&[q], 10, None, &|_| 0);
+        let got = names(&wide, &hits);
+        let mut seen = got.clone();
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), got.len(), "{q}: {got:?}");
+        for (i, why) in whys.iter().enumerate() {
+            if let Some(Kept::Feeder { of }) = why.as_ref().and_then(|w| w.kept.clone()) {
+                assert!(i > 0 && got[i - 1] == of, "{q}: {got:?}");
+            }
+        }
+    }
+    let (hits, whys) = wide.search_all_explained(
+        &["convert an address to latitude and longitude, then parking"],
+        5,
+        None,
+        &|_| 0,
+    );
+    let got = names(&wide, &hits);
+    let geocoder = got.iter().position(|n| n == "maps_geocode");
+    assert!(geocoder.is_some_and(|g| g <= 1), "{got:?}");
+    assert!(
+        whys.iter()
+            .all(|w| w.as_ref().and_then(|w| w.kept.clone()).is_none()),
+        "{got:?}"
+    );
     // Off, the geocoder ranks by its own words, below the other tools near a point.
     let off = Finder::with_tuning(
         f.docs().to_vec(),

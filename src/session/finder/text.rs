@@ -146,8 +146,9 @@ pub(super) fn query_terms(query: &str, mut each: impl FnMut(String, bool)) {
 /// `./src/main.rs`, `C:\data`, or a file name with a known extension) or a web address is an
 /// argument of the call, not what the tool should do; but it does say what kind of tool takes
 /// it: one that takes a file (of the kind its extension names) or a directory, or one that takes
-/// a URL. Returns the query with those tokens blanked out, the words they imply, and the tokens
-/// themselves (to be read as arguments).
+/// a URL. A path where the result goes implies the writing and little else (see below).
+/// Returns the query with those tokens blanked out, the words they imply, and the tokens read
+/// from (to be read as arguments; a destination's are not).
 pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
     let mut rest = String::with_capacity(query.len());
     let (mut words, mut tokens) = (Vec::new(), Vec::new());
@@ -177,9 +178,10 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
             continue;
         }
         // A path where the result goes implies a writer, whose place `Finder::needed` keeps;
-        // its own words, and a plain text kind that any writer writes, would only lift the
-        // tools that read such files over the ones the rest of the request needs. A kind that
-        // names an application (a Word file, a slide deck) still says which tools fit.
+        // its own words, a folder, and a plain text kind that any writer writes, would only lift
+        // the tools that read such files over the ones the rest of the request needs. A kind
+        // that says what makes the content (a Word file, a slide deck, an image, a
+        // spreadsheet) still says which tools fit.
         let mut destination = false;
         match kind {
             None => add(&["url", "web", "page"]),
@@ -208,7 +210,7 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
 
 /// The kinds of file any writer writes: a destination of one of these says nothing of which
 /// tool makes its content.
-const PLAIN_KINDS: &[&str] = &["text", "markdown", "code", "html", "data"];
+const PLAIN_KINDS: &[&str] = &["text", "markdown", "code", "html", "data", "directory"];
 
 /// What a path where a result goes implies.
 pub(super) const WRITES: &[&str] = &["write", "save"];
@@ -575,6 +577,7 @@ mod tests {
             implied("save it as /root/word/cv.docx").1,
             ["word", "document", "write", "save"]
         );
+        assert_eq!(implied("save them into /root/papers/").1, ["write", "save"]);
         assert_eq!(
             implied("read /root/notes/a.md").1,
             ["file", "path", "markdown", "text"]
