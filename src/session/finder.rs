@@ -182,9 +182,8 @@ pub(crate) struct Tuning {
     /// relative to it (`tomorrow`, `next Wednesday`, `the last 24h`): the date is needed first.
     pub clock_at: Option<usize>,
     /// How many of the first tools get a tool that feeds them (`feeders`) right after them
-    /// (see `Finder::feed`):
-    /// the step before, which the request rarely says (geocoding an address before a search
-    /// near it, a station's code before its tickets).
+    /// (`Finder::feed`): the step before, which the request rarely says (geocoding an address
+    /// before a search near it, a station's code before its tickets).
     pub fed: usize,
 }
 
@@ -362,8 +361,13 @@ impl Prepared {
         }
         mentions.sort_unstable();
         mentions.dedup();
+        // The description's and parameter names' terms sorted: the index counts them in any
+        // order, and `feeders` looks words up in them.
+        let mut fields = field_terms(d);
+        fields[2].sort_unstable();
+        fields[3].sort_unstable();
         Prepared {
-            fields: field_terms(d),
+            fields,
             meaning: vectors::embed(&meaning_text(d)),
             needs,
             mentions,
@@ -857,9 +861,7 @@ impl Finder {
                     score: 0.0,
                 },
             };
-            // It takes the score of the place it goes to, so that the order stays falling.
-            let score = hits.get(c + 1).map_or(hits[c].score, |h| h.score);
-            hits.insert(c + 1, Hit { score, ..hit });
+            insert_falling(hits, c + 1, hit);
             placed.push((
                 hit.index,
                 Kept::Feeder {
@@ -1284,15 +1286,10 @@ fn feeders(
     for (d, &s) in server_of.iter().enumerate() {
         by_server[s as usize].push(d);
     }
-    let sorted = |v: &[String]| {
-        let mut v = v.to_vec();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
-    // Per document: the terms of its description, and of its parameters' names.
-    let says: Vec<Vec<String>> = prepared.iter().map(|p| sorted(&p.fields[2])).collect();
-    let takes: Vec<Vec<String>> = prepared.iter().map(|p| sorted(&p.fields[3])).collect();
+    // Per document: the terms of its description, and of its parameters' names (sorted in
+    // `Prepared::read`; `distinct` skips repeats).
+    let says = |d: usize| prepared[d].fields[2].as_slice();
+    let takes = |d: usize| prepared[d].fields[3].as_slice();
     let has = |v: &[String], t: &String| v.binary_search(t).is_ok();
     // A word of parameter names that many tools of the fleet take (`path`, `query`), or tools
     // of several servers (`ticker`, `date`), names what a request supplies, not what an earlier
@@ -1301,7 +1298,7 @@ fn feeders(
     for tools in &by_server {
         let mut words: Vec<&str> = Vec::new();
         for &d in tools {
-            for w in &takes[d] {
+            for w in distinct(takes(d)) {
                 df.entry(w.as_str()).or_default().0 += 1;
                 words.push(w.as_str());
             }
@@ -1328,7 +1325,7 @@ fn feeders(
             if text::is_identifier(&docs[s].original) {
                 by_name.entry(docs[s].original.as_str()).or_insert(s);
             }
-            for t in &says[s] {
+            for t in distinct(says(s)) {
                 saying.entry(t.as_str()).or_default().push(s);
             }
         }
@@ -1350,8 +1347,8 @@ fn feeders(
                     continue;
                 };
                 for &s in sayers {
-                    if others.iter().all(|t| has(&says[s], t))
-                        && !need.iter().any(|t| has(&takes[s], t))
+                    if others.iter().all(|t| has(says(s), t))
+                        && !need.iter().any(|t| has(takes(s), t))
                     {
                         fed.push(s);
                     }
@@ -1365,6 +1362,19 @@ fn feeders(
         }
     }
     out
+}
+
+/// The distinct words of a sorted list, each once.
+fn distinct(sorted: &[String]) -> impl Iterator<Item = &String> {
+    sorted.chunk_by(|a, b| a == b).map(|run| &run[0])
+}
+
+/// Puts `hit` at `at` (at most the end) with the score of the tool whose place it takes (or of
+/// the last), so that the scores stay falling.
+fn insert_falling(hits: &mut Vec<Hit>, at: usize, hit: Hit) {
+    let at = at.min(hits.len());
+    let score = hits.get(at).or(hits.last()).map_or(hit.score, |h| h.score);
+    hits.insert(at, Hit { score, ..hit });
 }
 
 /// Gives each needed tool (`Finder::needed`) a place no later than its own, without one need
@@ -1394,11 +1404,7 @@ fn keep_places(hits: &mut Vec<Hit>, needs: Vec<(Hit, usize, Kept)>) -> Vec<(usiz
     }
     let mut placed = Vec::new();
     for (hit, at, reason) in moving {
-        let at = at.min(hits.len());
-        // It takes the score of the place it goes to (or of the last), so that the order stays
-        // falling.
-        let score = hits.get(at).or(hits.last()).map_or(hit.score, |h| h.score);
-        hits.insert(at, Hit { score, ..hit });
+        insert_falling(hits, at, hit);
         placed.extend(reason.map(|r| (hit.index, r)));
     }
     placed
