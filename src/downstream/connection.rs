@@ -430,6 +430,17 @@ impl Connection {
         method: &str,
         params: Option<Map<String, Value>>,
     ) -> (u64, oneshot::Receiver<Reply>) {
+        let (id, rx, _) = self.send_request_kept(method, params);
+        (id, rx)
+    }
+
+    /// `send_request`, returning the params as they were sent (stamped for this server's era;
+    /// `{}` when the connection had closed and nothing was sent).
+    pub fn send_request_kept(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Map<String, Value>>,
+    ) -> (u64, oneshot::Receiver<Reply>, Box<RawValue>) {
         let (id, rx) = self.pending.register(|| {
             Reply::Lost(
                 self.closed_reason()
@@ -437,15 +448,15 @@ impl Connection {
             )
         });
         if self.pending.is_closed() {
-            return (id, rx);
+            return (id, rx, jsonrpc::to_raw(&Map::new()));
         }
         let mut params = params.unwrap_or_default();
         self.stamp(&mut params);
         let params = jsonrpc::to_raw(&params);
-        let id_raw = jsonrpc::to_raw(&id);
+        let id_raw = RawValue::from_string(id.to_string()).unwrap_or_else(|_| jsonrpc::raw_null());
         let line = jsonrpc::request(&id_raw, method, Some(&params));
         self.send_frame(line, Some((id, method)));
-        (id, rx)
+        (id, rx, params)
     }
 
     /// A request loom makes for itself (handshake, listing), with a deadline.
@@ -676,7 +687,10 @@ fn discovered(answer: &Reply) -> Option<Handshake> {
 }
 
 pub fn client_info() -> Value {
-    json!({ "name": "loom", "version": env!("CARGO_PKG_VERSION") })
+    static INFO: std::sync::LazyLock<Value> = std::sync::LazyLock::new(
+        || json!({ "name": "loom", "version": env!("CARGO_PKG_VERSION") }),
+    );
+    INFO.clone()
 }
 
 /// Poisoning only follows a panic elsewhere; the data is still usable.

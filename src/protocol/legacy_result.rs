@@ -6,55 +6,74 @@
 //! server wrote it, in its order; a result with none of these members is returned untouched.
 
 use super::META_SERVER_INFO;
+use super::members::{Members, members, object};
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
-
-/// Top-level members only 2026-07-28 results carry.
-const MODERN_MEMBERS: [&str; 3] = ["resultType", "ttlMs", "cacheScope"];
+use std::borrow::Cow;
 
 /// The result as a legacy client should get it. Input that is not a JSON object is returned
-/// as it is (it is the server's, and no member of it is loom's to remove).
+/// as it is (it is the server's, and no member of it is loom's to remove). Only the top-level
+/// members are read (and `_meta`'s): every other value is copied as its text.
 pub fn for_legacy_client(raw: Box<RawValue>) -> Box<RawValue> {
-    let Ok(mut result) = serde_json::from_str::<Map<String, Value>>(raw.get()) else {
+    let text = raw.get();
+    let Some(Members(members)) = members(text) else {
         return raw;
     };
-    if !translate(&mut result) {
+    let mut changed = false;
+    let mut kept: Vec<(&str, Cow<str>)> = Vec::with_capacity(members.len());
+    for (key, value) in &members {
+        let v = value.get();
+        let drop = match key.as_ref() {
+            // An `input_required` result is never complete: it is answered by rounds, not here.
+            "resultType" => serde_json::from_str::<Cow<str>>(v).is_ok_and(|t| t == "complete"),
+            "ttlMs" | "cacheScope" => true,
+            // Older eras allow only an object here.
+            "structuredContent" => !v.trim_start().starts_with('{'),
+            "_meta" => match without_server_info(v) {
+                None => false,
+                Some(None) => true,
+                Some(Some(meta)) => {
+                    changed = true;
+                    kept.push((key.as_ref(), Cow::Owned(meta)));
+                    continue;
+                }
+            },
+            _ => false,
+        };
+        if drop {
+            changed = true;
+        } else {
+            kept.push((key.as_ref(), Cow::Borrowed(v)));
+        }
+    }
+    if !changed {
         return raw;
     }
-    serde_json::value::to_raw_value(&result).unwrap_or(raw)
+    let out = object(kept.iter().map(|(k, v)| (*k, v.as_ref())), text.len());
+    RawValue::from_string(out).unwrap_or(raw)
 }
 
-/// Removes what a legacy client must not see; whether anything was removed.
-fn translate(result: &mut Map<String, Value>) -> bool {
-    let mut changed = false;
-    for key in MODERN_MEMBERS {
-        // An `input_required` result is never complete: it is answered by rounds, not here.
-        if key == "resultType" && result.get(key).and_then(Value::as_str) != Some("complete") {
-            continue;
-        }
-        changed |= result.shift_remove(key).is_some();
+/// A `_meta` object without the server's `serverInfo`: `None` when it has none (or is not an
+/// object), `Some(None)` when nothing else is left.
+fn without_server_info(meta: &str) -> Option<Option<String>> {
+    let Members(members) = members(meta)?;
+    if !members.iter().any(|(k, _)| k == META_SERVER_INFO) {
+        return None;
     }
-    if result
-        .get("structuredContent")
-        .is_some_and(|s| !s.is_object())
-    {
-        result.shift_remove("structuredContent");
-        changed = true;
-    }
-    if let Some(Value::Object(meta)) = result.get_mut("_meta")
-        && meta.shift_remove(META_SERVER_INFO).is_some()
-    {
-        changed = true;
-        if meta.is_empty() {
-            result.shift_remove("_meta");
-        }
-    }
-    changed
+    let rest: Vec<(&str, &str)> = members
+        .iter()
+        .filter(|(k, _)| k != META_SERVER_INFO)
+        .map(|(k, v)| (k.as_ref(), v.get()))
+        .collect();
+    Some((!rest.is_empty()).then(|| object(rest, meta.len())))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Map, Value};
+
+    /// Top-level members only 2026-07-28 results carry.
+    const MODERN_MEMBERS: [&str; 3] = ["resultType", "ttlMs", "cacheScope"];
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_owned()).expect("test JSON")

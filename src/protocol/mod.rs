@@ -3,6 +3,7 @@
 //! MCP-specific error codes. Nothing here does I/O.
 
 pub mod legacy_result;
+pub mod members;
 pub mod seal;
 
 use serde_json::{Map, Value};

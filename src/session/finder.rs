@@ -974,9 +974,13 @@ impl Finder {
                             && given.iter().any(|&(d, s)| d as usize == doc && s > 0.0)
                     })
             };
+            // Loom's own tools write datasets (`loom_export`), never the text a request makes.
             out.extend(
                 hits.into_iter()
-                    .find(|h| matches(h.index))
+                    .find(|h| {
+                        matches(h.index)
+                            && self.docs[h.index].server != crate::config::RESERVED_NAME
+                    })
                     .map(|h| (h, at, kept)),
             );
         };

@@ -155,42 +155,50 @@ impl ClientSession {
             return Err(RpcError::new(code::INVALID_PARAMS, message));
         };
         refuse_foreign_state(&params, &route.server)?;
-        let mut track = self.begin_call(
-            route.server.name(),
-            &name,
-            via.logged.as_ref().unwrap_or(&params),
-        );
+        let mut track = self.track_call(route.server.name(), &name);
         track.summary.via = via.tool.map(str::to_owned);
         track.summary.bindings = via.bindings;
         if let Some(logged) = &via.logged {
             track.logged_args = logged.get("arguments").cloned();
         }
-        // A call waiting for approval can be cancelled like one in flight.
-        let up_key = id_key(id);
-        let call_no = Some(track.summary.call);
-        let mut cancel_rx = self.track_in_flight(&up_key, route.server.name(), call_no);
-        let verdict = tokio::select! {
-            v = self.approve(&route, &name, &params, &mut track, None) => Ok(v),
-            stop = &mut cancel_rx => Err(stop),
-        };
-        self.untrack_in_flight(&up_key, call_no);
-        let verdict = match verdict {
-            Ok(v) => v,
-            Err(Ok(Stop::Person)) => {
-                return Ok(Some(self.refuse(
-                    id,
-                    track,
-                    Outcome::Cancelled,
-                    CANCELLED_BY_PERSON,
-                )));
+        if self.policy(&route).0 == crate::config::Approval::Allow {
+            // Nobody is asked: the call is logged once its request has left (`await_reply`).
+            self.allowed(&route, &mut track);
+            track.unannounced = Some(via.logged.unwrap_or_else(|| params.clone()));
+        } else {
+            announce(
+                &self.session,
+                &mut track,
+                via.logged.as_ref().unwrap_or(&params),
+            );
+            // A call waiting for approval can be cancelled like one in flight.
+            let up_key = id_key(id);
+            let call_no = Some(track.summary.call);
+            let mut cancel_rx = self.track_in_flight(&up_key, route.server.name(), call_no);
+            let verdict = tokio::select! {
+                // (The policy is read again there: only for a call that is not plainly allowed.)
+                v = self.approve(&route, &name, &params, &mut track, None) => Ok(v),
+                stop = &mut cancel_rx => Err(stop),
+            };
+            self.untrack_in_flight(&up_key, call_no);
+            let verdict = match verdict {
+                Ok(v) => v,
+                Err(Ok(Stop::Person)) => {
+                    return Ok(Some(self.refuse(
+                        id,
+                        track,
+                        Outcome::Cancelled,
+                        CANCELLED_BY_PERSON,
+                    )));
+                }
+                Err(_) => {
+                    self.end_call(track, Outcome::Cancelled, None, None, "");
+                    return Ok(None);
+                }
+            };
+            if let Err(why) = verdict {
+                return Ok(Some(self.refuse(id, track, Outcome::Denied, &why)));
             }
-            Err(_) => {
-                self.end_call(track, Outcome::Cancelled, None, None, "");
-                return Ok(None);
-            }
-        };
-        if let Err(why) = verdict {
-            return Ok(Some(self.refuse(id, track, Outcome::Denied, &why)));
         }
         // Counted, and promoted, only once it goes to the server: a denied or cancelled call
         // lists nothing.
@@ -199,6 +207,24 @@ impl ClientSession {
         params.insert("name".into(), Value::String(route.original.clone()));
         self.forward(id, &route.server, "tools/call", params, Some(track))
             .await
+    }
+
+    /// The server's approval policy for a call's tool, and the tool's annotations it read.
+    fn policy(&self, route: &crate::downstream::Route) -> (crate::config::Approval, Option<Value>) {
+        let annotations = route.server.tool_field(&route.original, "annotations");
+        let policy = route
+            .server
+            .spec
+            .approve
+            .decide(&route.original, annotations.as_ref());
+        (policy, annotations)
+    }
+
+    /// A call the policy allows: the log says so when `approve.allow` named it.
+    fn allowed(&self, route: &crate::downstream::Route, track: &mut CallTrack) {
+        if route.server.spec.approve.allow.matches(&route.original) {
+            track.summary.decision = Some("allowed by policy (approve.allow)".into());
+        }
     }
 
     /// Applies the server's approval policy to a call; the human's own calls from the workbench
@@ -212,20 +238,12 @@ impl ClientSession {
         track: &mut CallTrack,
         batch: Option<crate::types::events::BatchAsk>,
     ) -> Result<(), String> {
-        let annotations = route.server.tool_field(&route.original, "annotations");
-        let policy = route
-            .server
-            .spec
-            .approve
-            .decide(&route.original, annotations.as_ref());
-        let spec = &route.server.spec.approve;
+        let (policy, annotations) = self.policy(route);
         let verdict = match policy {
             // The person at the workbench is the one who would approve; `deny` still holds.
             crate::config::Approval::Ask if self.caller == Caller::Human => return Ok(()),
             crate::config::Approval::Allow => {
-                if spec.allow.matches(&route.original) {
-                    track.summary.decision = Some("allowed by policy (approve.allow)".into());
-                }
+                self.allowed(route, track);
                 return Ok(());
             }
             crate::config::Approval::Deny => Verdict::Denied(format!(
@@ -335,44 +353,39 @@ impl ClientSession {
         }
     }
 
+    /// Starts timing a call and logs it at once (see `track_call` and `announce`).
     pub(super) fn begin_call(
         &self,
         server: &str,
         tool: &str,
         params: &Map<String, Value>,
     ) -> CallTrack {
-        // Redacted once: the log keeps the request, the summary a line of its arguments.
-        let (request, redacted) = crate::intercept::redact::Redacted::object_and_value(params);
-        let arguments = redacted
-            .get("arguments")
-            .map(|a| {
-                crate::session::calls::cap_text(&a.to_string(), 200)
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned()
-            })
-            .unwrap_or_default();
+        let mut track = self.track_call(server, tool);
+        announce(&self.session, &mut track, params);
+        track
+    }
+
+    /// Starts timing a call, not yet logged: `announce` (or its end) tells the log and the
+    /// workbench.
+    fn track_call(&self, server: &str, tool: &str) -> CallTrack {
         let summary = CallSummary {
             call: self.session.next_call_id(),
-            at: crate::store::now_iso(),
             caller: self.caller,
             server: server.to_owned(),
             tool: tool.to_owned(),
             outcome: Outcome::Running,
-            arguments,
             client: self.client_label(),
             ..Default::default()
         };
-        self.session.calls.started(summary.clone(), request);
-        self.session
-            .bus
-            .publish(Event::CallStarted(summary.clone()));
         CallTrack {
             summary,
             started: Instant::now(),
+            wall: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
             logged_args: None,
             keep_raw: false,
+            unannounced: None,
         }
     }
 
@@ -390,15 +403,46 @@ impl ClientSession {
     }
 }
 
+/// Logs a call's start and tells the workbenches: its request (`params`) redacted once, for the
+/// log's record and the summary's line of arguments.
+fn announce(session: &Session, track: &mut CallTrack, params: &Map<String, Value>) {
+    track.summary.at = crate::store::iso(track.wall);
+    let (request, redacted) = crate::intercept::redact::Redacted::object_and_value(params);
+    track.summary.arguments = redacted
+        .get("arguments")
+        .map(|a| {
+            crate::session::calls::cap_text(&a.to_string(), 200)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .unwrap_or_default();
+    session.calls.started(track.summary.clone(), request);
+    session
+        .bus
+        .publish(Event::CallStarted(track.summary.clone()));
+}
+
+/// Announces a call whose announcement waited for its request to leave (see
+/// `CallTrack::unannounced`).
+pub(super) fn announce_pending(session: &Session, track: &mut CallTrack) {
+    if let Some(params) = track.unannounced.take() {
+        announce(session, track, &params);
+    }
+}
+
 /// Logs the end of a call and tells the workbenches.
 pub(super) fn end_call(
     session: &Session,
-    track: CallTrack,
+    mut track: CallTrack,
     outcome: Outcome,
     reference: Option<String>,
     original: Option<(usize, usize)>,
     sent: &str,
 ) {
+    // A call that ends before its announcement (its server was gone) is still logged whole.
+    announce_pending(session, &mut track);
     let tokens_out = crate::intercept::tokens::estimate(sent) as u64;
     let (bytes_in, tokens_in) = original
         .map(|(b, t)| (b as u64, t as u64))

@@ -18,8 +18,9 @@ pub(super) struct Waiting {
     pub rx: oneshot::Receiver<Reply>,
     /// The progress token loom gave the server (as a map key), when the client asked.
     pub down_token: Option<String>,
-    /// The request as sent, for a retry with a modern server's questions answered.
-    pub asked_again: Option<Map<String, Value>>,
+    /// The request's params as sent (for a legacy client), for a retry with a modern server's
+    /// questions answered.
+    pub asked_again: Option<Box<RawValue>>,
     /// The capabilities the client declared on the request (2026-07-28: per request).
     pub caps: ClientCapabilities,
     /// The log level the request asked for (2026-07-28: per request).
@@ -140,9 +141,9 @@ impl ClientSession {
         };
         let caps = request_caps(&params);
         let log_level = request_log_level(&params);
+        let (down_id, rx, sent) = conn.send_request_kept(method, Some(params));
         // Kept for a retry with a modern server's questions answered (see `bridge`).
-        let asked_again = (!self.is_modern()).then(|| params.clone());
-        let (down_id, rx) = conn.send_request(method, Some(params));
+        let asked_again = (!self.is_modern()).then_some(sent);
         let waiting = Waiting {
             server: server.clone(),
             conn,
@@ -196,6 +197,14 @@ impl ClientSession {
             let questions = asks.then(|| (w.questions.0.clone(), w.caps.clone()));
             self.describe_call(&up_key, questions, w.log_level.clone());
         }
+        // A call nobody was asked about is logged now, while the server works on it: the
+        // yield lets the request reach the server's pipe first.
+        if let Some(track) = w.track.as_mut()
+            && track.unannounced.is_some()
+        {
+            tokio::task::yield_now().await;
+            calls::announce_pending(&self.session, track);
+        }
         let mut by_person = false;
         let timeout = w.server.spec.call_timeout;
         let mut deadline = Instant::now() + timeout;
@@ -238,7 +247,8 @@ impl ClientSession {
             {
                 match self.ask_client(&ask.requests, timeout).await {
                     Ok(answers) => {
-                        let mut retry = again.clone();
+                        let mut retry: Map<String, Value> =
+                            serde_json::from_str(again.get()).unwrap_or_default();
                         retry.insert("inputResponses".into(), Value::Object(answers));
                         if let Some(state) = ask.state {
                             retry.insert("requestState".into(), state);

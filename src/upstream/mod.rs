@@ -130,12 +130,19 @@ impl Drop for ActiveId {
 struct CallTrack {
     summary: CallSummary,
     started: Instant,
+    /// When it started, in seconds since the epoch (`summary.at` is written from it when the
+    /// call is announced).
+    wall: u64,
     /// The arguments as provenance records them when they are not the ones sent (a bound
     /// call's, before loom put data into them).
     logged_args: Option<Value>,
     /// The result goes back as the server sent it, never intercepted (a batch's calls, whose
     /// results the batch gathers itself).
     keep_raw: bool,
+    /// The params the call log and the workbench have not been told of yet: a call no one is
+    /// asked about is announced once its request has left for the server, so that the log's
+    /// work runs while the server works, not before it (see `announce`).
+    unannounced: Option<Map<String, Value>>,
 }
 
 /// How a call reached `call_tool`, when not directly: through which loom tool, and what
@@ -395,8 +402,9 @@ impl ClientSession {
                     ));
                     return;
                 };
-                let me = self.clone();
-                tokio::spawn(async move { me.handle_request(msg, active).await });
+                // Boxed: the task then holds a pointer, not the whole request's state, which
+                // spawning and finishing would otherwise copy.
+                tokio::spawn(Box::pin(self.clone().handle_request(msg, active)));
             }
             Kind::Notification => self.handle_notification(msg).await,
             Kind::Response => self.handle_response(msg),

@@ -506,9 +506,46 @@ fn a_tool_described_in_chinese_is_found_in_english_and_in_chinese() {
     assert_eq!(top(&f, "读取文件"), "fs_read_file");
 }
 
+/// A finder of `docs` and a server of twelve tools that match the rest of a request about
+/// train tickets better than any of them.
+fn with_rail(mut docs: Vec<ToolDoc>) -> Finder {
+    for i in 0..12 {
+        docs.push(doc(
+            "rail",
+            json!({"name": format!("train_tickets_{i}"),
+                   "description": format!("Search train tickets and timetables between stations, variant {i}.")}),
+        ));
+    }
+    Finder::new(docs)
+}
+
+#[test]
+fn loom_s_own_export_is_never_the_writer_a_request_needs() {
+    let f = with_rail(vec![
+        doc(
+            "loom",
+            json!({"name": "export", "description": "Write a dataset to a file and save it: csv, json, parquet. Write rows to a file path."}),
+        ),
+        doc(
+            "notes",
+            json!({"name": "write_note", "description": "Create a note with the given text."}),
+        ),
+    ]);
+    let q =
+        "Find train tickets and timetables between stations, then save it to /root/notes/trip.md";
+    let (hits, whys) = f.search_all_explained(&[q], 5, None, &|_| 0);
+    let kept: Vec<&str> = hits
+        .iter()
+        .zip(&whys)
+        .filter(|(_, w)| w.as_ref().and_then(|w| w.kept.clone()) == Some(Kept::Writer))
+        .map(|(h, _)| f.docs()[h.index].exposed.as_str())
+        .collect();
+    assert_eq!(kept, ["notes_write_note"], "{:?}", names(&f, &hits));
+}
+
 #[test]
 fn a_request_keeps_a_place_for_the_writer_and_the_clock_it_needs() {
-    let mut docs = vec![
+    let f = with_rail(vec![
         doc(
             "fs",
             json!({"name": "write_file", "description": "Create or overwrite a file with content."}),
@@ -517,16 +554,7 @@ fn a_request_keeps_a_place_for_the_writer_and_the_clock_it_needs() {
             "clock",
             json!({"name": "get_current_time", "description": "Get the current time in a timezone."}),
         ),
-    ];
-    // A server of many tools that match the rest of the request better.
-    for i in 0..12 {
-        docs.push(doc(
-            "rail",
-            json!({"name": format!("train_tickets_{i}"),
-                   "description": format!("Search train tickets and timetables between stations, variant {i}.")}),
-        ));
-    }
-    let f = Finder::new(docs);
+    ]);
     let ranked = |q: &str| names(&f, &f.search(q, 10, None, &|_| 0));
     let both = ranked(
         "Find train tickets and timetables for next Wednesday and save them to /root/notes/trip.md",
