@@ -57,12 +57,7 @@ pub async fn serve(
     let signalled = loop {
         tokio::select! {
             line = lines.next_line() => match line {
-                Ok(Some(Line::Complete(bytes))) => {
-                    session.handle_line(&bytes).await;
-                    // The request's task runs first: its message reaches the server before
-                    // this loop asks stdin for more (a read that usually finds nothing).
-                    tokio::task::yield_now().await;
-                }
+                Ok(Some(Line::Complete(bytes))) => session.handle_line(&bytes).await,
                 Ok(Some(Line::TooLong { prefix, len })) => session.handle_oversize(&prefix, len),
                 Ok(None) => { tracing::info!("stdin closed"); break false; }
                 Err(e) => { tracing::warn!("reading stdin failed: {e}"); break false; }

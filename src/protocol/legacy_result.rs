@@ -22,28 +22,23 @@ pub fn for_legacy_client(raw: Box<RawValue>) -> Box<RawValue> {
     let mut kept: Vec<(&str, Cow<str>)> = Vec::with_capacity(members.len());
     for (key, value) in &members {
         let v = value.get();
-        let drop = match key.as_ref() {
+        // What a legacy client gets of the member: its text, another text, or nothing.
+        let keep = match key.as_ref() {
             // An `input_required` result is never complete: it is answered by rounds, not here.
-            "resultType" => serde_json::from_str::<Cow<str>>(v).is_ok_and(|t| t == "complete"),
-            "ttlMs" | "cacheScope" => true,
+            "resultType" if serde_json::from_str::<Cow<str>>(v).is_ok_and(|t| t == "complete") => {
+                None
+            }
+            "ttlMs" | "cacheScope" => None,
             // Older eras allow only an object here.
-            "structuredContent" => !v.trim_start().starts_with('{'),
+            "structuredContent" if !v.trim_start().starts_with('{') => None,
             "_meta" => match without_server_info(v) {
-                None => false,
-                Some(None) => true,
-                Some(Some(meta)) => {
-                    changed = true;
-                    kept.push((key.as_ref(), Cow::Owned(meta)));
-                    continue;
-                }
+                None => Some(Cow::Borrowed(v)),
+                Some(rest) => rest.map(Cow::Owned),
             },
-            _ => false,
+            _ => Some(Cow::Borrowed(v)),
         };
-        if drop {
-            changed = true;
-        } else {
-            kept.push((key.as_ref(), Cow::Borrowed(v)));
-        }
+        changed |= !matches!(keep, Some(Cow::Borrowed(_)));
+        kept.extend(keep.map(|k| (key.as_ref(), k)));
     }
     if !changed {
         return raw;

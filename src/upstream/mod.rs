@@ -405,6 +405,9 @@ impl ClientSession {
                 // Boxed: the task then holds a pointer, not the whole request's state, which
                 // spawning and finishing would otherwise copy.
                 tokio::spawn(Box::pin(self.clone().handle_request(msg, active)));
+                // The request's task runs first: its message reaches the server before the
+                // caller's reading loop asks for more (a read that usually finds nothing).
+                tokio::task::yield_now().await;
             }
             Kind::Notification => self.handle_notification(msg).await,
             Kind::Response => self.handle_response(msg),
