@@ -956,23 +956,17 @@ impl Finder {
         uses: &dyn Fn(&str) -> u32,
     ) -> Vec<(Hit, usize, Kept)> {
         let mut out = Vec::new();
-        // The best of the tools that match one of `must` by its words: one that is only close
-        // in meaning, or that matches only `current`, is not a writer or a clock, and a fleet
-        // without one gets none.
+        // The best of the tools whose name or title holds one of `must`: what a tool does is
+        // in its name (`create_document`, `save_presentation`, `get_current_time`); one that
+        // only mentions it (`copy_document`: "Create a copy"), or is only close in meaning, is
+        // not a writer or a clock, and a fleet without one gets none.
         let mut best = |words: &str, must: &[&str], at: usize, kept: Kept| {
-            let (hits, scored) = self.search_scored(words, NEEDED_POOL, server, uses);
-            let Some(scored) = scored else { return };
+            let (hits, _) = self.search_scored(words, NEEDED_POOL, server, uses);
             let mut stems = Vec::new();
             must.iter().for_each(|w| text::terms(w, |t| stems.push(t)));
             let matches = |doc: usize| {
-                scored
-                    .terms
-                    .iter()
-                    .zip(&scored.by_term)
-                    .any(|((t, _), given)| {
-                        stems.contains(t)
-                            && given.iter().any(|&(d, s)| d as usize == doc && s > 0.0)
-                    })
+                let [name, title, ..] = &self.prepared[doc].fields;
+                name.iter().chain(title).any(|t| stems.contains(t))
             };
             // Loom's own tools write datasets (`loom_export`), never the text a request makes.
             out.extend(
@@ -987,11 +981,18 @@ impl Finder {
         if let Some(at) = self.tuning.writer_at {
             let (_, implied, _) = text::implied(query);
             if implied.iter().any(|w| text::WRITES.contains(w)) {
-                // What it does (`write save`) and what it writes (`file`), not the kind of
-                // text, which tools that read it share.
-                let mut words: Vec<&str> = text::WRITES.to_vec();
-                words.push("file");
-                best(&words.join(" "), text::WRITES, at, Kept::Writer);
+                // What it does, what it writes (`file`) and the words of the request's paths:
+                // a Word file's writer is the tool that creates Word documents. Its name says
+                // it writes, saves or creates.
+                let mut must = text::WRITES.to_vec();
+                must.push("create");
+                let words: Vec<&str> = must
+                    .iter()
+                    .chain(&["file"])
+                    .chain(&implied)
+                    .copied()
+                    .collect();
+                best(&words.join(" "), &must, at, Kept::Writer);
             }
         }
         if let Some(at) = self.tuning.clock_at
