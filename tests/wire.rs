@@ -465,6 +465,7 @@ fn events() -> Vec<Sequenced> {
                     server: 1.0,
                     named: 0.0,
                     used: 1.0,
+                    unmade: true,
                     kept: Some(KeptPlace::Feeder {
                         of: "sample_get_order_details".into(),
                     }),

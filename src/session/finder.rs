@@ -185,6 +185,9 @@ pub(crate) struct Tuning {
     /// (`Finder::feed`): the step before, which the request rarely says (geocoding an address
     /// before a search near it, a station's code before its tickets).
     pub fed: usize,
+    /// The factor on the score of a tool that reads a kind of file the request only makes
+    /// (`text::Implied::made`): a new Word file has no text to get yet.
+    pub unmade: f32,
 }
 
 impl Tuning {
@@ -207,6 +210,7 @@ impl Tuning {
         writer_at: Some(4),
         clock_at: Some(4),
         fed: 1,
+        unmade: 0.8,
     };
 }
 
@@ -525,6 +529,28 @@ impl Finder {
         1.0 + USE_BOOST * u / (u + 1.0)
     }
 
+    /// Whether a document reads a file of one of `kinds` (stems): the first verb of its name
+    /// (after its server's words) is one of `text::READS`, and its name, title or description
+    /// names the kind.
+    fn reads_one_of(&self, doc: usize, kinds: &[String], verbs: &[String]) -> bool {
+        let [name, title, description, ..] = &self.prepared[doc].fields;
+        let server = &self.server_words[doc];
+        let reads = name
+            .iter()
+            .find(|t| {
+                !server.contains(t)
+                    && !kinds.contains(t)
+                    && !GENERIC_SERVER_WORDS.contains(&t.as_str())
+            })
+            .is_some_and(|verb| verbs.contains(verb));
+        reads
+            && name
+                .iter()
+                .chain(title)
+                .chain(description)
+                .any(|t| kinds.contains(t))
+    }
+
     /// Every allowed tool that matches `query` with the parts of its score, what each query
     /// word gave each tool, and the query's words; `None` for a query without a word to rank by.
     fn scored(
@@ -535,7 +561,12 @@ impl Finder {
     ) -> Option<Scored> {
         let allowed = |doc: usize| server.is_none_or(|s| self.docs[doc].server == s);
         let boost = |doc: usize| self.use_boost(doc, uses);
-        let (rest, implied, arguments) = text::implied(query);
+        let text::Implied {
+            rest,
+            words: implied,
+            arguments,
+            made,
+        } = text::implied(query);
         let mut query_terms: Vec<(String, f32)> = Vec::new();
         let mut push = |t: String, weight: f32| {
             let full = query_terms.len() >= MAX_QUERY_TERMS;
@@ -581,6 +612,18 @@ impl Finder {
         let mut parts: Vec<Parts> = self.fuse(&meaning_query, &textual, &allowed).collect();
         for p in &mut parts {
             p.boost = boost(p.doc);
+        }
+        if !made.is_empty() && self.tuning.unmade < 1.0 {
+            let (mut kinds, mut verbs) = (Vec::new(), Vec::new());
+            made.iter().for_each(|w| text::terms(w, |t| kinds.push(t)));
+            text::READS
+                .iter()
+                .for_each(|w| text::terms(w, |t| verbs.push(t)));
+            for p in &mut parts {
+                if self.reads_one_of(p.doc, &kinds, &verbs) {
+                    p.unmade = self.tuning.unmade;
+                }
+            }
         }
         if self.tuning.named > 0.0 {
             // A server is named by a query word, or by two in a row (`hacker news`).
@@ -939,6 +982,7 @@ impl Finder {
                     server: p.server,
                     named: p.named,
                     used: p.boost,
+                    unmade: p.unmade < 1.0,
                 });
             }
         }
@@ -959,46 +1003,61 @@ impl Finder {
         // The best of the tools whose name or title holds one of `must`: what a tool does is
         // in its name (`create_document`, `save_presentation`, `get_current_time`); one that
         // only mentions it (`copy_document`: "Create a copy"), or is only close in meaning, is
-        // not a writer or a clock, and a fleet without one gets none.
-        let mut best = |words: &str, must: &[&str], at: usize, kept: Kept| {
+        // not a writer or a clock, and a fleet without one gets none. One that also names one
+        // of `kinds` comes first: a Word file is made by a tool for Word documents, not by
+        // one that writes any file.
+        let mut best = |words: &str, must: &[&str], kinds: &[&str], at: usize, kept: Kept| {
             let (hits, _) = self.search_scored(words, NEEDED_POOL, server, uses);
-            let mut stems = Vec::new();
-            must.iter().for_each(|w| text::terms(w, |t| stems.push(t)));
-            let matches = |doc: usize| {
-                let [name, title, ..] = &self.prepared[doc].fields;
-                name.iter().chain(title).any(|t| stems.contains(t))
+            let stems = |words: &[&str]| {
+                let mut v = Vec::new();
+                words.iter().for_each(|w| text::terms(w, |t| v.push(t)));
+                v
+            };
+            let (must, kinds) = (stems(must), stems(kinds));
+            let fits = |doc: usize| {
+                let [name, title, description, ..] = &self.prepared[doc].fields;
+                let kind = kinds.is_empty()
+                    || name
+                        .iter()
+                        .chain(title)
+                        .chain(description)
+                        .any(|t| kinds.contains(t));
+                (name.iter().chain(title).any(|t| must.contains(t)), kind)
             };
             // Loom's own tools write datasets (`loom_export`), never the text a request makes.
-            out.extend(
-                hits.into_iter()
-                    .find(|h| {
-                        matches(h.index)
-                            && self.docs[h.index].server != crate::config::RESERVED_NAME
-                    })
-                    .map(|h| (h, at, kept)),
-            );
+            let ours = |h: &&Hit| self.docs[h.index].server == crate::config::RESERVED_NAME;
+            let fitting: Vec<(Hit, (bool, bool))> = hits
+                .into_iter()
+                .filter(|h| !ours(&h))
+                .map(|h| (h, fits(h.index)))
+                .filter(|(_, (does, _))| *does)
+                .collect();
+            let chosen = fitting
+                .iter()
+                .find(|(_, (_, kind))| *kind)
+                .or(fitting.first());
+            out.extend(chosen.map(|(h, _)| (*h, at, kept)));
         };
         if let Some(at) = self.tuning.writer_at {
-            let (_, implied, _) = text::implied(query);
-            if implied.iter().any(|w| text::WRITES.contains(w)) {
-                // What it does, what it writes (`file`) and the words of the request's paths:
-                // a Word file's writer is the tool that creates Word documents. Its name says
-                // it writes, saves or creates.
+            let implied = text::implied(query);
+            if implied.words.iter().any(|w| text::WRITES.contains(w)) {
+                // What it does, what it writes (`file`) and the words of the request's paths.
+                // Its name says it writes, saves or creates.
                 let mut must = text::WRITES.to_vec();
                 must.push("create");
                 let words: Vec<&str> = must
                     .iter()
                     .chain(&["file"])
-                    .chain(&implied)
+                    .chain(&implied.words)
                     .copied()
                     .collect();
-                best(&words.join(" "), &must, at, Kept::Writer);
+                best(&words.join(" "), &must, &implied.made, at, Kept::Writer);
             }
         }
         if let Some(at) = self.tuning.clock_at
             && text::relative_day(query)
         {
-            best("current date time", &["date", "time"], at, Kept::Clock);
+            best("current date time", &["date", "time"], &[], at, Kept::Clock);
         }
         out
     }
@@ -1069,6 +1128,7 @@ impl Finder {
                 boost: 1.0,
                 named: 0.0,
                 server: 0.0,
+                unmade: 1.0,
             };
             (p.total() > 0.0 && p.total().is_finite()).then_some(p)
         })
@@ -1198,6 +1258,9 @@ struct Parts {
     boost: f32,
     named: f32,
     server: f32,
+    /// `Tuning::unmade` for a tool that reads a kind of file the request only makes, else 1:
+    /// a factor on the whole.
+    unmade: f32,
 }
 
 impl Parts {
@@ -1212,7 +1275,7 @@ impl Parts {
         } else {
             0.0
         };
-        (text + self.meaning) * self.boost + self.named + self.server
+        ((text + self.meaning) * self.boost + self.named + self.server) * self.unmade
     }
 }
 

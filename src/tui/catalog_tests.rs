@@ -1012,6 +1012,7 @@ fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
             server: 1.5,
             named: 0.0,
             used: 1.05,
+            unmade: rank == 2,
             kept,
         },
     };
@@ -1037,8 +1038,11 @@ fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
         "last find \"late orders\\e[31m | overdue\": #2 of 2 (in `more`)",
         "score 3.25 = words 0.80",
         "(orders, late) · meaning 0.45 · server +1.50 · used ×1.05",
+        "discounted: reads a kind",
+        "of file the request only makes",
         "· placed after",
-        "sample_get_order_details\\e[2J, which needs what it gives",
+        "sample_get_order_details\\e[2J, which",
+        "needs what it gives",
         "tool sample_list_orders · server sample",
     ] {
         assert!(detail.contains(want), "{want}:\n{detail}");

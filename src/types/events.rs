@@ -391,7 +391,8 @@ pub struct FoundTool {
 }
 
 /// The parts of one tool's score in one search, for a person reading why it ranked where it
-/// did: `score = (words + meaning) × used + server + named`.
+/// did: `score = (words + meaning) × used + server + named`, times the discount for a tool
+/// that reads a kind of file the request has yet to make (`unmade`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct RankParts {
     pub score: f32,
@@ -406,6 +407,10 @@ pub struct RankParts {
     pub named: f32,
     /// This session's use of it, a factor (1 when unused).
     pub used: f32,
+    /// It reads a kind of file the request only makes (a Word file it saves, none it reads
+    /// from), which cannot be read yet: its score was discounted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unmade: bool,
     /// The place the ranking kept for it whatever its score, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<KeptPlace>,

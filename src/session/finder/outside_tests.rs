@@ -147,6 +147,10 @@ fn livemcpbench_tune() {
     let mut variants: Vec<(String, Tuning)> = vec![("default".into(), base)];
     let changes: Vec<(&str, super::tests::Change)> = vec![
         ("meaning 1", |t| t.meaning = 1.0),
+        ("unmade 1", |t| t.unmade = 1.0),
+        ("unmade 0.6", |t| t.unmade = 0.6),
+        ("unmade 0.4", |t| t.unmade = 0.4),
+        ("unmade 0", |t| t.unmade = 0.0),
         ("no writer place", |t| t.writer_at = None),
         ("writer at 2", |t| t.writer_at = Some(2)),
         ("writer at 9", |t| t.writer_at = Some(9)),

@@ -533,14 +533,88 @@ fn loom_s_own_export_is_never_the_writer_a_request_needs() {
     ]);
     let q =
         "Find train tickets and timetables between stations, then save it to /root/notes/trip.md";
+    let (kept, ranked) = writers(&f, q);
+    assert_eq!(kept, ["notes_write_note"], "{ranked:?}");
+}
+
+/// The tools a find of `q` kept a place for as the writer, and its first five.
+fn writers(f: &Finder, q: &str) -> (Vec<String>, Vec<String>) {
     let (hits, whys) = f.search_all_explained(&[q], 5, None, &|_| 0);
-    let kept: Vec<&str> = hits
+    let kept = hits
         .iter()
         .zip(&whys)
         .filter(|(_, w)| w.as_ref().and_then(|w| w.kept.clone()) == Some(Kept::Writer))
-        .map(|(h, _)| f.docs()[h.index].exposed.as_str())
+        .map(|(h, _)| f.docs()[h.index].exposed.clone())
         .collect();
-    assert_eq!(kept, ["notes_write_note"], "{:?}", names(&f, &hits));
+    (kept, names(f, &hits))
+}
+
+#[test]
+fn a_file_still_to_be_made_is_written_by_its_maker_and_read_by_nobody() {
+    let word = |name: &str, description: &str| {
+        doc(
+            "word",
+            json!({"name": name, "description": description,
+                   "inputSchema": {"type": "object", "properties": {"filename": {"type": "string"}}}}),
+        )
+    };
+    let docs = vec![
+        word(
+            "create_document",
+            "Create a new Word document with optional metadata.",
+        ),
+        word("copy_document", "Create a copy of a Word document."),
+        word(
+            "get_document_text",
+            "Extract all text from a Word document.",
+        ),
+        word("add_paragraph", "Add a paragraph to a Word document."),
+        doc(
+            "fs",
+            json!({"name": "write_file", "description": "Create a new file or overwrite a file with content."}),
+        ),
+    ];
+    let f = Finder::new(docs.clone());
+    let q = "Write a summary of the quarter and save it as /root/word/q3.docx";
+    // The writer says in its name that it creates; a copy only mentions creating. Among
+    // tools that fit the rest of a request better, it keeps its place.
+    let crowded = with_rail(docs.clone());
+    let (writer, ranked) = writers(
+        &crowded,
+        "Find train tickets and timetables between stations and save them as /root/word/trip.docx",
+    );
+    assert_eq!(writer, ["word_create_document"], "{ranked:?}");
+    // Nothing can be read from a file not made yet: a tool that reads or copies one scores
+    // less than it would, one that makes or adds to it ranks no lower; a request that reads
+    // such a file scores them all as before.
+    let plain = Finder::with_tuning(
+        docs,
+        Tuning {
+            unmade: 1.0,
+            ..Tuning::DEFAULT
+        },
+    );
+    let score = |f: &Finder, q: &str, name: &str| {
+        f.search(q, 5, None, &|_| 0)
+            .iter()
+            .find(|h| f.docs()[h.index].exposed == name)
+            .map(|h| h.score)
+    };
+    let read = "Summarize the quarter from /root/word/q3.docx";
+    for name in ["word_get_document_text", "word_copy_document"] {
+        let (less, before) = (score(&f, q, name), score(&plain, q, name));
+        assert!(less.unwrap_or(0.0) < before.expect("scored"), "{name}");
+        assert_eq!(score(&f, read, name), score(&plain, read, name), "{name}");
+    }
+    let place = |f: &Finder, name: &str| {
+        f.search(q, 5, None, &|_| 0)
+            .iter()
+            .position(|h| f.docs()[h.index].exposed == name)
+            .unwrap_or(usize::MAX)
+    };
+    for name in ["word_create_document", "word_add_paragraph"] {
+        assert!(place(&f, name) <= place(&plain, name), "{name}");
+    }
 }
 
 #[test]

@@ -147,11 +147,10 @@ pub(super) fn query_terms(query: &str, mut each: impl FnMut(String, bool)) {
 /// argument of the call, not what the tool should do; but it does say what kind of tool takes
 /// it: one that takes a file (of the kind its extension names) or a directory, or one that takes
 /// a URL. A path where the result goes implies the writing and little else (see below).
-/// Returns the query with those tokens blanked out, the words they imply, and the tokens read
-/// from (to be read as arguments; a destination's are not).
-pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
+pub(super) fn implied(query: &str) -> Implied<'_> {
     let mut rest = String::with_capacity(query.len());
     let (mut words, mut tokens) = (Vec::new(), Vec::new());
+    let (mut made, mut read): (Vec<&'static str>, Vec<&'static str>) = (Vec::new(), Vec::new());
     let mut add = |w: &[&'static str]| {
         for w in w {
             if !words.contains(w) {
@@ -161,7 +160,6 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
     };
     let mut last = 0;
     let mut before: Option<&str> = None;
-    let makes = makes_something(query);
     for (start, raw) in tokens_of(query) {
         let previous = before.replace(raw);
         let token = raw
@@ -185,8 +183,9 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
         let mut destination = false;
         match kind {
             None => add(&["url", "web", "page"]),
-            Some(kind) if is_destination(previous, makes) => {
+            Some(kind) if is_destination(previous, makes_something(&query[last..start], query)) => {
                 destination = true;
+                made.extend(kind);
                 if !kind.iter().any(|k| PLAIN_KINDS.contains(k)) {
                     add(kind);
                 }
@@ -195,6 +194,7 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
             Some(kind) => {
                 add(&["file", "path"]);
                 add(kind);
+                read.extend(kind);
             }
         }
         rest.push_str(&query[last..start]);
@@ -205,7 +205,29 @@ pub(super) fn implied(query: &str) -> (String, Vec<&'static str>, Vec<&str>) {
         }
     }
     rest.push_str(&query[last..]);
-    (rest, words, tokens)
+    made.retain(|k| !read.contains(k) && !PLAIN_KINDS.contains(k));
+    made.sort_unstable();
+    made.dedup();
+    Implied {
+        rest,
+        words,
+        arguments: tokens,
+        made,
+    }
+}
+
+/// What `implied` reads from a query's paths and web addresses.
+pub(super) struct Implied<'q> {
+    /// The query with those tokens blanked out.
+    pub rest: String,
+    /// The words they imply.
+    pub words: Vec<&'static str>,
+    /// The tokens read from, to be read as arguments (a destination's are not).
+    pub arguments: Vec<&'q str>,
+    /// The kinds of file that only a path where the result goes has (`word`, `document` of
+    /// `save it as /root/word/cv.docx` when no Word file is read from): files still to be
+    /// made, which no tool can read yet. Plain kinds (`text`, `markdown`) are left out.
+    pub made: Vec<&'static str>,
 }
 
 /// The kinds of file any writer writes: a destination of one of these says nothing of which
@@ -214,6 +236,14 @@ const PLAIN_KINDS: &[&str] = &["text", "markdown", "code", "html", "data", "dire
 
 /// What a path where a result goes implies.
 pub(super) const WRITES: &[&str] = &["write", "save"];
+
+/// What a tool whose name begins with one of these does to a file: it reads one that exists
+/// (`get_document_text`, `excel_read_sheet`, `copy_document`, `open_presentation`), useless
+/// for a file the request has yet to make (`Implied::made`).
+pub(super) const READS: &[&str] = &[
+    "get", "read", "extract", "list", "describe", "find", "search", "open", "copy", "view", "show",
+    "fetch", "load", "info",
+];
 
 /// Whether `query` names a day relative to today (`tomorrow`, `yesterday`, `next Wednesday`,
 /// `last month`, `the past 3 days`, `the last 24h`): a tool needs the current date to read it.
@@ -256,8 +286,11 @@ pub(super) fn relative_day(query: &str) -> bool {
 }
 
 /// Whether a request asks for something to be made or kept (`save it to`, `write a report`):
-/// then a path it names where the result goes is a file to write.
-fn makes_something(query: &str) -> bool {
+/// then a path it names where the result goes is a file to write. Read per path from the text
+/// since the path before it: the last verb there that makes or reads decides (`read the data
+/// under /root/x.xlsx, plot it and save it in /root/y.png`: the first is read from, the second
+/// written), and a clause with neither goes by the whole request.
+fn makes_something(clause: &str, request: &str) -> bool {
     const MAKING: &[&str] = &[
         "save",
         "saved",
@@ -285,9 +318,29 @@ fn makes_something(query: &str) -> bool {
         "dump",
         "download",
     ];
-    query
+    const READING: &[&str] = &[
+        "read", "open", "load", "analyze", "analyse", "parse", "review", "extract", "check",
+        "examine", "inspect", "convert", "compare", "merge", "view", "scan", "import",
+    ];
+    let verb = |w: &str| {
+        let is = |list: &[&str]| list.iter().any(|m| w.eq_ignore_ascii_case(m));
+        if is(MAKING) {
+            Some(true)
+        } else if is(READING) {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    clause
         .split(|c: char| !c.is_alphanumeric())
-        .any(|w| MAKING.iter().any(|m| w.eq_ignore_ascii_case(m)))
+        .rev()
+        .find_map(verb)
+        .unwrap_or_else(|| {
+            request
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|w| verb(w) == Some(true))
+        })
 }
 
 /// Whether a path that follows `previous` is where a result goes: after `to`, `into` or `as`,
@@ -550,8 +603,16 @@ mod tests {
 
     #[test]
     fn paths_and_web_addresses_are_arguments_that_imply_their_tool() {
-        let (rest, words, tokens) =
-            implied("Save it to /root/markdown/cv.md, then open https://x.org/a?b=1 (see ./src).");
+        let Implied {
+            rest,
+            words,
+            arguments: tokens,
+            made,
+        } = implied("Save it to /root/markdown/cv.md, then open https://x.org/a?b=1 (see ./src).");
+        assert!(
+            made.is_empty(),
+            "a plain kind is made by any writer: {made:?}"
+        );
         assert_eq!(
             rest.split_whitespace().collect::<Vec<_>>(),
             ["Save", "it", "to", "then", "open", "(see"]
@@ -574,25 +635,44 @@ mod tests {
         assert_eq!(tokens, ["https://x.org/a?b=1", "./src"]);
         // A destination whose kind names an application keeps it: a Word file needs a Word tool.
         assert_eq!(
-            implied("save it as /root/word/cv.docx").1,
+            implied("save it as /root/word/cv.docx").words,
             ["word", "document", "write", "save"]
         );
-        assert_eq!(implied("save them into /root/papers/").1, ["write", "save"]);
         assert_eq!(
-            implied("read /root/notes/a.md").1,
+            implied("save it as /root/word/cv.docx").made,
+            ["document", "word"]
+        );
+        assert!(
+            implied("turn /root/a.docx into a PDF, save it to /root/b.docx")
+                .made
+                .is_empty()
+        );
+        assert_eq!(
+            implied("save them into /root/papers/").words,
+            ["write", "save"]
+        );
+        assert_eq!(
+            implied("read /root/notes/a.md").words,
             ["file", "path", "markdown", "text"]
         );
         // Where a result goes is a file to write; a path read from, or in a request that only
         // reads, is not.
-        let writes = |q: &str| implied(q).1.contains(&"write");
+        let writes = |q: &str| implied(q).words.contains(&"write");
         assert!(writes("put the summary in /root/notes/a.md"));
         assert!(writes("export as ~/out.csv"));
         assert!(!writes("read the table under /root/excel/people.xlsx"));
         assert!(!writes("make a chart from /root/data.csv"));
         assert!(!writes("/root/a.md"));
+        // The verb before each path decides which it is: read from, then written.
+        let both = implied(
+            "Read the sales data under /root/excel/sales.xlsx, plot it and save it in /root/figs/s.png",
+        );
+        assert_eq!(both.made, ["image"]);
+        assert!(both.words.contains(&"excel") && both.words.contains(&"write"));
+        assert_eq!(both.arguments, ["/root/excel/sales.xlsx"]);
         // A name with a known extension is a file; `Next.js`, `1/2` and `and/or` are not paths.
-        assert_eq!(implied("merge report.pdf").1, ["file", "path", "pdf"]);
-        assert!(implied("Next.js and/or 1/2 // x").1.is_empty());
+        assert_eq!(implied("merge report.pdf").words, ["file", "path", "pdf"]);
+        assert!(implied("Next.js and/or 1/2 // x").words.is_empty());
         for odd in ["/", "./", "C:\\", "....", "/é/ü.ß", "http://"] {
             let _ = implied(odd);
         }

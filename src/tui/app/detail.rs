@@ -580,6 +580,9 @@ pub(crate) fn found_line(find: &LastFind, tool: &str) -> String {
     if why.used > 1.0 {
         parts.push(format!("used ×{:.2}", why.used));
     }
+    if why.unmade {
+        parts.push("discounted: reads a kind of file the request only makes".into());
+    }
     match &why.kept {
         None => {}
         Some(KeptPlace::Writer) => parts
