@@ -209,7 +209,7 @@ impl Tuning {
         cover: 1.0,
         writer_at: Some(4),
         clock_at: Some(4),
-        fed: 1,
+        fed: 2,
         unmade: 0.8,
     };
 }
