@@ -60,8 +60,9 @@ impl From<&str> for EngineError {
 /// approval of a bound call or a whole batch, and where datasets and parked texts came from
 /// (`lineage`). 14: what a `loom_find_tools` named and why each tool ranked there
 /// (`tools_found`). 15: a place a find kept for a tool whatever its score (`kept`: the writer,
-/// the clock, or a tool's feeder).
-pub const WORKBENCH_PROTOCOL: u32 = 15;
+/// the clock, or a tool's feeder). 16: a tool discounted because it reads a kind of file the
+/// request only makes (`unmade`).
+pub const WORKBENCH_PROTOCOL: u32 = 16;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]
