@@ -165,7 +165,8 @@ pub(crate) struct Tuning {
     /// The meaning still reads them (left out there too, LiveMCPBench fell 0.606 → 0.598 at 10).
     pub destination: f32,
     /// What a tool gains when the query names its server (`on Wikipedia`, `from arXiv`):
-    /// such a request is about that server's tools.
+    /// such a request is about that server's tools. Counted once: a server's lift (`server`)
+    /// is taken from its best tool's score without it.
     pub named: f32,
     /// How much of its server's best score a tool gains: a request that fits a server well
     /// lifts that server's other tools, which a task of several steps often needs.
@@ -192,7 +193,7 @@ pub(crate) struct Tuning {
 
 impl Tuning {
     pub(crate) const DEFAULT: Tuning = Tuning {
-        weight: [2.0, 2.0, 1.0, 1.0, 0.6, 2.0],
+        weight: [2.0, 2.0, 1.5, 1.0, 0.6, 2.0],
         b: [0.3, 0.3, 0.75, 0.5, 0.75, 0.0],
         k1: 1.2,
         synonym: 0.6,
@@ -204,7 +205,7 @@ impl Tuning {
         implied: 0.5,
         path_words: 0.5,
         destination: 0.0,
-        named: 0.5,
+        named: 0.9,
         server: 1.0,
         cover: 1.0,
         writer_at: Some(4),
@@ -648,7 +649,8 @@ impl Finder {
             let mut best = vec![0f32; self.servers];
             for p in &parts {
                 let b = &mut best[self.server_of[p.doc] as usize];
-                *b = b.max(p.total());
+                // What the server is named for is counted once, in `named`.
+                *b = b.max(p.total() - p.named * p.unmade);
             }
             for p in &mut parts {
                 p.server = self.tuning.server * best[self.server_of[p.doc] as usize];

@@ -94,12 +94,12 @@ fn retrieval_quality_on_livemcpbench() {
     let f = Finder::new(docs);
     let [h1, h5, h10] = finder_hits(&f, &rows);
     eprintln!("livemcpbench: hit@1 {h1:.3}, hit@5 {h5:.3}, hit@10 {h10:.3}");
-    // Floors: the scores reached (0.183, 0.466, 0.606 on 2026-12-04: a destination's words left
-    // to the writer's place, the first tool's feeder placed after it) minus 0.02; raise them
-    // with the ranking. BENCHMARKS.md has the history.
-    assert!(h1 >= 0.163, "hit@1 {h1:.3}");
-    assert!(h5 >= 0.446, "hit@5 {h5:.3}");
-    assert!(h10 >= 0.586, "hit@10 {h10:.3}");
+    // Floors: the scores reached (0.175, 0.506, 0.614 on 2026-12-05: a server named counted
+    // once, descriptions weighing 1.5) minus 0.02; raise them with the ranking. BENCHMARKS.md
+    // has the history.
+    assert!(h1 >= 0.155, "hit@1 {h1:.3}");
+    assert!(h5 >= 0.486, "hit@5 {h5:.3}");
+    assert!(h10 >= 0.594, "hit@10 {h10:.3}");
 }
 
 /// Prints each missed row with the first hits. `cargo test --lib livemcpbench_misses --
@@ -174,6 +174,8 @@ fn livemcpbench_tune() {
         ("server 0", |t| t.server = 0.0),
         ("named 0", |t| t.named = 0.0),
         ("named 1", |t| t.named = 1.0),
+        ("named 0.5", |t| t.named = 0.5),
+        ("description 1", |t| t.weight[2] = 1.0),
         ("implied 0", |t| t.implied = 0.0),
         ("implied 1", |t| t.implied = 1.0),
         ("path words 1", |t| t.path_words = 1.0),
