@@ -58,8 +58,12 @@ impl CallLog {
 
     /// Logs a call's end; the arguments stay as `started` kept them (redacted), whatever
     /// `summary` says.
-    pub fn finished(&self, mut summary: CallSummary, response: &str) {
-        let response = cap_text(response, RESPONSE_CAP);
+    pub fn finished(&self, summary: CallSummary, response: &str) {
+        self.finished_capped(summary, cap_text(response, RESPONSE_CAP));
+    }
+
+    /// `finished` with the response already cut to `RESPONSE_CAP` (`cap_text`).
+    pub fn finished_capped(&self, mut summary: CallSummary, response: String) {
         let mut g = lock(&self.inner);
         let len = response.len();
         // Recent calls are at the back: search from there.

@@ -435,31 +435,73 @@ pub(super) fn announce_pending(session: &Session, track: &mut CallTrack) {
 /// Logs the end of a call and tells the workbenches.
 pub(super) fn end_call(
     session: &Session,
-    mut track: CallTrack,
+    track: CallTrack,
     outcome: Outcome,
     reference: Option<String>,
     original: Option<(usize, usize)>,
     sent: &str,
 ) {
-    // A call that ends before its announcement (its server was gone) is still logged whole.
-    announce_pending(session, &mut track);
-    let tokens_out = crate::intercept::tokens::estimate(sent) as u64;
-    let (bytes_in, tokens_in) = original
-        .map(|(b, t)| (b as u64, t as u64))
-        .unwrap_or((sent.len() as u64, tokens_out));
-    let summary = CallSummary {
-        outcome,
-        reference,
-        millis: track.started.elapsed().as_millis() as u64,
-        bytes_in,
-        tokens_in,
-        bytes_out: sent.len() as u64,
-        tokens_out,
-        ..track.summary
-    };
-    session.calls.finished(summary.clone(), sent);
-    session.store.calls.finished(summary.clone());
-    session.bus.publish(Event::CallFinished(summary));
+    Ended::new(track, outcome, reference, original, sent).log(session);
+}
+
+/// A call's end as measured when its answer was ready (its time, its sizes, the answer as the
+/// log keeps it), logged by `log`: for a call answered through `handle_request`, after the
+/// answer has gone to the client's writer (`after_reply`), so that neither the log, the bus nor
+/// the archive's queue stand between a server's answer and its client.
+pub(super) struct Ended {
+    track: CallTrack,
+    outcome: Outcome,
+    reference: Option<String>,
+    millis: u64,
+    /// Bytes and tokens of the result as the server sent it, then as the client got it.
+    came: (u64, u64),
+    went: (u64, u64),
+    response: String,
+}
+
+impl Ended {
+    pub(super) fn new(
+        track: CallTrack,
+        outcome: Outcome,
+        reference: Option<String>,
+        original: Option<(usize, usize)>,
+        sent: &str,
+    ) -> Ended {
+        let went = (
+            sent.len() as u64,
+            crate::intercept::tokens::estimate(sent) as u64,
+        );
+        Ended {
+            millis: track.started.elapsed().as_millis() as u64,
+            track,
+            outcome,
+            reference,
+            came: original.map_or(went, |(b, t)| (b as u64, t as u64)),
+            went,
+            response: crate::session::calls::cap_text(sent, crate::session::calls::RESPONSE_CAP),
+        }
+    }
+
+    /// Logs the end (and the start, for a call not announced yet) and tells the workbenches.
+    pub(super) fn log(self, session: &Session) {
+        let mut track = self.track;
+        announce_pending(session, &mut track);
+        let summary = CallSummary {
+            outcome: self.outcome,
+            reference: self.reference,
+            millis: self.millis,
+            bytes_in: self.came.0,
+            tokens_in: self.came.1,
+            bytes_out: self.went.0,
+            tokens_out: self.went.1,
+            ..track.summary
+        };
+        session
+            .calls
+            .finished_capped(summary.clone(), self.response);
+        session.store.calls.finished(summary.clone());
+        session.bus.publish(Event::CallFinished(summary));
+    }
 }
 
 /// A retry's `requestState` that loom did not seal (it would have been resumed before this),

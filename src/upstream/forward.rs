@@ -4,6 +4,10 @@
 use super::intercept::Interception;
 use super::*;
 
+/// How long a call nobody was asked about runs before it is logged as running; one answered
+/// sooner is logged whole once its answer has left (`after_reply`).
+const ANNOUNCE_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// A request sent to a server and not answered yet: everything waiting on it needs, in this
 /// request or, for a 2026-07-28 client, in its retry with the answers to the server's questions.
 pub(super) struct Waiting {
@@ -197,14 +201,11 @@ impl ClientSession {
             let questions = asks.then(|| (w.questions.0.clone(), w.caps.clone()));
             self.describe_call(&up_key, questions, w.log_level.clone());
         }
-        // A call nobody was asked about is logged now, while the server works on it: the
-        // yield lets the request reach the server's pipe first.
-        if let Some(track) = w.track.as_mut()
-            && track.unannounced.is_some()
-        {
-            tokio::task::yield_now().await;
-            calls::announce_pending(&self.session, track);
-        }
+        // A call nobody was asked about is logged once answered (`after_reply`), or once it has
+        // run for `ANNOUNCE_AFTER`, so that a person sees a call that takes time while it runs.
+        let mut unannounced = w.track.as_ref().is_some_and(|t| t.unannounced.is_some());
+        let announce_at = tokio::time::sleep(ANNOUNCE_AFTER);
+        tokio::pin!(announce_at);
         let mut by_person = false;
         let timeout = w.server.spec.call_timeout;
         let mut deadline = Instant::now() + timeout;
@@ -213,6 +214,12 @@ impl ClientSession {
                 tokio::select! {
                     reply = &mut w.rx => break Some(reply.unwrap_or(Reply::Lost("connection dropped".into()))),
                     _ = notify.notified() => deadline = Instant::now() + timeout,
+                    _ = &mut announce_at, if unannounced => {
+                        unannounced = false;
+                        if let Some(track) = w.track.as_mut() {
+                            calls::announce_pending(&self.session, track);
+                        }
+                    }
                     _ = tokio::time::sleep_until(deadline) => {
                         w.conn.cancel(w.down_id, "timed out in loom");
                         break Some(Reply::Lost(format!("no answer within {:.0}s (call_timeout of server `{}`)", timeout.as_secs_f64(), w.server.name())));
@@ -233,6 +240,9 @@ impl ClientSession {
                             break Some(failed);
                         }
                         // A 2026-07-28 client answers by retrying: the call waits parked.
+                        if let Some(track) = w.track.as_mut() {
+                            calls::announce_pending(&self.session, track);
+                        }
                         self.untrack_in_flight(&up_key, call_no);
                         if let Some(k) = &w.down_token {
                             lock(&self.progress).remove(k);
@@ -245,6 +255,10 @@ impl ClientSession {
             if let (Some(again), Some(Reply::Result(raw))) = (&w.asked_again, &outcome)
                 && let Some(ask) = bridge::input_required(raw)
             {
+                if let Some(track) = w.track.as_mut() {
+                    calls::announce_pending(&self.session, track);
+                }
+                unannounced = false;
                 match self.ask_client(&ask.requests, timeout).await {
                     Ok(answers) => {
                         let mut retry: Map<String, Value> =
@@ -272,7 +286,8 @@ impl ClientSession {
                       original: Option<(usize, usize)>,
                       sent: &str| {
             if let Some(t) = lock(&track).take() {
-                self.end_call(t, outcome, reference, original, sent);
+                let ended = calls::Ended::new(t, outcome, reference, original, sent);
+                super::after_reply(&self.session, ended);
             }
         };
         let call_args = w.call_args.take();
