@@ -97,6 +97,8 @@ pub struct Connection {
     /// The `description` of its `serverInfo` (2025-11-25 and later), in its handshake.
     description: Mutex<Option<String>>,
     client_caps: ClientCapabilities,
+    /// The `_meta` members every request to a 2026-07-28 server carries, written once.
+    stamp: super::stamp::Stamp,
     log_level: Mutex<Option<String>>,
     /// Whether the server said in its handshake that it takes `logging/setLevel`.
     logs: std::sync::atomic::AtomicBool,
@@ -120,6 +122,7 @@ impl Connection {
             era: Mutex::new(Era::Legacy),
             instructions: Mutex::new(None),
             description: Mutex::new(None),
+            stamp: super::stamp::Stamp::new(&client_caps),
             client_caps,
             log_level: Mutex::new(None),
             logs: std::sync::atomic::AtomicBool::new(false),
@@ -385,45 +388,6 @@ impl Connection {
         }
     }
 
-    /// Adds or strips the per-request protocol `_meta` for this server's era.
-    fn stamp(&self, params: &mut Map<String, Value>) {
-        let era = self.era();
-        let meta = params
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            // A 2026-07-28 client's request says what that client can do and what it wants
-            // logged, for that request only: a modern server hears exactly that.
-            let own_caps = meta.get(protocol::META_CLIENT_CAPABILITIES).cloned();
-            let own_level = meta.get(protocol::META_LOG_LEVEL).cloned();
-            meta.retain(|k, _| !k.starts_with(protocol::META_PREFIX));
-            if era == Era::Modern {
-                meta.insert(
-                    protocol::META_PROTOCOL_VERSION.into(),
-                    json!(protocol::V_2026_07_28),
-                );
-                meta.insert(
-                    protocol::META_CLIENT_CAPABILITIES.into(),
-                    own_caps.unwrap_or_else(|| self.client_caps.to_value()),
-                );
-                meta.insert(protocol::META_CLIENT_INFO.into(), client_info());
-                match own_level {
-                    Some(level) => {
-                        meta.insert(protocol::META_LOG_LEVEL.into(), level);
-                    }
-                    None => {
-                        if let Some(level) = lock(&self.log_level).clone() {
-                            meta.insert(protocol::META_LOG_LEVEL.into(), json!(level));
-                        }
-                    }
-                }
-            }
-            if meta.is_empty() {
-                params.remove("_meta");
-            }
-        }
-    }
-
     /// Sends a request; the receiver yields its reply. Returns the downstream id for cancelling.
     pub fn send_request(
         self: &Arc<Self>,
@@ -434,13 +398,13 @@ impl Connection {
         (id, rx)
     }
 
-    /// `send_request`, returning the params as they were sent (stamped for this server's era;
-    /// `{}` when the connection had closed and nothing was sent).
+    /// `send_request`, returning the params' text as it was sent (stamped for this server's
+    /// era; `{}` when the connection had closed and nothing was sent).
     pub fn send_request_kept(
         self: &Arc<Self>,
         method: &str,
         params: Option<Map<String, Value>>,
-    ) -> (u64, oneshot::Receiver<Reply>, Box<RawValue>) {
+    ) -> (u64, oneshot::Receiver<Reply>, String) {
         let (id, rx) = self.pending.register(|| {
             Reply::Lost(
                 self.closed_reason()
@@ -448,15 +412,18 @@ impl Connection {
             )
         });
         if self.pending.is_closed() {
-            return (id, rx, jsonrpc::to_raw(&Map::new()));
+            return (id, rx, "{}".to_owned());
         }
-        let mut params = params.unwrap_or_default();
-        self.stamp(&mut params);
-        let params = jsonrpc::to_raw(&params);
-        let id_raw = RawValue::from_string(id.to_string()).unwrap_or_else(|_| jsonrpc::raw_null());
-        let line = jsonrpc::request(&id_raw, method, Some(&params));
+        let (line, sent) = self.stamp.request_line(
+            self.era(),
+            lock(&self.log_level).as_deref(),
+            id,
+            method,
+            params.as_ref(),
+        );
+        let sent = line[sent].to_owned();
         self.send_frame(line, Some((id, method)));
-        (id, rx, params)
+        (id, rx, sent)
     }
 
     /// A request loom makes for itself (handshake, listing), with a deadline.

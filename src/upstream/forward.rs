@@ -1,11 +1,13 @@
 //! Forwarding one request to a server: its progress token and cancellation mapped both ways, the
 //! timeout, and the reply spliced back byte for byte.
 
+use super::alarm::{Alarm, Alarms};
 use super::intercept::Interception;
 use super::*;
 
-/// How long a call nobody was asked about runs before it is logged as running; one answered
-/// sooner is logged whole once its answer has left (`after_reply`).
+/// How long a call nobody was asked about runs before it is logged as running (at most one
+/// `alarm::TICK` more); one answered sooner is logged whole once its answer has left
+/// (`after_reply`).
 const ANNOUNCE_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// A request sent to a server and not answered yet: everything waiting on it needs, in this
@@ -24,16 +26,17 @@ pub(super) struct Waiting {
     pub down_token: Option<String>,
     /// The request's params as sent (for a legacy client), for a retry with a modern server's
     /// questions answered.
-    pub asked_again: Option<Box<RawValue>>,
+    pub asked_again: Option<String>,
     /// The capabilities the client declared on the request (2026-07-28: per request).
     pub caps: ClientCapabilities,
     /// The log level the request asked for (2026-07-28: per request).
     pub log_level: Option<String>,
-    /// Questions the server asks during the call, for a 2026-07-28 client (see `rounds`).
-    pub questions: (
+    /// Questions the server asks during the call, for a 2026-07-28 client (see `rounds`);
+    /// `None` for a legacy client, which is asked them while the call waits.
+    pub questions: Option<(
         mpsc::UnboundedSender<ServerRequest>,
         mpsc::UnboundedReceiver<ServerRequest>,
-    ),
+    )>,
     /// Where a question left untaken when the request ends goes instead.
     pub session: std::sync::Weak<Session>,
 }
@@ -45,8 +48,11 @@ pub(super) struct Waiting {
 /// it until its own timeout.
 impl Drop for Waiting {
     fn drop(&mut self) {
-        self.questions.1.close();
-        while let Ok(q) = self.questions.1.try_recv() {
+        let Some((_, questions)) = &mut self.questions else {
+            return;
+        };
+        questions.close();
+        while let Ok(q) = questions.try_recv() {
             match self.session.upgrade() {
                 Some(session) => session.route_server_request(q),
                 None => {
@@ -62,9 +68,12 @@ impl Drop for Waiting {
 }
 
 /// The next question a server asked during a call.
-async fn next_question(rx: &mut mpsc::UnboundedReceiver<ServerRequest>) -> ServerRequest {
-    match rx.recv().await {
-        Some(q) => q,
+async fn next_question(rx: Option<&mut mpsc::UnboundedReceiver<ServerRequest>>) -> ServerRequest {
+    match rx {
+        Some(rx) => match rx.recv().await {
+            Some(q) => q,
+            None => std::future::pending().await,
+        },
         None => std::future::pending().await,
     }
 }
@@ -161,7 +170,7 @@ impl ClientSession {
             asked_again,
             caps,
             log_level,
-            questions: mpsc::unbounded_channel(),
+            questions: self.is_modern().then(mpsc::unbounded_channel),
             session: Arc::downgrade(&self.session),
         };
         self.await_reply(id, waiting, up_token).await
@@ -198,29 +207,35 @@ impl ClientSession {
                 method.as_str(),
                 "tools/call" | "prompts/get" | "resources/read"
             );
-            let questions = asks.then(|| (w.questions.0.clone(), w.caps.clone()));
+            let questions = (w.questions.as_ref())
+                .filter(|_| asks)
+                .map(|(tx, _)| (tx.clone(), w.caps.clone()));
             self.describe_call(&up_key, questions, w.log_level.clone());
         }
         // A call nobody was asked about is logged once answered (`after_reply`), or once it has
         // run for `ANNOUNCE_AFTER`, so that a person sees a call that takes time while it runs.
-        let mut unannounced = w.track.as_ref().is_some_and(|t| t.unannounced.is_some());
-        let announce_at = tokio::time::sleep(ANNOUNCE_AFTER);
-        tokio::pin!(announce_at);
+        // Both deadlines are coarse alarms, not tokio timers (see `alarm`).
+        let alarms = Alarms::global();
+        let mut announce_at = w
+            .track
+            .as_ref()
+            .is_some_and(|t| t.unannounced.is_some())
+            .then(|| alarms.after(ANNOUNCE_AFTER));
         let mut by_person = false;
         let timeout = w.server.spec.call_timeout;
-        let mut deadline = Instant::now() + timeout;
+        let mut expiry = alarms.after(timeout);
         let outcome = 'rounds: loop {
             let outcome = loop {
                 tokio::select! {
                     reply = &mut w.rx => break Some(reply.unwrap_or(Reply::Lost("connection dropped".into()))),
-                    _ = notify.notified() => deadline = Instant::now() + timeout,
-                    _ = &mut announce_at, if unannounced => {
-                        unannounced = false;
+                    _ = notify.notified() => expiry = alarms.after(timeout),
+                    _ = ring(&mut announce_at) => {
+                        announce_at = None;
                         if let Some(track) = w.track.as_mut() {
                             calls::announce_pending(&self.session, track);
                         }
                     }
-                    _ = tokio::time::sleep_until(deadline) => {
+                    _ = &mut expiry => {
                         w.conn.cancel(w.down_id, "timed out in loom");
                         break Some(Reply::Lost(format!("no answer within {:.0}s (call_timeout of server `{}`)", timeout.as_secs_f64(), w.server.name())));
                     }
@@ -235,7 +250,7 @@ impl ClientSession {
                         }
                         break None;
                     }
-                    first = next_question(&mut w.questions.1) => {
+                    first = next_question(w.questions.as_mut().map(|(_, rx)| rx)) => {
                         if let Some(failed) = undeclared(&w, &first) {
                             break Some(failed);
                         }
@@ -258,17 +273,17 @@ impl ClientSession {
                 if let Some(track) = w.track.as_mut() {
                     calls::announce_pending(&self.session, track);
                 }
-                unannounced = false;
+                announce_at = None;
                 match self.ask_client(&ask.requests, timeout).await {
                     Ok(answers) => {
                         let mut retry: Map<String, Value> =
-                            serde_json::from_str(again.get()).unwrap_or_default();
+                            serde_json::from_str(again).unwrap_or_default();
                         retry.insert("inputResponses".into(), Value::Object(answers));
                         if let Some(state) = ask.state {
                             retry.insert("requestState".into(), state);
                         }
                         (w.down_id, w.rx) = w.conn.send_request(&method, Some(retry));
-                        deadline = Instant::now() + timeout;
+                        expiry = alarms.after(timeout);
                         continue 'rounds;
                     }
                     Err(why) => break 'rounds Some(Reply::Lost(why)),
@@ -410,4 +425,12 @@ pub(super) fn request_caps(params: &Map<String, Value>) -> ClientCapabilities {
             .get("_meta")
             .and_then(|m| m.get(protocol::META_CLIENT_CAPABILITIES)),
     )
+}
+
+/// Waits for `alarm` to ring, or for ever when there is none.
+async fn ring(alarm: &mut Option<Alarm>) {
+    match alarm {
+        Some(a) => a.await,
+        None => std::future::pending().await,
+    }
 }

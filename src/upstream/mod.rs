@@ -3,6 +3,7 @@
 //! mapped both ways, and server-to-client requests relayed when the client can take them.
 //! Results that loom does not change are spliced back verbatim.
 
+mod alarm;
 mod bind;
 mod bridge;
 mod calls;

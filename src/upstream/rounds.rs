@@ -112,8 +112,10 @@ impl ClientSession {
     /// first, and any it asked at the same time), and the sealed state naming the call.
     pub(super) fn park(&self, id: &RawValue, mut w: Waiting, first: ServerRequest) -> String {
         let mut asked = vec![first];
-        while let Ok(more) = w.questions.1.try_recv() {
-            asked.push(more);
+        if let Some((_, questions)) = &mut w.questions {
+            while let Ok(more) = questions.try_recv() {
+                asked.push(more);
+            }
         }
         let mut requests = Map::new();
         let mut asks = Vec::new();
