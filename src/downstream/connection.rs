@@ -394,17 +394,18 @@ impl Connection {
         method: &str,
         params: Option<Map<String, Value>>,
     ) -> (u64, oneshot::Receiver<Reply>) {
-        let (id, rx, _) = self.send_request_kept(method, params);
+        let (id, rx, _) = self.send_request_kept(method, params, false);
         (id, rx)
     }
 
-    /// `send_request`, returning the params' text as it was sent (stamped for this server's
-    /// era; `{}` when the connection had closed and nothing was sent).
+    /// `send_request`, and when `keep`, the params' text as it was sent (stamped for this
+    /// server's era; `{}` when the connection had closed and nothing was sent).
     pub fn send_request_kept(
         self: &Arc<Self>,
         method: &str,
         params: Option<Map<String, Value>>,
-    ) -> (u64, oneshot::Receiver<Reply>, String) {
+        keep: bool,
+    ) -> (u64, oneshot::Receiver<Reply>, Option<String>) {
         let (id, rx) = self.pending.register(|| {
             Reply::Lost(
                 self.closed_reason()
@@ -412,7 +413,7 @@ impl Connection {
             )
         });
         if self.pending.is_closed() {
-            return (id, rx, "{}".to_owned());
+            return (id, rx, keep.then(|| "{}".to_owned()));
         }
         let (line, sent) = self.stamp.request_line(
             self.era(),
@@ -421,7 +422,7 @@ impl Connection {
             method,
             params.as_ref(),
         );
-        let sent = line[sent].to_owned();
+        let sent = keep.then(|| line[sent].to_owned());
         self.send_frame(line, Some((id, method)));
         (id, rx, sent)
     }

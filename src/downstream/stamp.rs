@@ -9,6 +9,7 @@
 //! request (17k → 5k instructions per small call, BENCHMARKS.md). A test holds the text to the
 //! one the params stamped as values would give.
 
+use crate::jsonrpc;
 use crate::protocol::{self, ClientCapabilities, Era};
 use serde_json::{Map, Value};
 use std::ops::Range;
@@ -23,16 +24,15 @@ pub struct Stamp {
 
 impl Stamp {
     pub fn new(caps: &ClientCapabilities) -> Stamp {
-        let member = |key: &str, value: &Value| {
+        let text = |key: &str, value: &Value| {
             let mut text = Vec::new();
-            push_json(&mut text, key);
-            text.push(b':');
+            member(&mut text, &mut true, key);
             push_json(&mut text, value);
             text
         };
         Stamp {
-            caps: member(protocol::META_CLIENT_CAPABILITIES, &caps.to_value()),
-            info: member(
+            caps: text(protocol::META_CLIENT_CAPABILITIES, &caps.to_value()),
+            info: text(
                 protocol::META_CLIENT_INFO,
                 &super::connection::client_info(),
             ),
@@ -49,11 +49,9 @@ impl Stamp {
         method: &str,
         params: Option<&Map<String, Value>>,
     ) -> (String, Range<usize>) {
-        let mut line = Vec::with_capacity(160);
-        line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        line.extend_from_slice(id.to_string().as_bytes());
-        line.extend_from_slice(b",\"method\":");
-        push_json(&mut line, method);
+        let mut head = String::with_capacity(160);
+        jsonrpc::message_head(&mut head, Some(&id.to_string()), method);
+        let mut line = head.into_bytes();
         line.extend_from_slice(b",\"params\":");
         let start = line.len();
         self.params(&mut line, era, log_level, params);
@@ -126,14 +124,15 @@ impl Stamp {
             // A 2026-07-28 client's request says what that client can do and what it wants
             // logged, for that request only: a modern server hears exactly that.
             let own_of = |key: &str| own.and_then(|m| m.get(key));
-            out.push(b',');
             match own_of(protocol::META_CLIENT_CAPABILITIES) {
                 Some(caps) => {
-                    push_json(out, protocol::META_CLIENT_CAPABILITIES);
-                    out.push(b':');
+                    member(out, &mut inner, protocol::META_CLIENT_CAPABILITIES);
                     push_json(out, caps);
                 }
-                None => out.extend_from_slice(&self.caps),
+                None => {
+                    out.push(b',');
+                    out.extend_from_slice(&self.caps);
+                }
             }
             out.push(b',');
             out.extend_from_slice(&self.info);

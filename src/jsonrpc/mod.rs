@@ -169,11 +169,16 @@ pub fn error_response(
 }
 
 pub fn request(id: &RawValue, method: &str, params: Option<&RawValue>) -> String {
+    message(Some(id.get()), method, params)
+}
+
+pub fn notification(method: &str, params: Option<&RawValue>) -> String {
+    message(None, method, params)
+}
+
+fn message(id: Option<&str>, method: &str, params: Option<&RawValue>) -> String {
     let mut s = String::with_capacity(64 + params.map_or(0, |p| p.get().len()));
-    s.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
-    s.push_str(id.get());
-    s.push_str(",\"method\":");
-    s.push_str(&serde_json::Value::from(method).to_string());
+    message_head(&mut s, id, method);
     if let Some(p) = params {
         s.push_str(",\"params\":");
         s.push_str(p.get());
@@ -182,16 +187,16 @@ pub fn request(id: &RawValue, method: &str, params: Option<&RawValue>) -> String
     s
 }
 
-pub fn notification(method: &str, params: Option<&RawValue>) -> String {
-    let mut s = String::with_capacity(64 + params.map_or(0, |p| p.get().len()));
-    s.push_str("{\"jsonrpc\":\"2.0\",\"method\":");
-    s.push_str(&serde_json::Value::from(method).to_string());
-    if let Some(p) = params {
-        s.push_str(",\"params\":");
-        s.push_str(p.get());
+/// `{"jsonrpc":"2.0","id":ID,"method":METHOD` (no id for a notification): a message up to its
+/// params, which the caller writes (with a leading comma) before the closing brace.
+pub fn message_head(out: &mut String, id: Option<&str>, method: &str) {
+    out.push_str("{\"jsonrpc\":\"2.0\"");
+    if let Some(id) = id {
+        out.push_str(",\"id\":");
+        out.push_str(id);
     }
-    s.push('}');
-    s
+    out.push_str(",\"method\":");
+    out.push_str(&serde_json::Value::from(method).to_string());
 }
 
 /// The id of a request that did not parse (bytes that are not UTF-8 inside a string, say),

@@ -154,9 +154,10 @@ impl ClientSession {
         };
         let caps = request_caps(&params);
         let log_level = request_log_level(&params);
-        let (down_id, rx, sent) = conn.send_request_kept(method, Some(params));
-        // Kept for a retry with a modern server's questions answered (see `bridge`).
-        let asked_again = (!self.is_modern()).then_some(sent);
+        // A legacy client's params are kept for a retry with a modern server's questions
+        // answered (see `bridge`).
+        let (down_id, rx, asked_again) =
+            conn.send_request_kept(method, Some(params), !self.is_modern());
         let waiting = Waiting {
             server: server.clone(),
             conn,
