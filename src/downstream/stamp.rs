@@ -6,7 +6,7 @@
 //! set; a legacy server hears none of these. The members loom adds are the same for every
 //! request on a connection, so their text is written once ([`Stamp::new`]) and copied in, and
 //! the params are serialized straight into the line: no `Value`s are built and dropped per
-//! request (17k → 5k instructions per small call, BENCHMARKS.md). A test holds the text to the
+//! request (17k → 6k instructions per small call, BENCHMARKS.md). A test holds the text to the
 //! one the params stamped as values would give.
 
 use crate::jsonrpc;
