@@ -498,6 +498,50 @@ async fn subscriptions_to_a_2026_07_28_server_are_one_listen_stream_for_all_clie
     one_clients_unsubscribe_leaves_anothers_subscription(false).await;
 }
 
+/// Whenever a server comes up, on its first process or after a restart, its subscriptions are
+/// renewed before its state is `Up`: a client that calls once it sees the server up cannot
+/// cause an update the new process would not tell of.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_subscriptions_are_renewed_before_anyone_sees_it_up() {
+    use loom::downstream::{Fleet, FleetEvent};
+    // The process guard is loom's, not this test's executable.
+    loom::downstream::stdio::set_loom_executable(LOOM.into());
+    let cfg = fixture_config(false);
+    let config = loom::config::Config::load(&cfg.path).expect("config");
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let sink = seen.clone();
+    let fleet = Fleet::start(
+        Arc::new(config),
+        loom::protocol::ClientCapabilities::default(),
+        Arc::new(move |ev| {
+            let what = match ev {
+                FleetEvent::Renewed { .. } => "renewed".to_owned(),
+                FleetEvent::State { state, .. } => state.label(),
+                _ => return,
+            };
+            sink.lock().unwrap().push(what);
+        }),
+    );
+    fleet.wait_startup().await;
+    let up = |n: usize| {
+        let seen = seen.clone();
+        async move || {
+            let ups = seen.lock().unwrap().iter().filter(|s| *s == "up").count();
+            (ups == n).then_some(())
+        }
+    };
+    wait_until("the server to be up", up(1)).await;
+    fleet.restart("x").expect("restart");
+    wait_until("the restarted server to be up", up(2)).await;
+    let seen = seen.lock().unwrap().clone();
+    for (i, s) in seen.iter().enumerate() {
+        if s == "up" {
+            assert!(i > 0 && seen[i - 1] == "renewed", "{seen:?}");
+        }
+    }
+    fleet.shutdown().await;
+}
+
 /// A 2026-07-28 client's listen stream with `resourceSubscriptions`: loom accepts only the
 /// URIs a server offers, subscribes them at that server (a legacy one by `resources/subscribe`,
 /// a modern one by its own listen stream), relays the updates tagged with the stream's id, and

@@ -55,8 +55,9 @@ pub enum FleetEvent {
         method: String,
         params: Option<Box<RawValue>>,
     },
-    /// The server's session was renewed on the same connection (an HTTP server forgot it):
-    /// it knows none of the subscriptions it was told of.
+    /// The server knows none of the subscriptions it was told of: it came up on a new process
+    /// or connection (sent before its state is `Up`), or an HTTP server forgot loom's session
+    /// and a new one was started on the same connection.
     Renewed { server: String },
     /// A server-to-client request (roots, sampling, elicitation) to answer on `conn`.
     ServerRequest {

@@ -59,6 +59,11 @@ pub async fn supervise(fleet: Arc<Fleet>, server: Arc<ServerHandle>) {
                     let mut st = lock(&server.status);
                     st.last_error = None;
                 }
+                // The new process or connection knows no subscriptions: they are renewed
+                // before anyone can see the server up, so nothing sent after that misses them.
+                (fleet.events)(FleetEvent::Renewed {
+                    server: server.name().into(),
+                });
                 set_state(&fleet, &server, ServerState::Up, None);
                 announce_guidance(&fleet, &server, &running.conn);
                 if !settled {

@@ -515,12 +515,6 @@ impl Session {
                 detail,
             } => {
                 self.server_logs.state(&server, &state, detail.as_deref());
-                if state == crate::types::events::ServerState::Up
-                    && let Some(fleet) = self.fleet.get()
-                {
-                    // A new process or connection knows no subscriptions: renew them.
-                    self.subscriptions.renew(fleet, &server);
-                }
                 self.bus.publish(Event::ServerState {
                     server,
                     state,
