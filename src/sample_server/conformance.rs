@@ -157,19 +157,15 @@ impl Fixture {
         };
         match msg.kind() {
             Kind::Request => {
-                // Requests run side by side, but what their order decides is done as each is
-                // read, as a server reading one message at a time would: a cancel read next
-                // finds it, and a listen stream is open to events a later request causes.
-                let (Some(id), Some(method)) = (&msg.id, msg.method.as_deref()) else {
-                    return;
-                };
-                let id: Value = serde_json::from_str(id.get()).unwrap_or_default();
-                let cancel = Arc::new(Notify::new());
-                lock(&self.running).insert(id.to_string(), cancel.clone());
-                if method == "subscriptions/listen" {
-                    self.open_listen(&id, msg.params.as_deref());
+                // Requests run side by side, but each runs as it is read until it first
+                // waits, as with a server that reads one message at a time: what their order
+                // decides (a subscription, a listen stream, a cancel's target) is settled before
+                // the next line is read.
+                let mut task = Box::pin(self.clone().handle(msg));
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                if task.as_mut().poll(&mut cx).is_pending() {
+                    tokio::spawn(task);
                 }
-                tokio::spawn(self.clone().handle(msg, id, cancel));
             }
             Kind::Response => self.answered(msg),
             Kind::Notification => self.notified(msg),
@@ -229,25 +225,16 @@ impl Fixture {
         }
     }
 
-    /// Opens the listen stream of a 2026-07-28 `subscriptions/listen` (one that `dispatch`
-    /// then holds open); any other is left for `dispatch` to refuse.
-    fn open_listen(&self, id: &Value, params: Option<&RawValue>) {
-        let Some(Ok(params)) = params.map(|p| serde_json::from_str::<Map<String, Value>>(p.get()))
-        else {
-            return;
-        };
-        if self.peer(&params).is_ok_and(|p| p.modern) {
-            self.listen(id, &params);
-        }
-    }
-
-    async fn handle(self: Arc<Self>, msg: RawMessage, id_value: Value, cancel: Arc<Notify>) {
+    async fn handle(self: Arc<Self>, msg: RawMessage) {
         let (Some(id), Some(method)) = (msg.id, msg.method) else {
             return;
         };
+        let id_value: Value = serde_json::from_str(id.get()).unwrap_or_default();
         let key = id_value.to_string();
+        let cancel = Arc::new(Notify::new());
+        lock(&self.running).insert(key.clone(), cancel.clone());
         let outcome = tokio::select! {
-            r = self.dispatch(&method, msg.params.as_deref()) => Some(r),
+            r = self.dispatch(&id_value, &method, msg.params.as_deref()) => Some(r),
             _ = cancel.notified() => None,
         };
         lock(&self.running).remove(&key);
@@ -301,6 +288,7 @@ impl Fixture {
     /// The answer to one request: a result, nothing (an open subscription), or an error.
     async fn dispatch(
         &self,
+        id: &Value,
         method: &str,
         params: Option<&RawValue>,
     ) -> Result<Option<Value>, RpcError> {
@@ -357,7 +345,7 @@ impl Fixture {
             }
             "completion/complete" => complete(&params)?,
             "subscriptions/listen" if peer.modern => {
-                // Opened as it was read (`open_listen`); held until cancelled.
+                self.listen(id, &params);
                 std::future::pending::<()>().await;
                 return Ok(None);
             }

@@ -374,3 +374,27 @@ async fn listeners_are_acknowledged_first_and_get_only_what_they_asked_for() {
     assert!(!names(&tools.result()["tools"]).contains(&catalog::DYNAMIC_TOOL));
     assert!(c.drain().await.is_empty());
 }
+
+/// A request is handled as it is read until it first waits, as by a server reading one message
+/// at a time: a listen stream is acknowledged and a legacy subscription answered before the
+/// next line is read, so an update a later request causes reaches them.
+#[tokio::test]
+async fn a_subscription_is_in_effect_before_the_next_line_is_read() {
+    let mut c = Client::new();
+    let mut params =
+        json!({ "notifications": { "resourceSubscriptions": ["test://watched-resource"] } });
+    params["_meta"] = modern_meta(json!({}));
+    let listen =
+        json!({ "jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": params });
+    c.fixture.receive(listen.to_string().as_bytes());
+    let ack: Value = serde_json::from_str(&c.rx.try_recv().expect("acknowledged at once")).unwrap();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+
+    let mut c = Client::legacy(all_caps()).await;
+    let subscribe = json!({ "jsonrpc": "2.0", "id": 8, "method": "resources/subscribe",
+                            "params": { "uri": "test://watched-resource" } });
+    c.fixture.receive(subscribe.to_string().as_bytes());
+    let answer: Value = serde_json::from_str(&c.rx.try_recv().expect("answered at once")).unwrap();
+    assert_eq!(answer["id"], 8);
+    assert!(answer.get("result").is_some(), "{answer}");
+}
