@@ -41,8 +41,11 @@ pub fn decide(result: &RawValue, threshold: usize) -> Decision {
     };
     let structured = v.get("structuredContent").filter(|s| !s.is_null());
     let mut tokens: usize = texts.iter().map(|t| tokens::estimate(t)).sum();
+    // `structuredContent` is the same result as the text blocks (the spec asks a server that
+    // sends it to send its text too), and a client shows the model one of them: the larger
+    // counts, not both.
     if let Some(s) = structured {
-        tokens += tokens::estimate(&s.to_string());
+        tokens = tokens.max(tokens::estimate(&s.to_string()));
     }
     if tokens < threshold {
         return Decision::Pass("below threshold");
@@ -102,6 +105,35 @@ mod tests {
     fn big_rows(n: usize) -> String {
         let rows: Vec<Value> = (0..n).map(|i| serde_json::json!({ "id": i, "name": format!("item {i}"), "price": i as f64 * 1.5 })).collect();
         Value::Array(rows).to_string()
+    }
+
+    #[test]
+    fn a_result_said_twice_is_counted_once() {
+        // tree-sitter's `list_files`: the text block and `structuredContent` hold the same
+        // list, together over the threshold, each under it.
+        let files: Vec<String> = (0..120)
+            .map(|i| format!("src/module_{i}/file.rs"))
+            .collect();
+        let text = serde_json::to_string(&files).unwrap();
+        let one = tokens::estimate(&text);
+        assert!(one < 2000 && 2 * one > 2000, "{one}");
+        let r = raw(serde_json::json!({
+            "content": [{ "type": "text", "text": text }],
+            "structuredContent": { "result": files },
+        }));
+        assert!(matches!(
+            decide(&r, 2000),
+            Decision::Pass("below threshold")
+        ));
+        // Over the threshold alone, it is still read (from `structuredContent`).
+        let big: Vec<String> = (0..400)
+            .map(|i| format!("src/module_{i}/file.rs"))
+            .collect();
+        let r = raw(serde_json::json!({
+            "content": [{ "type": "text", "text": serde_json::to_string(&big).unwrap() }],
+            "structuredContent": { "result": big },
+        }));
+        assert!(matches!(decide(&r, 2000), Decision::Table { .. }));
     }
 
     #[test]

@@ -478,7 +478,9 @@ pub fn render(
     for d in STEPS {
         let t = text(meta, p, d, pd, original_tokens);
         let st = structured(meta, p, d, pd, original_tokens);
-        let tokens = tokens::estimate(&t) + tokens::estimate(&st.to_string());
+        // The text and `structuredContent` are one result said twice (as the spec asks of a
+        // server that sends both); a client gives the model one of them, so the larger counts.
+        let tokens = tokens::estimate(&t).max(tokens::estimate(&st.to_string()));
         chosen = (t, st, tokens);
         if tokens <= budget {
             break;
@@ -574,6 +576,51 @@ mod tests {
             arguments,
             at: "2026-11-30T00:00:00Z".into(),
             rung: "json".into(),
+        }
+    }
+
+    #[test]
+    fn a_wide_table_keeps_its_stats_within_the_budget() {
+        // dbhub on PostgreSQL: 16 columns. The envelope says its text twice (text and
+        // `structuredContent`); counted twice, the stats were the first thing dropped.
+        let names: Vec<String> = (0..16).map(|i| format!("column_name_{i}")).collect();
+        let mut m = meta(Some(prov(None)), Map::new());
+        m.columns = names
+            .iter()
+            .map(|n| (n.clone(), "VARCHAR".into()))
+            .collect();
+        m.rows = 20_000;
+        let mut p = profile(json!("value"), names[0].clone());
+        p.rows = 20_000;
+        p.columns = names
+            .iter()
+            .map(|n| ColumnStats {
+                name: n.clone(),
+                distinct: 12,
+                top: vec![(json!("a fairly typical value"), 2000)],
+                note: None,
+                ..p.columns[0].clone()
+            })
+            .collect();
+        p.samples = (0..3)
+            .map(|r| {
+                Value::Object(
+                    names
+                        .iter()
+                        .map(|n| (n.clone(), json!(format!("sample {r} value"))))
+                        .collect(),
+                )
+            })
+            .collect();
+        let (env, tokens) = render(&m, &p, 1500, Some(3_000_000));
+        assert!(tokens <= 1500, "{tokens}");
+        let text = env["content"][0]["text"].as_str().unwrap();
+        assert!(
+            tokens >= tokens::estimate(text),
+            "the text is counted whole"
+        );
+        for c in env["structuredContent"]["columns"].as_array().unwrap() {
+            assert!(c.get("distinct").is_some(), "{c}");
         }
     }
 

@@ -511,8 +511,10 @@ mod tests {
 
     #[test]
     fn result_type_is_spliced_without_touching_the_rest() {
-        let info =
-            r#""_meta":{"io.modelcontextprotocol/serverInfo":{"name":"loom","version":"0.1.0"}}"#;
+        let info = format!(
+            r#""_meta":{{"io.modelcontextprotocol/serverInfo":{{"name":"loom","version":"{}"}}}}"#,
+            env!("CARGO_PKG_VERSION")
+        );
         let raw = RawValue::from_string(r#"{"content":[],  "z":"\u00e9"}"#.into()).unwrap();
         assert_eq!(
             with_result_type(raw).get(),

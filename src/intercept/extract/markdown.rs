@@ -3,7 +3,10 @@
 //! Leading and trailing pipes are optional and `\|` is a pipe inside a cell. The delimiter row
 //! anchors the table, so a title line with a pipe in it is not mistaken for the header. A few
 //! short lines around the table (a title, a closing count) are kept as context; a table lost in
-//! prose is not a table.
+//! prose is not a table. Cells, the header's included, are read as markdown inline text, as a
+//! renderer would show them: a backslash before ASCII punctuation escapes it (`customer\_id`
+//! is `customer_id`), a code span is its content, and an entity reference (`&amp;`, `&#123;`,
+//! `&#x1F600;`) is the character it names. Emphasis and links stay as written.
 
 use super::{Found, Records, good_header, lines, record};
 use crate::intercept::table::Tier;
@@ -12,21 +15,31 @@ use serde_json::{Map, Value};
 /// Lines at most before or after the table that are kept as context.
 const AROUND_LINES: usize = 3;
 
-/// The cells of a table row; `None` for a line with no unescaped pipe (not a row).
-fn cells(line: &str) -> Option<Vec<String>> {
+/// The cells of a table row, as markdown; `None` for a line with no unescaped pipe (not a
+/// row). `\|` is a pipe inside a cell; `\\` is kept whole, so the backslash it stands for
+/// escapes nothing after it.
+fn raw_cells(line: &str) -> Option<Vec<String>> {
     let t = line.trim();
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut pipes = 0;
+    // Whether the row's last character was an unescaped pipe, which only closes the row.
+    let mut closed = false;
     let mut chars = t.chars().peekable();
     while let Some(c) = chars.next() {
+        closed = false;
         match c {
             '\\' if chars.peek() == Some(&'|') => {
                 cur.push('|');
                 chars.next();
             }
+            '\\' if chars.peek() == Some(&'\\') => {
+                cur.push_str("\\\\");
+                chars.next();
+            }
             '|' => {
                 pipes += 1;
+                closed = true;
                 out.push(std::mem::take(&mut cur).trim().to_owned());
             }
             c => cur.push(c),
@@ -36,15 +49,165 @@ fn cells(line: &str) -> Option<Vec<String>> {
         return None;
     }
     out.push(cur.trim().to_owned());
-    // An unescaped pipe at either end only closes the row: it leaves an empty first or last
-    // piece, which is not a cell.
+    // An unescaped pipe at either end only opens or closes the row: it leaves an empty first
+    // or last piece, which is not a cell.
     if t.starts_with('|') {
         out.remove(0);
     }
-    if t.ends_with('|') && !t.ends_with("\\|") && !out.is_empty() {
+    if closed && !out.is_empty() {
         out.pop();
     }
     Some(out)
+}
+
+/// The cells of a table row as the text they show.
+fn cells(line: &str) -> Option<Vec<String>> {
+    Some(raw_cells(line)?.iter().map(|c| inline_text(c)).collect())
+}
+
+/// A cell's markdown as the text it shows: backslash escapes, code spans and entity
+/// references resolved (CommonMark 6.1, 6.2, 2.4); everything else as written.
+pub(super) fn inline_text(md: &str) -> String {
+    let b = md.as_bytes();
+    let mut out = String::with_capacity(md.len());
+    let mut i = 0;
+    while i < md.len() {
+        match b[i] {
+            b'\\' if b.get(i + 1).is_some_and(u8::is_ascii_punctuation) => {
+                out.push(char::from(b[i + 1]));
+                i += 2;
+            }
+            b'`' => {
+                let run = b[i..].iter().take_while(|&&c| c == b'`').count();
+                match code_span(md, i, run) {
+                    Some((content, end)) => {
+                        out.push_str(&content);
+                        i = end;
+                    }
+                    None => {
+                        // No closing run of the same length: the backticks are literal.
+                        out.push_str(&md[i..i + run]);
+                        i += run;
+                    }
+                }
+            }
+            b'&' => match entity(&md[i..]) {
+                Some((c, len)) => {
+                    out.push_str(&c);
+                    i += len;
+                }
+                None => {
+                    out.push('&');
+                    i += 1;
+                }
+            },
+            _ => {
+                // Copy up to the next byte that may start a construct; those are all ASCII, so
+                // the cut is on a character boundary.
+                let next = b[i + 1..]
+                    .iter()
+                    .position(|c| matches!(c, b'\\' | b'`' | b'&'))
+                    .map_or(md.len(), |p| i + 1 + p);
+                out.push_str(&md[i..next]);
+                i = next;
+            }
+        }
+    }
+    out
+}
+
+/// The code span opened by `run` backticks at `start`: its content and where it ends. The
+/// span closes at the next run of exactly as many backticks; one space is stripped from each
+/// end when both ends have one and the content is not all spaces.
+fn code_span(md: &str, start: usize, run: usize) -> Option<(String, usize)> {
+    let b = md.as_bytes();
+    let open_end = start + run;
+    let mut j = open_end;
+    while j < b.len() {
+        if b[j] == b'`' {
+            let len = b[j..].iter().take_while(|&&c| c == b'`').count();
+            if len == run {
+                let content = md.get(open_end..j)?;
+                let stripped = if content.len() >= 2
+                    && content.starts_with(' ')
+                    && content.ends_with(' ')
+                    && !content.bytes().all(|c| c == b' ')
+                {
+                    &content[1..content.len() - 1]
+                } else {
+                    content
+                };
+                return Some((stripped.to_owned(), j + len));
+            }
+            j += len;
+        } else {
+            j += 1;
+        }
+    }
+    None
+}
+
+/// Named entities a table cell is likely to hold; an unknown name stays as written.
+const ENTITIES: &[(&str, &str)] = &[
+    ("amp", "&"),
+    ("lt", "<"),
+    ("gt", ">"),
+    ("quot", "\""),
+    ("apos", "'"),
+    ("nbsp", "\u{a0}"),
+    ("copy", "©"),
+    ("reg", "®"),
+    ("trade", "™"),
+    ("hellip", "…"),
+    ("mdash", "—"),
+    ("ndash", "–"),
+    ("lsquo", "‘"),
+    ("rsquo", "’"),
+    ("ldquo", "“"),
+    ("rdquo", "”"),
+    ("laquo", "«"),
+    ("raquo", "»"),
+    ("euro", "€"),
+    ("pound", "£"),
+    ("yen", "¥"),
+    ("cent", "¢"),
+    ("sect", "§"),
+    ("para", "¶"),
+    ("deg", "°"),
+    ("plusmn", "±"),
+    ("times", "×"),
+    ("divide", "÷"),
+    ("middot", "·"),
+    ("bull", "•"),
+    ("micro", "µ"),
+    ("shy", "\u{ad}"),
+];
+
+/// The entity reference at the start of `s` (`&name;`, `&#NNN;`, `&#xHH;`): its text and
+/// length. Numeric references to no character (0, surrogates, past U+10FFFF) are U+FFFD.
+fn entity(s: &str) -> Option<(String, usize)> {
+    let body = s.strip_prefix('&')?;
+    let end = body.find(';')?;
+    let name = body.get(..end)?;
+    let len = end + 2;
+    if let Some(num) = name.strip_prefix('#') {
+        let (digits, radix, max) = match num.strip_prefix(['x', 'X']) {
+            Some(hex) => (hex, 16, 6),
+            None => (num, 10, 7),
+        };
+        if digits.is_empty() || digits.len() > max || !digits.chars().all(|c| c.is_digit(radix)) {
+            return None;
+        }
+        let code = u32::from_str_radix(digits, radix).ok()?;
+        let c = char::from_u32(code)
+            .filter(|&c| c != '\0')
+            .unwrap_or('\u{fffd}');
+        return Some((c.to_string(), len));
+    }
+    ENTITIES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| ((*t).to_owned(), len))
 }
 
 fn is_delimiter_cell(c: &str) -> bool {

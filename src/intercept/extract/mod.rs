@@ -1,12 +1,14 @@
 //! Finding rows in a tool result, rung by rung: `structuredContent`; JSON in text (one fenced
 //! block allowed); one JSON object per text block; NDJSON; CSV/TSV; markdown tables; `Key:
-//! value` record blocks; aligned fixed-width tables and `[TAG] name` listings. Each rung either
+//! value` record blocks; ruled tables (`dpkg -l`) and long listings (`ls -l`); aligned
+//! fixed-width tables and `[TAG] name` listings. Each rung either
 //! accounts for every row or declines: ambiguity is a pass-through, never a guess.
 
 mod csv;
 mod fixed_width;
 mod json;
 mod json_rows;
+mod listing;
 mod markdown;
 mod records;
 
@@ -29,10 +31,19 @@ pub struct Records {
 
 impl Found {
     fn text(records: Vec<Map<String, Value>>, rung: &'static str) -> Option<Found> {
+        Found::records(records, Map::new(), rung)
+    }
+
+    /// Text-tier records with the context found around them.
+    fn records(
+        records: Vec<Map<String, Value>>,
+        context: Map<String, Value>,
+        rung: &'static str,
+    ) -> Option<Found> {
         (!records.is_empty()).then_some(Found::Records(Records {
             records,
             tier: Tier::Text,
-            context: Map::new(),
+            context,
             rung,
         }))
     }
@@ -92,6 +103,8 @@ pub fn find_in_text(text: &str) -> Option<Found> {
         .or_else(|| csv::parse(text))
         .or_else(|| markdown::parse(text))
         .or_else(|| records::parse(text))
+        .or_else(|| listing::ruled(text))
+        .or_else(|| listing::long_listing(text))
         .or_else(|| fixed_width::tagged(text))
         .or_else(|| fixed_width::aligned(text))
 }

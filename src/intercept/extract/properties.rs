@@ -167,6 +167,8 @@ fn every_rung(text: &str) {
         csv::parse(text),
         markdown::parse(text),
         records::parse(text),
+        listing::ruled(text),
+        listing::long_listing(text),
         fixed_width::tagged(text),
         fixed_width::aligned(text),
         json::one_object_per_block(&[text, text]),
@@ -332,5 +334,229 @@ proptest! {
     #[test]
     fn declared_types_take_any_text(s in any::<String>()) {
         let _ = crate::intercept::table::declared_type(&s);
+    }
+}
+
+/// The string cells of whatever the ladder found in `text`, header first; `None` when it
+/// found nothing. A cell that is not a string (the text rungs make none) fails the test.
+fn found_cells(text: &str) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let Found::Records(r) = find_in_text(text)? else {
+        panic!("a text table typed as JSON: {text:?}");
+    };
+    let header: Vec<String> = r.records.first()?.keys().cloned().collect();
+    let rows = r
+        .records
+        .iter()
+        .map(|rec| {
+            assert_eq!(
+                rec.keys().collect::<Vec<_>>(),
+                header.iter().collect::<Vec<_>>()
+            );
+            rec.values()
+                .map(|v| v.as_str().expect("text cells").to_owned())
+                .collect()
+        })
+        .collect();
+    Some((header, rows))
+}
+
+/// One cell's words: short runs of letters, digits and the punctuation listings print.
+fn word() -> impl Strategy<Value = String> {
+    "[a-z0-9:/.()_+-]{1,6}|[A-Z][a-z]{0,3}|[0-9]{1,7}|東京|é"
+}
+
+/// A cell: empty, one word, or words with one or two spaces between them.
+fn spaced_cell() -> impl Strategy<Value = String> {
+    prop_oneof![
+        1 => Just(String::new()),
+        4 => word(),
+        2 => proptest::collection::vec((word(), proptest::sample::select(&[" ", "  "][..])), 1..4)
+            .prop_map(|ws| {
+                let mut s: String = ws.iter().map(|(w, sp)| format!("{w}{sp}")).collect();
+                s.truncate(s.trim_end().len());
+                s
+            }),
+    ]
+}
+
+/// A fixed-width table as a program prints it: each column a field as wide as its widest
+/// cell or header, the header and the cells at the field's start (left-aligned) or end
+/// (right-aligned), fields one to three spaces apart; the last column left-aligned and
+/// unpadded. Returns the text with the header and rows that made it.
+fn printed_table(
+    cell: BoxedStrategy<String>,
+) -> impl Strategy<Value = (String, Vec<String>, Vec<Vec<String>>)> {
+    (2usize..6, 2usize..7).prop_flat_map(move |(cols, rows)| {
+        (
+            proptest::collection::vec(("[A-Z]{1,5}%?", any::<bool>(), 1usize..4), cols),
+            proptest::collection::vec(proptest::collection::vec(cell.clone(), cols), rows),
+        )
+            .prop_filter_map("distinct headers, no blank row", |(spec, rows)| {
+                let header: Vec<String> = spec
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (h, _, _))| format!("{h}{i}"))
+                    .collect();
+                // A column empty on every row leaves no trace of where it is; a blank row is
+                // no line at all.
+                let empty_column = (0..header.len()).any(|c| rows.iter().all(|r| r[c].is_empty()));
+                if empty_column
+                    || rows.iter().any(|r| r.iter().all(String::is_empty))
+                    || rows.iter().any(|r| r.last().is_some_and(|c| c.is_empty()))
+                {
+                    return None;
+                }
+                use unicode_width::UnicodeWidthStr;
+                let n = header.len();
+                let widths: Vec<usize> = (0..n)
+                    .map(|c| {
+                        rows.iter()
+                            .map(|r| r[c].width())
+                            .chain([header[c].width()])
+                            .max()
+                            .unwrap_or(0)
+                    })
+                    .collect();
+                let line = |cells: &[String]| {
+                    let mut out = String::new();
+                    for (c, cell) in cells.iter().enumerate() {
+                        let pad = widths[c] - cell.width();
+                        let right = spec[c].1 && c + 1 < n;
+                        if right {
+                            out.push_str(&" ".repeat(pad));
+                            out.push_str(cell);
+                        } else {
+                            out.push_str(cell);
+                            if c + 1 < n {
+                                out.push_str(&" ".repeat(pad));
+                            }
+                        }
+                        if c + 1 < n {
+                            out.push_str(&" ".repeat(spec[c].2));
+                        }
+                    }
+                    out
+                };
+                let mut text = line(&header);
+                text.push('\n');
+                for r in &rows {
+                    text.push_str(&line(r));
+                    text.push('\n');
+                }
+                Some((text, header, rows))
+            })
+    })
+}
+
+/// A cell's text as a markdown writer escapes it, in one of the ways writers do: every
+/// ASCII punctuation mark backslash-escaped, only those that must be, entity references, or
+/// a code span. Pipes and backticks are always escaped, so no cell edge or span is invented.
+fn markdown_escaped(cell: &str, how: u8) -> String {
+    let backslash_free = !cell.contains('\\') && !cell.contains('`');
+    if how == 3 && backslash_free && !cell.is_empty() {
+        return format!("`{}`", cell.replace('|', "\\|"));
+    }
+    let mut out = String::new();
+    for c in cell.chars() {
+        match (how, c) {
+            (_, '|') => out.push_str("\\|"),
+            (2, '&' | '<' | '>' | '"') => out.push_str(&format!("&#{};", u32::from(c))),
+            (2, c) if !c.is_ascii() => out.push_str(&format!("&#x{:X};", u32::from(c))),
+            (_, '\\' | '`' | '&') => {
+                out.push('\\');
+                out.push(c);
+            }
+            (0, c) if c.is_ascii_punctuation() => {
+                out.push('\\');
+                out.push(c);
+            }
+            (_, c) => out.push(c),
+        }
+    }
+    out
+}
+
+/// A markdown cell's content: anything a table can hold but commas and tabs (those make the
+/// text a CSV first) and edge spaces (cells are trimmed).
+fn markdown_cell() -> impl Strategy<Value = String> {
+    "[a-zA-Z0-9 _*\\\\`&;#|<>\"'!\\[\\]()=.-]{0,10}|東京😀|é".prop_map(|s| s.trim().to_owned())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// A fixed-width table is read exactly as printed, or not at all: never a cell moved to a
+    /// neighbour, split or joined.
+    #[test]
+    fn printed_tables_are_read_exactly_or_not_at_all(
+        (text, header, rows) in printed_table(spaced_cell().boxed())
+    ) {
+        if let Some((got_header, got_rows)) = found_cells(&text) {
+            prop_assert_eq!(&got_header, &header, "{}", text);
+            prop_assert_eq!(&got_rows, &rows, "{}", text);
+        }
+    }
+
+    /// Tables that no overflow makes ambiguous (every cell one word) are read.
+    #[test]
+    fn one_word_tables_are_read((text, header, rows) in printed_table(word().boxed())) {
+        let found = found_cells(&text);
+        prop_assert!(found.is_some(), "{}", text);
+        let (got_header, got_rows) = found.unwrap_or_default();
+        prop_assert_eq!(got_header, header);
+        prop_assert_eq!(got_rows, rows);
+    }
+
+    /// A markdown table's cells read back as the text they were written from, however a
+    /// writer escaped them.
+    #[test]
+    fn markdown_cells_round_trip(
+        header in proptest::collection::vec("[a-z][a-z_\\\\*]{0,6}", 2..5),
+        rows in proptest::collection::vec(proptest::collection::vec(markdown_cell(), 5), 2..6),
+        how in proptest::collection::vec(0u8..4, 5),
+    ) {
+        let header: Vec<String> = header.iter().enumerate().map(|(i, h)| format!("{h}{i}")).collect();
+        let n = header.len();
+        let rows: Vec<Vec<String>> = rows.into_iter().map(|mut r| { r.truncate(n); r }).collect();
+        let line = |cells: &[String]| {
+            let escaped: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, c)| markdown_escaped(c, how[i]))
+                .collect();
+            format!("| {} |\n", escaped.join(" | "))
+        };
+        let mut text = line(&header);
+        text.push_str(&format!("|{}|\n", vec!["---"; n].join("|")));
+        for r in &rows {
+            text.push_str(&line(r));
+        }
+        let found = found_cells(&text);
+        prop_assert!(found.is_some(), "{}", text);
+        let (got_header, got_rows) = found.unwrap_or_default();
+        prop_assert_eq!(got_header, header, "{}", text);
+        prop_assert_eq!(got_rows, rows, "{}", text);
+    }
+
+    /// Every line of a CSV or TSV is a row or the header: none lost, none invented. A first
+    /// line holding a number is never taken for names.
+    #[test]
+    fn delimited_lines_are_all_kept(
+        rows in proptest::collection::vec(
+            proptest::collection::vec("[a-z]{1,6}|[0-9]{1,4}|[a-z]{1,3} [a-z]{1,3}", 3), 3..8),
+        tab in any::<bool>(),
+    ) {
+        let delim = if tab { "\t" } else { "," };
+        let text: String = rows.iter().map(|r| format!("{}\n", r.join(delim))).collect();
+        if let Some((header, got)) = found_cells(&text) {
+            let numbered = header.iter().enumerate().all(|(i, h)| *h == format!("column_{}", i + 1));
+            if numbered {
+                prop_assert_eq!(&got, &rows);
+            } else {
+                prop_assert_eq!(&header, &rows[0]);
+                prop_assert_eq!(&got[..], &rows[1..]);
+                prop_assert!(!rows[0].iter().any(|c| c.parse::<u64>().is_ok()), "{}", text);
+            }
+        }
     }
 }

@@ -218,3 +218,252 @@ fn plain_prose_and_logs_are_not_tables() {
         None
     );
 }
+
+/// A fixture of real command output, saved from a Debian machine.
+fn shape(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/shapes/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn ps_with_a_spaced_date_is_parked_not_misread() {
+    // `ps -eo pid,user,lstart,rss,args`: STARTED (`Mon Dec  7 11:18:04 2026`) overflows left
+    // of its right-aligned header into the gap after the left-aligned USER. Either could own
+    // `Mon Dec  7`, so it is no table (it was read as STARTED=`Mon`, RSS=`Dec`).
+    let text = shape("ps_lstart.txt");
+    assert_eq!(rung(&text), None, "{:?}", rows(&text).first());
+    // With every user four letters long the same holds.
+    let uniform: String = text
+        .lines()
+        .map(|l| l.replacen("systemd+", "root    ", 1))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(rung(&uniform), None);
+}
+
+/// `ps aux`'s first ten fields hold no spaces; COMMAND is the rest of the line as written.
+fn ps_aux_expected(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let mut cells = Vec::new();
+            let mut rest = l;
+            for _ in 0..10 {
+                let t = rest.trim_start();
+                let end = t.find(' ').unwrap_or(t.len());
+                cells.push(t[..end].to_owned());
+                rest = &t[end..];
+            }
+            cells.push(rest.trim_start().to_owned());
+            cells
+        })
+        .collect()
+}
+
+#[test]
+fn ps_aux_is_read_by_its_edges_exactly() {
+    let mut text = shape("ps_aux.txt");
+    // A process title with a trailing space keeps it (postgres sets such titles).
+    text.push_str("postgres   812  0.0  0.1 215000  9120 ?        Ss   11:20   0:00 postgres: checkpointer \n");
+    let r = rows(&text);
+    let expected = ps_aux_expected(&text);
+    assert_eq!(rung(&text), Some("fixed_width"));
+    assert_eq!(r.len(), expected.len());
+    let names = [
+        "USER", "PID", "%CPU", "%MEM", "VSZ", "RSS", "TTY", "STAT", "START", "TIME", "COMMAND",
+    ];
+    for (row, want) in r.iter().zip(&expected) {
+        let got: Vec<&str> = names.iter().map(|n| row[*n].as_str().unwrap()).collect();
+        assert_eq!(got, *want);
+    }
+    assert_eq!(
+        r.last().unwrap()["COMMAND"],
+        "postgres: checkpointer ",
+        "the last column keeps its trailing space"
+    );
+}
+
+#[test]
+fn overflow_goes_where_the_evidence_puts_it() {
+    // STATUS is left-aligned (its cells start at its header, and end in different places), so
+    // `ago` after CREATED's header is CREATED's.
+    let docker = "CONTAINER ID   CREATED      STATUS         NAMES\n\
+                  f2a1b3c4d5e6   2 hours ago  Up 2 hours     web\n\
+                  0a9b8c7d6e5f   3 days ago   Exited (0) 1m  db\n";
+    let r = rows(docker);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0]["CREATED"], "2 hours ago");
+    assert_eq!(r[1]["STATUS"], "Exited (0) 1m");
+    // A right-aligned SIZE whose numbers overflow left of it, after an empty-or-short NAME.
+    let sizes = "NAME        SIZE  KIND\n\
+                 a        1234567  file\n\
+                 bb            12  dir\n\
+                 ccc          123  file\n";
+    let r = rows(sizes);
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[0]["SIZE"], "1234567");
+    assert_eq!(r[0]["NAME"], "a");
+    // A value over two header words is no table.
+    assert_eq!(rung("NAME  SIZE\nabcdefghij 1\nb     2\nc     3\n"), None);
+    // Inner spacing is kept as written.
+    let spaced = "NAME           WHEN\nalpha  Dec  7 10:00\nbeta   Dec 17 10:00\n";
+    assert_eq!(
+        rung(spaced),
+        None,
+        "WHEN overflows after a left-aligned NAME: ambiguous"
+    );
+    // The same overflow after a column proven right-aligned is the next column's, and inner
+    // spacing is kept as written.
+    let spaced = "   N          WHEN\n   1  Dec  7 10:00\n  22  Dec 17 10:00\n";
+    let r = rows(spaced);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0]["WHEN"], "Dec  7 10:00");
+    assert_eq!(r[1]["N"], "22");
+}
+
+#[test]
+fn headerless_tsv_keeps_every_line() {
+    for (file, first) in [
+        ("dpkg_query.tsv", ["adduser", "3.134"]),
+        ("du_ak.tsv", ["12", "/usr/share/doc/libelf1/copyright"]),
+    ] {
+        let text = shape(file);
+        let f = find_in_text(&text).unwrap();
+        assert_eq!(f.rung(), "tsv");
+        assert_eq!(
+            f.rows(),
+            text.lines().count(),
+            "{file}: every line is a row"
+        );
+        assert!(f.context()["header"].as_str().unwrap().starts_with("none"));
+        let r = rows(&text);
+        assert_eq!(r[0]["column_1"], first[0], "{file}");
+        assert_eq!(r[0]["column_2"], first[1], "{file}");
+        for (row, line) in r.iter().zip(text.lines()) {
+            let (a, b) = line.split_once('\t').unwrap();
+            assert_eq!(
+                (row["column_1"].as_str(), row["column_2"].as_str()),
+                (Some(a), Some(b))
+            );
+        }
+    }
+    // A header that names columns is still a header.
+    let r = rows("package\tversion\nadduser\t3.134\nbash\t5.2\n");
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0]["package"], "adduser");
+    // A first line repeated below in its column is data, not names.
+    let r = rows("root,bin\nroot,sbin\nuser,lib\n");
+    assert_eq!(r.len(), 0, "comma text with no value column stays text");
+    let r = rows("a\tb\na\tc\nd\te\n");
+    assert_eq!(r.len(), 3);
+    // Prose with commas is not a headerless table.
+    assert_eq!(
+        rung(
+            "Well, I said to him that we should go\nThis is prose, really\nNothing here, to see\n"
+        ),
+        None
+    );
+}
+
+#[test]
+fn a_note_above_a_csv_is_context() {
+    let text = "[Reading 4 lines from start (total: 4 lines, 0 remaining)]\nid,name,amount\n1,Ann,2.50\n2,Bob,3.00\n3,Cy,4.25\n";
+    let f = find_in_text(text).unwrap();
+    assert_eq!(f.rung(), "csv");
+    assert_eq!(f.rows(), 3);
+    assert_eq!(
+        f.context()["text_before"],
+        "[Reading 4 lines from start (total: 4 lines, 0 remaining)]"
+    );
+    // A first line of the table's own width is not a note: the table reads as it is.
+    let r = rows("x,y,z\nid,name,amount\n1,Ann,2.50\n2,Bob,3.00\n");
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[0]["x"], "id");
+}
+
+#[test]
+fn dpkg_l_is_read_by_its_ruler() {
+    let text = shape("dpkg_l.txt");
+    let f = find_in_text(&text).unwrap();
+    assert_eq!(f.rung(), "ruled");
+    assert_eq!(f.rows(), text.lines().count() - 5);
+    assert!(
+        f.context()["text_before"]
+            .as_str()
+            .unwrap()
+            .starts_with("Desired=")
+    );
+    let r = rows(&text);
+    assert_eq!(r[0]["column_1"], "ii");
+    assert_eq!(r[0]["Name"], "adduser");
+    assert_eq!(r[0]["Version"], "3.134");
+    assert_eq!(r[0]["Architecture"], "all");
+    assert_eq!(r[0]["Description"], "add and remove users and groups");
+    // A value that runs into the ruler's gap is no table.
+    let broken = text.replacen(
+        "ii  adduser ",
+        "ii  adduserXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+        1,
+    );
+    assert_ne!(rung(&broken), Some("ruled"));
+}
+
+#[test]
+fn ls_l_is_a_long_listing() {
+    for file in ["ls_l.txt", "ls_dev.txt"] {
+        let text = shape(file);
+        let f = find_in_text(&text).unwrap();
+        assert_eq!(f.rung(), "long_listing", "{file}");
+        assert_eq!(f.rows(), text.lines().count() - 1, "{file}");
+        assert!(
+            f.context()["text_before"]
+                .as_str()
+                .unwrap()
+                .starts_with("total ")
+        );
+        for (row, line) in rows(&text).iter().zip(text.lines().skip(1)) {
+            let name = row["name"].as_str().unwrap();
+            let shown = match row.get("target").and_then(Value::as_str) {
+                Some(t) if !t.is_empty() => format!(" {name} -> {t}"),
+                _ => format!(" {name}"),
+            };
+            assert!(line.ends_with(&shown), "{line:?} vs {shown:?}");
+            assert!(line.starts_with(row["mode"].as_str().unwrap()));
+        }
+    }
+    let r = rows(&shape("ls_l.txt"));
+    assert_eq!(r[0]["name"], "FileCheck-14");
+    assert_eq!(r[0]["target"], "../lib/llvm-14/bin/FileCheck");
+    assert_eq!(r[0]["modified"], "Feb 17  2023");
+    // A link whose name holds the arrow twice cannot be split.
+    let odd =
+        "total 0\nlrwxrwxrwx 1 a a 1 Feb 17  2023 x -> y -> z\n-rw-r--r-- 1 a a 1 Feb 17  2023 w\n";
+    assert_eq!(rung(odd), None);
+}
+
+#[test]
+fn markdown_cells_read_as_the_text_they_show() {
+    let text = "| product\\_name | sku | note |\n|---|---|---|\n\
+                | USB\\_C cable | SKU\\_00001 | \\*\\*bold\\*\\* lamp |\n\
+                | back\\slash hook | `a\\_b` | AT&amp;T &#x1F600; &#65; &bogus; |\n\
+                | pipe \\| inside | ``code ` tick`` | 2\\*4 lumber |\n";
+    let r = rows(text);
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[0]["product_name"], "USB_C cable");
+    assert_eq!(r[0]["sku"], "SKU_00001");
+    assert_eq!(r[0]["note"], "**bold** lamp");
+    // A backslash before a letter is no escape; inside a code span none is.
+    assert_eq!(r[1]["product_name"], "back\\slash hook");
+    assert_eq!(r[1]["sku"], "a\\_b");
+    assert_eq!(r[1]["note"], "AT&T 😀 A &bogus;");
+    assert_eq!(r[2]["product_name"], "pipe | inside");
+    assert_eq!(r[2]["sku"], "code ` tick");
+    assert_eq!(r[2]["note"], "2*4 lumber");
+    // An escaped backslash before a pipe leaves the pipe a cell edge.
+    let r = rows("| a | b |\n|---|---|\n| x\\\\ | y |\n| p | q |\n");
+    assert_eq!(r[0]["a"], "x\\");
+    assert_eq!(r[0]["b"], "y");
+}
