@@ -636,9 +636,8 @@ fn found_in(result: &Value) -> Found {
             .flatten()
     });
     if let Some(Value::Object(o)) = object {
-        return Found::Rows(vec![
-            crate::intercept::table::flatten(o).into_iter().collect(),
-        ]);
+        // Flattened with the rows, as a table's objects are: kept whole beside their members.
+        return Found::Rows(vec![o]);
     }
     if texts.is_empty() {
         Found::Nothing
@@ -655,7 +654,11 @@ fn table_records(table: &Table, context: &Map<String, Value>) -> Vec<Map<String,
     (0..table.rows())
         .map(|r| {
             let mut m: Map<String, Value> = flat_context.iter().cloned().collect();
+            // A view's values are in the object it views, which the batch's table flattens again.
             for (c, col) in table.columns.iter().enumerate() {
+                if col.view_of.is_some() {
+                    continue;
+                }
                 let v = match table.cell(r, c) {
                     Cell::Null => Value::Null,
                     Cell::Bool(b) => Value::Bool(b),
