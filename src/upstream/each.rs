@@ -756,3 +756,31 @@ fn batch_records(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names of the batch table's columns built from one result's rows.
+    fn batch_columns(result: Value) -> Vec<String> {
+        let Found::Rows(records) = found_in(&result) else {
+            panic!("no rows in {result}");
+        };
+        Table::from_records(records, Tier::Json, Map::new(), "loom_call_each")
+            .expect("a table")
+            .columns
+            .into_iter()
+            .map(|c| c.name)
+            .collect()
+    }
+
+    #[test]
+    fn a_results_objects_are_flattened_once_in_the_batch() {
+        let rows = r#"[{"id": 1, "meta": {"a": 1}}, {"id": 2, "meta": null}]"#;
+        let table = json!({ "content": [{ "type": "text", "text": rows }] });
+        assert_eq!(batch_columns(table), ["id", "meta", "meta.a"]);
+        let one =
+            json!({ "content": [{ "type": "text", "text": r#"{"id": 1, "meta": {"a": 1}}"# }] });
+        assert_eq!(batch_columns(one), ["id", "meta", "meta.a"]);
+    }
+}
