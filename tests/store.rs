@@ -85,6 +85,7 @@ fn ingest_keeps_exact_types_order_and_context() {
             ("amount", "DECIMAL(18,2)"),
             ("created_at", "TIMESTAMP"),
             ("day", "DATE"),
+            ("meta", "JSON"),
             ("meta.channel", "VARCHAR"),
             ("meta.tags", "JSON"),
         ]
@@ -105,6 +106,103 @@ fn ingest_keeps_exact_types_order_and_context() {
     assert_eq!(rows[0]["first_tag"], "a");
     let c = ingest_json(&store, "list_customers", CUSTOMERS);
     assert_eq!(store.dataset(&c).unwrap().context["total"], 3);
+}
+
+/// Rows as a Postgres MCP server sends a jsonb column that holds an object on every 7th row and
+/// null elsewhere, pretty-printed, bare (the fast reader) or wrapped in an object (the general
+/// rung).
+fn sparse_objects(rows: usize, wrapped: bool) -> String {
+    let rows: Vec<Value> = (0..rows)
+        .map(|i| {
+            let meta = if i % 7 == 0 {
+                json!({ "q": i, "sku": format!("S-{i}") })
+            } else {
+                Value::Null
+            };
+            json!({ "order_id": i, "meta": meta })
+        })
+        .collect();
+    if wrapped {
+        serde_json::to_string_pretty(&json!({ "rows": rows })).unwrap()
+    } else {
+        serde_json::to_string_pretty(&rows).unwrap()
+    }
+}
+
+#[test]
+fn a_json_column_with_objects_on_some_rows_counts_every_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let objects = (0..300).filter(|i| i % 7 == 0).count();
+    for wrapped in [false, true] {
+        let r = ingest_json(&store, "pg_query", &sparse_objects(300, wrapped));
+        let rows = inline(
+            &store,
+            &format!(
+                "SELECT count(meta) AS m, count(*) FILTER (WHERE meta IS NOT NULL) AS w, count(\"meta.q\") AS q, sum((meta->>'$.q')::BIGINT) AS s FROM {r}"
+            ),
+        );
+        assert_eq!(rows[0]["m"], objects, "wrapped {wrapped}");
+        assert_eq!(rows[0]["w"], objects);
+        assert_eq!(rows[0]["q"], objects);
+        let sum: usize = (0..300).filter(|i| i % 7 == 0).sum();
+        assert_eq!(rows[0]["s"], sum);
+        let rows = inline(
+            &store,
+            &format!("SELECT meta, \"meta.sku\" AS sku FROM {r} WHERE order_id = 14"),
+        );
+        assert_eq!(rows[0]["meta"], json!({ "q": 14, "sku": "S-14" }));
+        assert_eq!(rows[0]["sku"], "S-14");
+        // The envelope says the column is the truth and the dotted ones are views of it.
+        let p = store.profile(&r, 5).unwrap();
+        let notes: Vec<(&str, Option<&str>)> = p
+            .columns
+            .iter()
+            .map(|c| (c.name.as_str(), c.note.as_deref()))
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                ("order_id", None),
+                ("meta", Some("JSON object; also flattened to meta.*")),
+                ("meta.q", Some("view of meta")),
+                ("meta.sku", Some("view of meta")),
+            ]
+        );
+    }
+}
+
+#[test]
+fn a_json_column_with_objects_on_every_row_or_mixed_values_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let every =
+        r#"[{"id": 1, "meta": {"a": 1}}, {"id": 2, "meta": {}}, {"id": 3, "meta": {"a": 3}}]"#;
+    let r = ingest_json(&store, "pg_query", every);
+    let rows = inline(&store, &format!("SELECT meta FROM {r} ORDER BY id"));
+    let metas: Vec<&Value> = rows.iter().map(|r| &r["meta"]).collect();
+    assert_eq!(metas, [&json!({"a": 1}), &json!({}), &json!({"a": 3})]);
+    // Objects beside text, numbers and arrays: every value kept, none flattened away.
+    let mixed = r#"[{"id": 1, "meta": {"a": 1}}, {"id": 2, "meta": "none"}, {"id": 3, "meta": 7300000000000007919}, {"id": 4, "meta": [1]}, {"id": 5, "meta": null}]"#;
+    let r = ingest_json(&store, "pg_query", mixed);
+    let meta = store.dataset(&r).unwrap();
+    let names: Vec<&str> = meta.columns.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["id", "meta"]);
+    let rows = inline(
+        &store,
+        &format!("SELECT meta::VARCHAR AS m FROM {r} ORDER BY id"),
+    );
+    let metas: Vec<&Value> = rows.iter().map(|r| &r["m"]).collect();
+    assert_eq!(
+        metas,
+        [
+            &json!(r#"{"a":1}"#),
+            &json!(r#""none""#),
+            &json!("7300000000000007919"),
+            &json!("[1]"),
+            &Value::Null
+        ]
+    );
 }
 
 #[test]
@@ -423,7 +521,7 @@ fn materialize_drop_and_export() {
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(
         text.starts_with(
-            "order_id,customer_id,status,amount,created_at,day,meta.channel,meta.tags\n"
+            "order_id,customer_id,status,amount,created_at,day,meta,meta.channel,meta.tags\n"
         ),
         "{text}"
     );
@@ -856,7 +954,7 @@ fn export_options_delimiter_header_name_and_a_range_of_rows() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.lines().count(), 1, "{text}");
     let fields: Vec<&str> = text.trim_end().split(';').collect();
-    assert_eq!(fields.len(), 8, "{text}");
+    assert_eq!(fields.len(), 9, "{text}");
     // The same row, in the table's order, is the second of a full export.
     let (all, _) = store.export(&r, ExportFormat::Csv, None).unwrap();
     let second = std::fs::read_to_string(all)

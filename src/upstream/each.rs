@@ -636,9 +636,8 @@ fn found_in(result: &Value) -> Found {
             .flatten()
     });
     if let Some(Value::Object(o)) = object {
-        return Found::Rows(vec![
-            crate::intercept::table::flatten(o).into_iter().collect(),
-        ]);
+        // Flattened with the rows, as a table's objects are: kept whole beside their members.
+        return Found::Rows(vec![o]);
     }
     if texts.is_empty() {
         Found::Nothing
@@ -655,7 +654,11 @@ fn table_records(table: &Table, context: &Map<String, Value>) -> Vec<Map<String,
     (0..table.rows())
         .map(|r| {
             let mut m: Map<String, Value> = flat_context.iter().cloned().collect();
+            // A view's values are in the object it views, which the batch's table flattens again.
             for (c, col) in table.columns.iter().enumerate() {
+                if col.view_of.is_some() {
+                    continue;
+                }
                 let v = match table.cell(r, c) {
                     Cell::Null => Value::Null,
                     Cell::Bool(b) => Value::Bool(b),
@@ -752,4 +755,32 @@ fn batch_records(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names of the batch table's columns built from one result's rows.
+    fn batch_columns(result: Value) -> Vec<String> {
+        let Found::Rows(records) = found_in(&result) else {
+            panic!("no rows in {result}");
+        };
+        Table::from_records(records, Tier::Json, Map::new(), "loom_call_each")
+            .expect("a table")
+            .columns
+            .into_iter()
+            .map(|c| c.name)
+            .collect()
+    }
+
+    #[test]
+    fn a_results_objects_are_flattened_once_in_the_batch() {
+        let rows = r#"[{"id": 1, "meta": {"a": 1}}, {"id": 2, "meta": null}]"#;
+        let table = json!({ "content": [{ "type": "text", "text": rows }] });
+        assert_eq!(batch_columns(table), ["id", "meta", "meta.a"]);
+        let one =
+            json!({ "content": [{ "type": "text", "text": r#"{"id": 1, "meta": {"a": 1}}"# }] });
+        assert_eq!(batch_columns(one), ["id", "meta", "meta.a"]);
+    }
 }

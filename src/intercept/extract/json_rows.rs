@@ -1,11 +1,12 @@
 //! The fast JSON rung: a top-level array of objects read in one pass from the text straight
 //! into column slots (no `serde_json::Value` per row or cell, no string per cell), on two
 //! threads when the text is large. It accepts only JSON that `serde_json` accepts and builds
-//! exactly the columns the general rung builds from the same rows. Whenever it is unsure (an
-//! element that is not an object, a key twice in one row, a wrapper object, very deep nesting,
-//! anything malformed) it declines, and the general rung decides instead.
+//! exactly the columns the general rung builds from the same rows: an object is read into its
+//! members' columns and also kept whole, as `serde_json` writes it, in its own column. Whenever
+//! it is unsure (an element that is not an object, a key twice in one row, a wrapper object,
+//! very deep nesting, anything malformed) it declines, and the general rung decides instead.
 
-use crate::intercept::table::{FLATTEN_DEPTH, Slot, Span, Table, Tier};
+use crate::intercept::table::{FLATTEN_DEPTH, Origin, Slot, Span, Table, Tier};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -18,8 +19,8 @@ const MAX_DEPTH: usize = 100;
 /// Texts at least this long are read on two threads.
 const PARALLEL_BYTES: usize = 1 << 20;
 
-/// One key as met under one object node: the column its scalar values go to and the node its
-/// object values flatten into, each made when first needed.
+/// One key as met under one object node: its column (every value, objects whole) and the node
+/// its object values' members go under, each made when first needed.
 struct Entry {
     node: u32,
     key: Box<str>,
@@ -28,6 +29,10 @@ struct Entry {
     /// The last row (plus one) that had this key: a key twice in one row declines.
     last_row: usize,
 }
+
+/// One object node: the entry whose objects it reads (none for the top of a row) and its keys'
+/// entries.
+type Node = (Option<u32>, HashMap<Box<str>, u32>);
 
 /// A string token: where its content lies when it has no escapes, or its unescaped text.
 enum Str {
@@ -41,14 +46,13 @@ struct Part<'t> {
     b: &'t [u8],
     pos: usize,
     entries: Vec<Entry>,
-    /// Per object node: its dotted name and its keys' entries.
-    nodes: Vec<(String, HashMap<Box<str>, u32>)>,
+    nodes: Vec<Node>,
     /// The entries met in the previous row and in this one, in order: rows usually repeat the
     /// same keys in the same order, so a key is compared with its guess before any hashing.
     prev: Vec<u32>,
     cur: Vec<u32>,
-    names: Vec<String>,
-    by_name: HashMap<String, u32>,
+    /// Where each column came from: (the column whose objects hold it, its key).
+    origins: Vec<(Option<u32>, Box<str>)>,
     slots: Vec<Vec<Slot>>,
     /// Unescaped strings and compact nested JSON, placed after the text in the arena.
     extra: String,
@@ -64,11 +68,10 @@ impl<'t> Part<'t> {
             b: text.as_bytes(),
             pos,
             entries: Vec::new(),
-            nodes: vec![(String::new(), HashMap::new())],
+            nodes: vec![(None, HashMap::new())],
             prev: Vec::new(),
             cur: Vec::new(),
-            names: Vec::new(),
-            by_name: HashMap::new(),
+            origins: Vec::new(),
             slots: Vec::new(),
             extra: String::new(),
             in_extra: Vec::new(),
@@ -252,30 +255,20 @@ impl<'t> Part<'t> {
         Ok(e)
     }
 
-    /// The dotted name of `key` under `node`, as flattening names it.
-    fn dotted(&self, e: u32) -> String {
-        let entry = &self.entries[e as usize];
-        match self.nodes.get(entry.node as usize) {
-            Some((prefix, _)) if !prefix.is_empty() => format!("{prefix}.{}", entry.key),
-            _ => entry.key.to_string(),
-        }
-    }
-
+    /// The column of entry `e`, made after its parent's (whose objects hold it).
     fn column(&mut self, e: u32) -> Scan<u32> {
         if let Some(c) = self.entries[e as usize].col {
             return Ok(c);
         }
-        let name = self.dotted(e);
-        let c = match self.by_name.get(&name) {
-            Some(&c) => c,
-            None => {
-                let c = u32::try_from(self.names.len()).map_err(|_| Decline)?;
-                self.by_name.insert(name.clone(), c);
-                self.names.push(name);
-                self.slots.push(Vec::new());
-                c
-            }
+        let entry = &self.entries[e as usize];
+        let owner = self.nodes.get(entry.node as usize).ok_or(Decline)?.0;
+        let parent = match owner {
+            Some(o) => Some(self.entries[o as usize].col.ok_or(Decline)?),
+            None => None,
         };
+        let c = u32::try_from(self.origins.len()).map_err(|_| Decline)?;
+        self.origins.push((parent, entry.key.clone()));
+        self.slots.push(Vec::new());
         self.entries[e as usize].col = Some(c);
         Ok(c)
     }
@@ -285,14 +278,12 @@ impl<'t> Part<'t> {
             return Ok(n);
         }
         let n = u32::try_from(self.nodes.len()).map_err(|_| Decline)?;
-        let name = self.dotted(e);
-        self.nodes.push((name, HashMap::new()));
+        self.nodes.push((Some(e), HashMap::new()));
         self.entries[e as usize].child = Some(n);
         Ok(n)
     }
 
-    /// Puts this row's value for entry `e`. Two values for one column in a row (`"a.b"` next
-    /// to `{"a": {"b"…}}`) decline.
+    /// Puts this row's value for entry `e`. Two values for one column in a row decline.
     fn put(&mut self, e: u32, slot: Slot, in_extra: bool) -> Scan<()> {
         let c = self.column(e)?;
         let rows = self.rows;
@@ -350,30 +341,31 @@ impl<'t> Part<'t> {
                 self.literal(b"null")?;
                 self.put(e, Slot::Null, false)
             }
-            Some(b'{') if depth < FLATTEN_DEPTH && !self.empty_object() => {
+            Some(b'{') if depth < FLATTEN_DEPTH => {
+                // The column first, so that it precedes its members' columns.
+                self.column(e)?;
                 let node = self.child(e)?;
-                self.object(node, depth + 1)
+                let s = self.pos;
+                self.object(node, depth + 1)?;
+                let span = self.whole(s)?;
+                self.put(e, Slot::Json(span), true)
             }
             Some(b'[' | b'{') => {
-                // Arrays, deeper objects and `{}`: one JSON column cell, as `serde_json`
-                // writes the value (compact, keys in order, numbers as written).
-                let (s, end) = self.nested(depth + 3)?;
-                let raw = self.text.get(s..end).ok_or(Decline)?;
-                let v: Value = serde_json::from_str(raw).map_err(|_| Decline)?;
-                let span = self.extra_span(&v.to_string())?;
+                // Arrays and deeper objects: one JSON column cell.
+                let (s, _) = self.nested(depth + 3)?;
+                let span = self.whole(s)?;
                 self.put(e, Slot::Json(span), true)
             }
             _ => Err(Decline),
         }
     }
 
-    /// Whether the object at `pos` is `{}`.
-    fn empty_object(&self) -> bool {
-        let mut i = self.pos + 1;
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(i) {
-            i += 1;
-        }
-        self.b.get(i) == Some(&b'}')
+    /// The nested value from `start` to `pos` in extra text, as `serde_json` writes it
+    /// (compact, keys in order, numbers as written), which is how the general rung keeps it.
+    fn whole(&mut self, start: usize) -> Scan<Span> {
+        let raw = self.text.get(start..self.pos).ok_or(Decline)?;
+        let v: Value = serde_json::from_str(raw).map_err(|_| Decline)?;
+        self.extra_span(&v.to_string())
     }
 
     /// The object at `pos`, its members flattened under `node`.
@@ -470,8 +462,8 @@ fn split_point(b: &[u8]) -> Option<(usize, usize)> {
     })
 }
 
-/// The second part's columns and rows after the first's: columns matched by name, spans into
-/// its extra text moved past the first part's extra text.
+/// The second part's columns and rows after the first's: columns matched by where they came
+/// from, spans into its extra text moved past the first part's extra text.
 fn merge<'t>(mut a: Part<'t>, b: Part<'t>) -> Option<Part<'t>> {
     let shift = u32::try_from(a.extra.len()).ok()?;
     let mut b_slots = b.slots;
@@ -483,18 +475,35 @@ fn merge<'t>(mut a: Part<'t>, b: Part<'t>) -> Option<Part<'t>> {
     for col in &mut a.slots {
         col.resize(a_rows, Slot::Null);
     }
-    for (name, mut col) in b.names.into_iter().zip(b_slots) {
-        let c = match a.by_name.get(&name) {
-            Some(&c) => c as usize,
+    let mut in_a: HashMap<(Option<u32>, Box<str>), u32> = a
+        .origins
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(c, o)| Some((o, u32::try_from(c).ok()?)))
+        .collect::<Option<_>>()?;
+    // b's column `i` is a's column `to[i]`; a parent comes before its members in b, so it is
+    // matched first.
+    let mut to: Vec<u32> = Vec::with_capacity(b.origins.len());
+    for ((parent, key), mut col) in b.origins.into_iter().zip(b_slots) {
+        let parent = match parent {
+            Some(p) => Some(*to.get(p as usize)?),
+            None => None,
+        };
+        let origin = (parent, key);
+        let c = match in_a.get(&origin) {
+            Some(&c) => c,
             None => {
-                a.by_name.insert(name.clone(), a.names.len() as u32);
-                a.names.push(name);
+                let c = u32::try_from(a.origins.len()).ok()?;
+                in_a.insert(origin.clone(), c);
+                a.origins.push(origin);
                 a.slots.push(vec![Slot::Null; a_rows]);
-                a.names.len() - 1
+                c
             }
         };
+        to.push(c);
         col.resize(b.rows, Slot::Null);
-        a.slots.get_mut(c)?.extend(col);
+        a.slots.get_mut(c as usize)?.extend(col);
     }
     a.rows += b.rows;
     a.extra.push_str(&b.extra);
@@ -544,8 +553,16 @@ pub fn array_of_objects(text: &str, rung: &'static str) -> Option<Table> {
     if arena.len() > u32::MAX as usize {
         return None;
     }
-    Table::from_slots(
-        part.names,
+    let origins = part
+        .origins
+        .into_iter()
+        .map(|(parent, key)| Origin {
+            parent: parent.map(|p| p as usize),
+            key: key.into(),
+        })
+        .collect();
+    Table::from_nested(
+        origins,
         part.slots,
         part.rows,
         arena,
@@ -558,6 +575,8 @@ pub fn array_of_objects(text: &str, rung: &'static str) -> Option<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::intercept::table::{Cell, ColumnType};
+    use proptest::prelude::*;
     use serde_json::json;
 
     /// The general rung's table for the same text.
@@ -572,7 +591,7 @@ mod tests {
         let cols = |t: &Table| {
             t.columns
                 .iter()
-                .map(|c| (c.name.clone(), c.ty))
+                .map(|c| (c.name.clone(), c.ty, c.note.clone(), c.view_of))
                 .collect::<Vec<_>>()
         };
         assert_eq!(cols(&fast), cols(&slow));
@@ -623,6 +642,8 @@ mod tests {
             r#"[{"n": -0, "f": 1E400, "f2": 1e400, "f3": 1E-400, "f4": 2.50E+3, "g": 0.5e-3, "h": 123456789012345678901234567890123456789012, "s": "a\u0041\"\\\/\b\f\n\r\t"}]"#,
         );
         assert_same(r#"[{}, {"a": 1}, {"b": {"c": {}}}, {"a": null, "b": {"c": 2}}]"#);
+        // A key and a member that share a dotted name stay two columns.
+        assert_same(r#"[{"a": {"b": 1}, "a.b": 2}, {"a.b": 3, "a": {"b": 4}}]"#);
         // A column is DATE only if every value is; mixed numbers and text stay text.
         let t = assert_same(r#"[{"d": "2025-01-01", "x": 1}, {"d": "soon", "x": "one"}]"#);
         assert_eq!(t.columns[0].ty.sql(), "VARCHAR");
@@ -656,7 +677,6 @@ mod tests {
     fn declines_what_it_is_unsure_of() {
         for text in [
             r#"[{"a": 1, "a": 2}]"#,
-            r#"[{"a": {"b": 1}, "a.b": 2}]"#,
             r#"[{"a": {"b": 1}, "a": {"c": 2}}]"#,
             r#"[{"a": 1}, 2]"#,
             r#"[]"#,
@@ -686,6 +706,130 @@ mod tests {
         ] {
             assert!(array_of_objects(text, "json").is_none(), "{text}");
             assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+        }
+    }
+
+    #[test]
+    fn agrees_on_columns_of_objects_on_some_rows_and_other_values_on_others() {
+        // The real shape: a jsonb object on every 7th row, null elsewhere, pretty-printed.
+        let rows: Vec<Value> = (0..200)
+            .map(|i| {
+                let meta = if i % 7 == 0 {
+                    json!({ "q": i, "sku": format!("S{i}"), "tags": ["a"] })
+                } else {
+                    Value::Null
+                };
+                json!({ "order_id": i, "meta": meta })
+            })
+            .collect();
+        let t = assert_same(&serde_json::to_string_pretty(&rows).unwrap());
+        let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["order_id", "meta", "meta.q", "meta.sku", "meta.tags"]
+        );
+        let objects = t.cells(1, 0..t.rows()).filter(|c| *c != Cell::Null).count();
+        assert_eq!(objects, (0..200).filter(|i| i % 7 == 0).count());
+        // Objects, `{}`, scalars and arrays under one key; escapes and spacing in objects.
+        assert_same(
+            r#"[{"m": {"a": 1}}, {"m": {}}, {"m": "s"}, {"m": 1E400}, {"m": [1, {"x": 2}]}, {"m": null}, {"m": { "a" : "q\"\u00e9" , "b": {"c": [ ]}}}]"#,
+        );
+        assert_same(r#"[{"m": {}}, {"m": {}}]"#);
+        assert_same(
+            r#"[{"m": {"a": {"b": 1}}}, {"m": {"a": "x"}}, {"m": {"a": {"c": {"d": 1}}}}]"#,
+        );
+    }
+
+    /// A value that may be an object, a scalar, an array or null, with keys that repeat.
+    fn member() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            "[a-z\"\\\\é ]{0,6}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                proptest::collection::vec(
+                    (proptest::sample::select(&["a", "b", "c"][..]), inner),
+                    0..4
+                )
+                .prop_map(|kv| Value::Object(
+                    kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+                )),
+            ]
+        })
+    }
+
+    /// Whether `cell`, in a column of type `ty`, is the value `want` as sent: a JSON column's
+    /// text is that value, and a scalar column's cell is it in the column's type.
+    fn holds(want: &Value, cell: Cell<'_>, ty: ColumnType) -> bool {
+        let number = |c: &Cell<'_>| match c {
+            Cell::Int(i) => Some(*i as f64),
+            Cell::UInt(u) => Some(*u as f64),
+            Cell::Huge(h) => Some(*h as f64),
+            Cell::Double(f) => Some(*f),
+            Cell::Text(t) => t.parse().ok(),
+            _ => None,
+        };
+        match (want, cell) {
+            (Value::Null, Cell::Null) => true,
+            (_, Cell::Text(t)) if ty == ColumnType::Json => {
+                serde_json::from_str::<Value>(&t).is_ok_and(|v| &v == want)
+            }
+            (Value::Bool(a), Cell::Bool(b)) => *a == b,
+            // Booleans beside other scalars are text.
+            (Value::Bool(a), Cell::Text(t)) => t == if *a { "true" } else { "false" },
+            (Value::String(s), Cell::Text(t)) => *s == t,
+            (Value::Number(n), c) => n.as_f64().is_some() && n.as_f64() == number(&c),
+            _ => false,
+        }
+    }
+
+    /// A member of `v` by dotted path, null where it has none.
+    fn at_path<'v>(v: &'v Value, path: &[&str]) -> &'v Value {
+        path.iter().fold(v, |v, k| v.get(k).unwrap_or(&Value::Null))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Both readers build the same table, and no value is lost: every key's column holds
+        /// each row's value as sent, and every view holds exactly its member of it.
+        #[test]
+        fn objects_anywhere_lose_no_value(
+            rows in proptest::collection::vec(
+                proptest::collection::vec((proptest::sample::select(&["id", "m", "n"][..]), member()), 1..4),
+                1..12,
+            ),
+            pretty in any::<bool>(),
+        ) {
+            let rows: Vec<Value> = rows
+                .into_iter()
+                .map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+                .collect();
+            let text = if pretty {
+                serde_json::to_string_pretty(&rows).unwrap()
+            } else {
+                Value::Array(rows.clone()).to_string()
+            };
+            let t = assert_same(&text);
+            for (c, column) in t.columns.iter().enumerate() {
+                let path: Vec<&str> = column.name.split('.').collect();
+                for (r, row) in rows.iter().enumerate() {
+                    let want = at_path(row, &path);
+                    let got = t.cell(r, c);
+                    prop_assert!(holds(want, got.clone(), column.ty), "{} row {}: {:?} vs {:?}", column.name, r, want, got);
+                }
+            }
+            // Every key met is a column of its own.
+            for row in &rows {
+                for k in row.as_object().unwrap().keys() {
+                    prop_assert!(t.columns.iter().any(|c| &c.name == k), "{k}");
+                }
+            }
         }
     }
 }

@@ -1,12 +1,15 @@
-//! Rows found in a tool result, flattened and typed exactly. Nested objects become dotted
-//! columns up to a depth, arrays and deeper values JSON columns; a column gets a type only when
-//! every non-null value has it (a 19-digit id stays an exact integer, a column is DATE only if
-//! every value is a date). Times with a UTC offset are converted exactly to UTC, because the
-//! sealed engine has no time-zone functions; a time with digits past the microsecond stays
-//! text, because the engine's TIMESTAMP would drop them. Cells are kept column by column as
-//! slots into one text arena (no string per cell), typed on two threads, and converted to typed
-//! cells only when the store reads them. This module decides types and conversions; the store
-//! only applies them. Cells are untrusted text: they are read only at boundaries checked first.
+//! Rows found in a tool result, flattened and typed exactly. A key that holds an object on any
+//! row is one JSON column with every value as sent (objects, nulls, scalars); when every
+//! non-null value of it is an object, its members are also given as dotted columns beside it
+//! (`meta.q`, up to a depth): views that lose nothing, since the JSON column stays the truth.
+//! Arrays and deeper objects are JSON columns. A column gets a type only when every non-null
+//! value has it (a 19-digit id stays an exact integer, a column is DATE only if every value is
+//! a date). Times with a UTC offset are converted exactly to UTC, because the sealed engine
+//! has no time-zone functions; a time with digits past the microsecond stays text, because the
+//! engine's TIMESTAMP would drop them. Cells are kept column by column as slots into one text
+//! arena (no string per cell), typed on two threads, and converted to typed cells only when the
+//! store reads them. This module decides types and conversions; the store only applies them.
+//! Cells are untrusted text: they are read only at boundaries checked first.
 
 mod scalars;
 
@@ -17,7 +20,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
-/// Objects nested deeper than this become JSON columns.
+/// Objects nested deeper than this are JSON columns only, with no dotted views of their members.
 pub const FLATTEN_DEPTH: usize = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,9 +134,21 @@ impl Slot {
 pub struct Column {
     pub name: String,
     pub ty: ColumnType,
-    /// What a reader must know that the type does not say (for now: the offsets a UTC
-    /// timestamp column was converted from).
+    /// What a reader must know that the type does not say: the offsets a UTC timestamp
+    /// column was converted from, and whether a JSON column of objects is also flattened or
+    /// a dotted column is a view of one.
     pub note: Option<String>,
+    /// The column whose objects this one is a member of (`meta` for `meta.q`): its values are
+    /// a view of that column's, which holds them too.
+    pub view_of: Option<usize>,
+}
+
+/// Where a column's values were found: under `key` at the top of each row, or in the objects
+/// of column `parent` (which comes earlier), whose members it then views.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub parent: Option<usize>,
+    pub key: String,
 }
 
 #[derive(Debug, Clone)]
@@ -180,7 +195,9 @@ fn flatten_into(
     }
 }
 
-/// Flattens one record to (column, value) pairs in key order, moving the values.
+/// Flattens one record to (dotted name, value) pairs in key order, moving the values; an
+/// object's members replace it. For a record of scalars (a result's context); rows go through
+/// [`Table::from_records`], which keeps every object whole beside its members.
 pub fn flatten(record: Map<String, Value>) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     flatten_into("", record, 0, &mut out);
@@ -467,10 +484,12 @@ fn cell(slot: Slot, ty: ColumnType, arena: &str, tier: Tier) -> Cell<'_> {
         _ => {}
     }
     if ty == ColumnType::Json {
-        // Every value as JSON text: strings quoted and escaped, the rest as written.
+        // Every value as JSON text: strings quoted and escaped, numbers as written (their
+        // exponent as serde_json writes it, so both readers agree), the rest as kept.
         return Cell::Text(match slot {
             Slot::Str(span) => Cow::Owned(Value::String(text(span).to_owned()).to_string()),
-            Slot::Num(span) | Slot::Json(span) => Cow::Borrowed(text(span)),
+            Slot::Num(span) => exponent_as_written(text(span)),
+            Slot::Json(span) => Cow::Borrowed(text(span)),
             Slot::Bool(b) => Cow::Borrowed(bool_text(b)),
             Slot::Null => return Cell::Null,
         });
@@ -690,6 +709,88 @@ fn declared_holds(d: ColumnType, col: &[Slot], arena: &str) -> bool {
     })
 }
 
+/// Columns as records are walked: where each came from, its slots, and the arena their text
+/// is in.
+#[derive(Default)]
+struct FoundColumns {
+    origins: Vec<Origin>,
+    slots: Vec<Vec<Slot>>,
+    arena: String,
+    /// Per parent (0 for the top of a row, `c + 1` for the objects of column `c`): the
+    /// columns of its member keys.
+    by_key: Vec<HashMap<String, usize>>,
+}
+
+impl FoundColumns {
+    /// The column of `key` under `parent`. `pos` counts the keys met so far in this row: rows
+    /// usually repeat the same keys in the same order, so that column is compared before any
+    /// hashing.
+    fn column(&mut self, parent: Option<usize>, key: String, pos: &mut usize) -> usize {
+        let guess = *pos;
+        *pos += 1;
+        if let Some(o) = self.origins.get(guess)
+            && o.parent == parent
+            && o.key == key
+        {
+            return guess;
+        }
+        let p = parent.map_or(0, |p| p + 1);
+        if self.by_key.len() <= p {
+            self.by_key.resize_with(p + 1, HashMap::new);
+        }
+        if let Some(&c) = self.by_key[p].get(&key) {
+            return c;
+        }
+        let c = self.origins.len();
+        self.by_key[p].insert(key.clone(), c);
+        self.origins.push(Origin { parent, key });
+        self.slots.push(Vec::new());
+        c
+    }
+
+    /// Puts row `r`'s slot in column `c`.
+    fn put(&mut self, c: usize, r: usize, slot: Slot) -> Option<()> {
+        let col = self.slots.get_mut(c)?;
+        // One key once per object and one column per (parent, key): a second value is a bug.
+        if col.len() > r {
+            return None;
+        }
+        col.resize(r, Slot::Null);
+        col.push(slot);
+        Some(())
+    }
+
+    /// The members of one object of row `r` at flattening depth `depth`, under `parent`. An
+    /// object member is kept whole in its column, and below [`FLATTEN_DEPTH`] its own members
+    /// are read into theirs too.
+    fn record(
+        &mut self,
+        parent: Option<usize>,
+        obj: Map<String, Value>,
+        depth: usize,
+        r: usize,
+        pos: &mut usize,
+    ) -> Option<()> {
+        for (key, v) in obj {
+            // The column exists before its members' columns: a parent precedes its views.
+            let c = self.column(parent, key, pos);
+            match v {
+                Value::Object(inner) if depth < FLATTEN_DEPTH => {
+                    let whole = serde_json::to_string(&inner).ok()?;
+                    let slot = Slot::Json(push_text(&mut self.arena, &whole)?);
+                    self.put(c, r, slot)?;
+                    self.record(Some(c), inner, depth + 1, r, pos)?;
+                }
+                v => {
+                    let slot = slot_of(v, &mut self.arena)?;
+                    self.put(c, r, slot)?;
+                }
+            }
+        }
+        Some(())
+    }
+}
+
 impl Table {
     /// Builds a typed table from columns of slots (`names[i]` names `slots[i]`; a column
     /// shorter than `rows` ends in nulls) whose text is in `arena`.
@@ -745,7 +846,12 @@ impl Table {
         let columns = dedupe(&names)
             .into_iter()
             .zip(types)
-            .map(|(name, (ty, note))| Column { name, ty, note })
+            .map(|(name, (ty, note))| Column {
+                name,
+                ty,
+                note,
+                view_of: None,
+            })
             .collect();
         Some(Table {
             columns,
@@ -790,35 +896,116 @@ impl Table {
         rung: &'static str,
     ) -> Option<Table> {
         let rows = records.len();
-        let mut arena = String::new();
-        let mut names: Vec<String> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
-        let mut slots: Vec<Vec<Slot>> = Vec::new();
+        let mut found = FoundColumns::default();
         for (r, record) in records.into_iter().enumerate() {
-            for (pos, (name, v)) in flatten(record).into_iter().enumerate() {
-                // Rows usually repeat the same keys in the same order: compare before hashing.
-                let c = if names.get(pos) == Some(&name) {
-                    pos
-                } else if let Some(&c) = index.get(&name) {
-                    c
-                } else {
-                    index.insert(name.clone(), names.len());
-                    names.push(name);
-                    slots.push(Vec::new());
-                    names.len() - 1
-                };
-                let slot = slot_of(v, &mut arena)?;
-                let col = slots.get_mut(c)?;
-                // A name twice in one record (`a.b` and `{"a": {"b"…}}`): the last value wins.
-                if col.len() > r {
-                    *col.last_mut()? = slot;
-                } else {
-                    col.resize(r, Slot::Null);
-                    col.push(slot);
-                }
-            }
+            let mut pos = 0;
+            found.record(None, record, 0, r, &mut pos)?;
         }
-        Table::from_slots(names, slots, rows, arena, tier, context, rung)
+        Table::from_nested(
+            found.origins,
+            found.slots,
+            rows,
+            found.arena,
+            tier,
+            context,
+            rung,
+        )
+    }
+
+    /// Builds a typed table from columns found in nested rows (`origins[i]` says where
+    /// `slots[i]` came from; a column of objects has a column for each member key met in
+    /// them). A column of objects keeps every value as JSON; its members stay beside it, as
+    /// views, only when every non-null value in it is an object, so that no view hides a value
+    /// the column holds. Notes say which.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_nested(
+        origins: Vec<Origin>,
+        slots: Vec<Vec<Slot>>,
+        rows: usize,
+        arena: String,
+        tier: Tier,
+        context: Map<String, Value>,
+        rung: &'static str,
+    ) -> Option<Table> {
+        let n = origins.len();
+        if slots.len() != n {
+            return None;
+        }
+        let mut raw: Vec<String> = Vec::with_capacity(n);
+        let mut has_members = vec![false; n];
+        for (c, o) in origins.iter().enumerate() {
+            raw.push(match o.parent {
+                None => o.key.clone(),
+                Some(p) if p < c => {
+                    has_members[p] = true;
+                    format!("{}.{}", raw[p], o.key)
+                }
+                Some(_) => return None,
+            });
+        }
+        let objects_only: Vec<bool> = slots
+            .iter()
+            .map(|col| {
+                col.iter().all(|s| match *s {
+                    Slot::Null => true,
+                    Slot::Json(span) => text_of(&arena, span).starts_with('{'),
+                    _ => false,
+                })
+            })
+            .collect();
+        // Kept columns, and their new positions.
+        let mut at: Vec<Option<usize>> = Vec::with_capacity(n);
+        let mut kept = 0;
+        for o in &origins {
+            let keep = match o.parent {
+                None => true,
+                Some(p) => at[p].is_some() && objects_only[p],
+            };
+            at.push(keep.then(|| {
+                kept += 1;
+                kept - 1
+            }));
+        }
+        let names = dedupe(
+            &raw.iter()
+                .zip(&at)
+                .filter(|(_, a)| a.is_some())
+                .map(|(r, _)| r.clone())
+                .collect::<Vec<_>>(),
+        );
+        let mut views: Vec<(Option<usize>, Option<String>)> = Vec::with_capacity(kept);
+        for (c, o) in origins.iter().enumerate() {
+            if at[c].is_none() {
+                continue;
+            }
+            let view_of = o.parent.and_then(|p| at[p]);
+            let mut parts = Vec::new();
+            if let Some(p) = view_of {
+                parts.push(format!("view of {}", names.get(p)?));
+            }
+            if has_members[c] {
+                parts.push(if objects_only[c] {
+                    format!("JSON object; also flattened to {}.*", raw[c])
+                } else {
+                    "objects and other values; not flattened".to_owned()
+                });
+            }
+            views.push((view_of, (!parts.is_empty()).then(|| parts.join("; "))));
+        }
+        let slots: Vec<Vec<Slot>> = slots
+            .into_iter()
+            .zip(&at)
+            .filter_map(|(col, a)| a.map(|_| col))
+            .collect();
+        let mut table = Table::from_slots(names, slots, rows, arena, tier, context, rung)?;
+        for (col, (view_of, note)) in table.columns.iter_mut().zip(views) {
+            col.view_of = view_of;
+            col.note = match (note, col.note.take()) {
+                (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                (a, b) => a.or(b),
+            };
+        }
+        Some(table)
     }
 
     /// How many rows the table has.

@@ -183,7 +183,9 @@ fn flattening_dedup_and_json_columns() {
         names,
         vec![
             "id",
+            "profile",
             "profile.city",
+            "profile.geo",
             "profile.geo.lat",
             "profile.geo.deep",
             "tags",
@@ -191,10 +193,201 @@ fn flattening_dedup_and_json_columns() {
             "名前"
         ]
     );
-    assert_eq!(t.columns[3].ty, ColumnType::Json);
-    assert_eq!(t.columns[4].ty, ColumnType::Json);
-    assert_eq!(t.cell(1, 1), Cell::Text("Lyon".into()));
-    assert_eq!(t.cell(1, 2), Cell::Null);
+    assert_eq!(t.columns[1].ty, ColumnType::Json);
+    assert_eq!(t.columns[5].ty, ColumnType::Json);
+    assert_eq!(t.columns[6].ty, ColumnType::Json);
+    assert_eq!(t.cell(1, 2), Cell::Text("Lyon".into()));
+    assert_eq!(t.cell(1, 3), Cell::Null);
+    assert_eq!(t.cell(1, 4), Cell::Null);
+    assert_eq!(t.cell(1, 1), Cell::Text(r#"{"city":"Lyon"}"#.into()));
+    let views: Vec<_> = t.columns.iter().map(|c| c.view_of).collect();
+    assert_eq!(
+        views,
+        [
+            None,
+            None,
+            Some(1),
+            Some(1),
+            Some(3),
+            Some(3),
+            None,
+            None,
+            None
+        ]
+    );
+}
+
+/// Names, types and notes of a table's columns.
+fn described(t: &Table) -> Vec<(String, String, Option<String>)> {
+    t.columns
+        .iter()
+        .map(|c| (c.name.clone(), c.ty.sql(), c.note.clone()))
+        .collect()
+}
+
+fn col(name: &str, ty: &str, note: Option<&str>) -> (String, String, Option<String>) {
+    (name.to_owned(), ty.to_owned(), note.map(str::to_owned))
+}
+
+/// The non-null cells of a column.
+fn present(t: &Table, c: usize) -> usize {
+    t.cells(c, 0..t.rows()).filter(|c| *c != Cell::Null).count()
+}
+
+const FLATTENED: &str = "JSON object; also flattened to meta.*";
+const VIEW: &str = "view of meta";
+
+#[test]
+fn a_column_of_objects_on_some_rows_keeps_every_object() {
+    // The shape of a jsonb column behind `CASE WHEN id % 7 = 0 THEN jsonb_build_object(…)`.
+    let rows: Vec<Value> = (0..100)
+        .map(|i| {
+            let meta = if i % 7 == 0 {
+                json!({ "a": i, "tags": ["x"] })
+            } else {
+                Value::Null
+            };
+            json!({ "id": i, "meta": meta })
+        })
+        .collect();
+    let t = Table::from_records(recs(Value::Array(rows)), Tier::Json, Map::new(), "json").unwrap();
+    assert_eq!(
+        described(&t),
+        [
+            col("id", "BIGINT", None),
+            col("meta", "JSON", Some(FLATTENED)),
+            col("meta.a", "BIGINT", Some(VIEW)),
+            col("meta.tags", "JSON", Some(VIEW)),
+        ]
+    );
+    let objects = (0..100).filter(|i| i % 7 == 0).count();
+    assert_eq!(present(&t, 1), objects);
+    assert_eq!(present(&t, 2), objects);
+    assert_eq!(t.cell(14, 1), Cell::Text(r#"{"a":14,"tags":["x"]}"#.into()));
+    assert_eq!(t.cell(14, 2), Cell::Int(14));
+    assert_eq!(t.cell(15, 1), Cell::Null);
+}
+
+#[test]
+fn a_column_of_objects_on_every_row_exists() {
+    let t = Table::from_records(
+        recs(json!([{ "meta": { "a": 1 } }, { "meta": { "b": "x" } }])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    assert_eq!(
+        described(&t),
+        [
+            col("meta", "JSON", Some(FLATTENED)),
+            col("meta.a", "BIGINT", Some(VIEW)),
+            col("meta.b", "VARCHAR", Some(VIEW)),
+        ]
+    );
+    assert_eq!(t.cell(1, 1), Cell::Null);
+    assert_eq!(t.cell(1, 0), Cell::Text(r#"{"b":"x"}"#.into()));
+}
+
+#[test]
+fn empty_objects_are_objects_like_any_other() {
+    let only_empty = Table::from_records(
+        recs(json!([{ "meta": {} }, { "meta": null }, { "meta": {} }])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    // No member was met, so there is nothing to flatten and nothing to say.
+    assert_eq!(described(&only_empty), [col("meta", "JSON", None)]);
+    assert_eq!(present(&only_empty, 0), 2);
+    assert_eq!(only_empty.cell(0, 0), Cell::Text("{}".into()));
+    let some_empty = Table::from_records(
+        recs(json!([{ "meta": {} }, { "meta": null }, { "meta": { "a": 1 } }])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    assert_eq!(
+        described(&some_empty),
+        [
+            col("meta", "JSON", Some(FLATTENED)),
+            col("meta.a", "BIGINT", Some(VIEW))
+        ]
+    );
+    assert_eq!(present(&some_empty, 0), 2);
+    assert_eq!(some_empty.cell(0, 0), Cell::Text("{}".into()));
+    assert_eq!(some_empty.cell(0, 1), Cell::Null);
+}
+
+#[test]
+fn objects_mixed_with_other_values_are_kept_whole_and_not_flattened() {
+    let t = Table::from_records(
+        recs(json!([
+            { "meta": { "a": 1 }, "p": { "geo": { "lat": 1 } } },
+            { "meta": "text", "p": { "geo": "unknown" } },
+            { "meta": 5, "p": null },
+            { "meta": [1, 2], "p": { "geo": null } },
+            { "meta": null, "p": { "geo": { "lat": 2 } } },
+            { "meta": 7300000000000007919u64, "p": {} },
+        ])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    assert_eq!(
+        described(&t),
+        [
+            col(
+                "meta",
+                "JSON",
+                Some("objects and other values; not flattened")
+            ),
+            col("p", "JSON", Some("JSON object; also flattened to p.*")),
+            col(
+                "p.geo",
+                "JSON",
+                Some("view of p; objects and other values; not flattened")
+            ),
+        ]
+    );
+    let meta: Vec<Cell> = t.cells(0, 0..t.rows()).collect();
+    assert_eq!(
+        meta,
+        [
+            Cell::Text(r#"{"a":1}"#.into()),
+            Cell::Text(r#""text""#.into()),
+            Cell::Text("5".into()),
+            Cell::Text("[1,2]".into()),
+            Cell::Null,
+            Cell::Text("7300000000000007919".into()),
+        ]
+    );
+    assert_eq!(t.cell(1, 2), Cell::Text(r#""unknown""#.into()));
+    assert_eq!(t.cell(2, 1), Cell::Null);
+}
+
+#[test]
+fn a_view_is_never_mistaken_for_a_key_that_has_its_name() {
+    // `"meta.a"` as a key and `a` inside `meta` are two columns: the view is named after the
+    // key first met, and its note says what it is.
+    let t = Table::from_records(
+        recs(json!([{ "meta.a": "key", "meta": { "a": 1 } }, { "meta": { "a": 2 } }])),
+        Tier::Json,
+        Map::new(),
+        "json",
+    )
+    .unwrap();
+    assert_eq!(
+        described(&t),
+        [
+            col("meta.a", "VARCHAR", None),
+            col("meta", "JSON", Some(FLATTENED)),
+            col("meta.a_2", "BIGINT", Some(VIEW)),
+        ]
+    );
 }
 
 #[test]
@@ -516,5 +709,5 @@ fn empty_names_become_numbered_columns_that_take_no_given_name() {
     )
     .unwrap();
     let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["column_1_2", "column_1", "b."]);
+    assert_eq!(names, ["column_1_2", "column_1", "b", "b."]);
 }
