@@ -439,7 +439,20 @@ impl Store {
         provenance: Provenance,
         lineage: Lineage,
     ) -> Result<DatasetMeta> {
-        let r = self.new_ref(&format!("{}_{}", provenance.server, provenance.tool));
+        let base = format!("{}_{}", provenance.server, provenance.tool);
+        self.ingest_named(table, &base, provenance, lineage)
+    }
+
+    /// [`Store::ingest_traced`], named after `base` rather than the server and tool (a
+    /// resource read is named after its URI, not after `resources/read`).
+    pub fn ingest_named(
+        &self,
+        table: &Table,
+        base: &str,
+        provenance: Provenance,
+        lineage: Lineage,
+    ) -> Result<DatasetMeta> {
+        let r = self.new_ref(base);
         let writer = Self::lock(&self.writer);
         let rows = ingest::create_and_append(&writer, &self.db, &r, table)?;
         drop(writer);

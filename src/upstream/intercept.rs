@@ -1,7 +1,10 @@
-//! The interception pipeline: a large tool result becomes a dataset envelope or a parked blob;
-//! anything that fails along the way passes the original through untouched.
+//! The interception pipeline: a large tool result, resource read or prompt becomes a dataset
+//! envelope or a parked blob, answered in the shape its method's answer must have (see
+//! `intercept::shape`); anything that fails along the way passes the original through
+//! untouched.
 
 use super::*;
+use crate::intercept::Shape;
 
 /// The new body, what it is and its reference, and the original's tokens.
 type Replacement = (Box<RawValue>, (Outcome, String), usize);
@@ -26,15 +29,19 @@ pub(super) enum Interception {
 
 impl ClientSession {
     /// Turns a large tabular result into a dataset and answers with its envelope; anything
-    /// that fails or does not pay off forwards the original untouched.
+    /// that fails or does not pay off forwards the original untouched. `target` is the tool's
+    /// or prompt's name at the server, or the URI read.
     pub(super) async fn intercept(
         &self,
         raw: Box<RawValue>,
+        shape: Shape,
         server: &Arc<ServerHandle>,
-        tool: &str,
+        target: &str,
         arguments: Option<Value>,
         lineage: crate::types::data::Lineage,
     ) -> Interception {
+        let tool = shape.label(target);
+        let tool = tool.as_str();
         // Cheap check first: small results never wait for the store.
         let threshold = self.session.config.token_threshold as usize;
         if raw.get().len() < threshold {
@@ -68,9 +75,20 @@ impl ClientSession {
         let intercept_tables = server.spec.intercept;
         let park_text = server.spec.park && !server.spec.park_never.matches(tool);
         let tool = tool.to_owned();
+        let dataset_base = shape.dataset_base(&server_name, target);
         let original = raw.clone();
         let original_len = raw.get().len();
         let work = tokio::task::spawn_blocking(move || -> Result<Replacement, String> {
+            // The answer in its method's shape; an original that is not, after all, is
+            // forwarded as it came.
+            let dress = |replacement: Value| -> Result<Box<RawValue>, String> {
+                shape
+                    .dress(replacement, &raw)
+                    .map(|v| jsonrpc::to_raw(&v))
+                    .ok_or_else(|| {
+                        format!("the {} answer has no shape loom can keep", shape.method())
+                    })
+            };
             let park = |text: String, tokens: usize| -> Result<Replacement, String> {
                 let content_type = if serde_json::from_str::<Value>(&text).is_ok() {
                     "application/json"
@@ -91,11 +109,7 @@ impl ClientSession {
                 let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
                 let pointer_tokens = crate::intercept::tokens::estimate(&pointer.to_string());
                 if pointer_tokens < tokens {
-                    Ok((
-                        jsonrpc::to_raw(&pointer),
-                        (Outcome::Parked, blob.key.clone()),
-                        tokens,
-                    ))
+                    Ok((dress(pointer)?, (Outcome::Parked, blob.key.clone()), tokens))
                 } else {
                     Err("the pointer to parked text would not be smaller".into())
                 }
@@ -103,14 +117,14 @@ impl ClientSession {
             // Rows that could not be stored are still too large to forward whole: their text
             // is parked instead, as text that is not a table would be.
             let park_instead = |why: String, tokens: usize| -> Result<Replacement, String> {
-                match crate::intercept::text_of(&raw) {
+                match crate::intercept::text_of_as(shape, &raw) {
                     Some(text) if park_text => {
                         park(text, tokens).map_err(|e| format!("{why}; parking it failed too: {e}"))
                     }
                     _ => Err(why),
                 }
             };
-            let (mut table, tokens) = match crate::intercept::decide(&raw, threshold) {
+            let (mut table, tokens) = match crate::intercept::decide_as(shape, &raw, threshold) {
                 crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
                     (table, tokens)
                 }
@@ -139,7 +153,8 @@ impl ClientSession {
                 at: crate::store::now_iso(),
                 rung: table.rung.to_owned(),
             };
-            let meta = match store.ingest_traced(&table, provenance, lineage.clone()) {
+            let meta = match store.ingest_named(&table, &dataset_base, provenance, lineage.clone())
+            {
                 Ok(m) => m,
                 Err(e) => {
                     tracing::warn!("ingest failed, parking the result instead: {e}");
@@ -155,13 +170,16 @@ impl ClientSession {
                 )
             });
             let why = match envelope {
-                Ok((env, env_tokens)) if env_tokens < tokens => {
-                    return Ok((
-                        jsonrpc::to_raw(&env),
-                        (Outcome::Intercepted, meta.dataset_ref.clone()),
-                        tokens,
-                    ));
-                }
+                Ok((env, env_tokens)) if env_tokens < tokens => match dress(env) {
+                    Ok(body) => {
+                        return Ok((
+                            body,
+                            (Outcome::Intercepted, meta.dataset_ref.clone()),
+                            tokens,
+                        ));
+                    }
+                    Err(why) => why,
+                },
                 Ok(_) => "the envelope would not be smaller than the result".to_owned(),
                 Err(e) => {
                     tracing::warn!("profiling failed, parking the result instead: {e}");
