@@ -23,6 +23,12 @@ pub enum Decision {
     Table { table: Table, tokens: usize },
     /// Large text that is not a table: to be parked.
     Text { text: String, tokens: usize },
+    /// Several tables side by side in one result (see `extract::multi`): one dataset each,
+    /// and one envelope for them all.
+    Tables {
+        tables: Vec<extract::multi::NamedTable>,
+        tokens: usize,
+    },
 }
 
 /// Looks at a `tools/call` result and decides.
@@ -55,13 +61,19 @@ pub fn decide_as(shape: Shape, result: &RawValue, threshold: usize) -> Decision 
     if tokens < threshold {
         return Decision::Pass("below threshold");
     }
-    match extract::find_rows(structured, &texts).and_then(extract::Found::into_table) {
-        Some(table) => Decision::Table { table, tokens },
-        None if !texts.is_empty() => Decision::Text {
-            text: joined(&texts),
-            tokens,
-        },
-        None => Decision::Pass("structured content that is not a table"),
+    if let Some(table) = extract::find_rows(structured, &texts).and_then(extract::Found::into_table)
+    {
+        return Decision::Table { table, tokens };
+    }
+    if let Some(tables) = extract::multi::tables(structured, &texts) {
+        return Decision::Tables { tables, tokens };
+    }
+    if texts.is_empty() {
+        return Decision::Pass("structured content that is not a table");
+    }
+    Decision::Text {
+        text: joined(&texts),
+        tokens,
     }
 }
 

@@ -124,6 +124,85 @@ impl ClientSession {
                     _ => Err(why),
                 }
             };
+            // Scalars around the rows are shown to the model: secrets in them are masked.
+            let redact_context = |table: &mut crate::intercept::Table| {
+                if let Value::Object(context) = crate::intercept::redact::redact(&Value::Object(
+                    std::mem::take(&mut table.context),
+                )) {
+                    table.context = context;
+                }
+            };
+            let provenance_of = |table: &crate::intercept::Table| crate::store::Provenance {
+                server: server_name.clone(),
+                tool: tool.clone(),
+                arguments: provenance_args.clone(),
+                at: crate::store::now_iso(),
+                rung: table.rung.to_owned(),
+            };
+            // Several tables side by side: one dataset each, one envelope for them all.
+            let several = |mut tables: Vec<crate::intercept::extract::multi::NamedTable>,
+                           tokens: usize|
+             -> Result<Replacement, String> {
+                tables.iter_mut().for_each(|t| redact_context(&mut t.table));
+                let provenance = provenance_of(&tables.first().ok_or("no tables")?.table);
+                let named: Vec<(&str, &crate::intercept::Table)> =
+                    tables.iter().map(|t| (t.name.as_str(), &t.table)).collect();
+                let metas =
+                    match store.ingest_group(&named, &dataset_base, provenance, lineage.clone()) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            tracing::warn!("ingest failed, parking the result instead: {e}");
+                            return park_instead(
+                                format!("the tables could not be stored: {e}"),
+                                tokens,
+                            );
+                        }
+                    };
+                let drop_all = || {
+                    for m in &metas {
+                        let _ = store.drop_dataset(&m.dataset_ref);
+                    }
+                };
+                // Profiled once all are in the catalog, so each sees its siblings.
+                let parts: Result<Vec<_>, _> = metas
+                    .iter()
+                    .map(|m| store.profile(&m.dataset_ref, 5).map(|p| (m.clone(), p)))
+                    .collect();
+                let parts = match parts {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tracing::warn!("profiling failed, parking the result instead: {e}");
+                        drop_all();
+                        return park_instead(
+                            format!("the tables could not be profiled: {e}"),
+                            tokens,
+                        );
+                    }
+                };
+                let (env, env_tokens) = crate::store::render_group(
+                    &parts,
+                    store.config().envelope_budget,
+                    Some(tokens),
+                );
+                let why = if env_tokens < tokens {
+                    match dress(env) {
+                        Ok(body) => {
+                            // The call log keeps one reference: the first table's.
+                            let first = metas.first().map(|m| m.dataset_ref.clone());
+                            return Ok((
+                                body,
+                                (Outcome::Intercepted, first.unwrap_or_default()),
+                                tokens,
+                            ));
+                        }
+                        Err(why) => why,
+                    }
+                } else {
+                    "the envelope would not be smaller than the result".to_owned()
+                };
+                drop_all();
+                Err(why)
+            };
             let (mut table, tokens) = match crate::intercept::decide_as(shape, &raw, threshold) {
                 crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
                     (table, tokens)
@@ -139,20 +218,18 @@ impl ClientSession {
                 crate::intercept::Decision::Text { .. } => {
                     return Err("text that is not a table, and parking is off for this tool (park, park_never)".into());
                 }
+                crate::intercept::Decision::Tables { tables, tokens } if intercept_tables => {
+                    return several(tables, tokens);
+                }
+                crate::intercept::Decision::Tables { .. } => {
+                    return Err(
+                        "tables are not intercepted for this server (intercept = \"never\")".into(),
+                    );
+                }
                 crate::intercept::Decision::Pass(why) => return Err(why.to_owned()),
             };
-            if let Value::Object(context) =
-                crate::intercept::redact::redact(&Value::Object(std::mem::take(&mut table.context)))
-            {
-                table.context = context;
-            }
-            let provenance = crate::store::Provenance {
-                server: server_name.clone(),
-                tool: tool.clone(),
-                arguments: provenance_args,
-                at: crate::store::now_iso(),
-                rung: table.rung.to_owned(),
-            };
+            redact_context(&mut table);
+            let provenance = provenance_of(&table);
             let meta = match store.ingest_named(&table, &dataset_base, provenance, lineage.clone())
             {
                 Ok(m) => m,

@@ -36,6 +36,10 @@ pub fn filesystem_js() -> PathBuf {
     peer("node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 }
 
+pub fn memory_js() -> PathBuf {
+    peer("node/node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+}
+
 pub fn venv_python() -> PathBuf {
     peer("venv/bin/python")
 }

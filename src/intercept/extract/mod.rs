@@ -8,6 +8,7 @@ mod fixed_width;
 mod json;
 mod json_rows;
 mod markdown;
+pub mod multi;
 mod records;
 
 use super::table::{Table, Tier};
