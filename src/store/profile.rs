@@ -1,7 +1,8 @@
 //! Profiling a dataset inside the engine: per-column null fraction, approximate distinct
 //! count, min/max for numbers and times, top values for low-cardinality columns, the note
 //! ingest left in the catalog; the first rows as exact JSON; and join hints scored by exact
-//! containment against every other dataset.
+//! containment against every other dataset (and, between tables of one result, a key and its
+//! references whatever their column names).
 
 use super::{ColumnStats, DatasetMeta, JoinHint, Result, quote_ident};
 use crate::types::data::is_numeric_type;
