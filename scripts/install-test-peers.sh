@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the real MCP peers the integration tests use into .peers/ (ignored by git):
-# the npm servers (server-everything, server-filesystem) and the Python `mcp` SDK in a venv.
+# the npm servers (server-everything, server-filesystem, server-memory; pinned in
+# tests/peers/package.json) and the Python `mcp` SDK in a venv.
 # Idempotent: a peer that is already installed at the pinned version is left alone.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -1297,3 +1297,113 @@ fn money_is_decimal_in_csv_and_json_and_sums_exactly() {
         );
     }
 }
+
+/// Tables side by side in one result (a knowledge graph's entities and relations) become one
+/// dataset each, named after one ref for the result, and join hints are found between them
+/// across differently named columns (`relations.from` → `entities.name`); a lone column that
+/// merely shares values is no key, so it gets no hint.
+#[test]
+fn tables_of_one_result_are_sibling_datasets_that_hint_their_join() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let entities: Vec<Value> = (0..50)
+        .map(|i| json!({ "type": "entity", "name": format!("p{i}"), "entityType": if i % 2 == 0 { "person" } else { "city" }, "observations": [format!("obs {i}")] }))
+        .collect();
+    let relations: Vec<Value> = (1..50)
+        .map(|i| json!({ "type": "relation", "from": format!("p{i}"), "to": format!("p{}", i / 2), "relationType": "knows" }))
+        .collect();
+    let text = json!({ "entities": entities, "relations": relations }).to_string();
+    let found = loom::intercept::extract::multi::tables(None, &[&text]).expect("two tables");
+    let named: Vec<(&str, &loom::intercept::Table)> =
+        found.iter().map(|t| (t.name.as_str(), &t.table)).collect();
+    let metas = store
+        .ingest_group(
+            &named,
+            "memory_read_graph",
+            prov("read_graph"),
+            Default::default(),
+        )
+        .expect("ingest");
+    let refs: Vec<&str> = metas.iter().map(|m| m.dataset_ref.as_str()).collect();
+    assert_eq!(
+        refs,
+        [
+            "memory_read_graph_1_entities",
+            "memory_read_graph_1_relations"
+        ]
+    );
+    assert_eq!(metas[0].siblings, ["memory_read_graph_1_relations"]);
+    let rows = inline(
+        &store,
+        "SELECT count(*) AS n FROM memory_read_graph_1_relations r JOIN memory_read_graph_1_entities e ON r.\"from\" = e.name",
+    );
+    assert_eq!(rows[0]["n"], 49);
+    let hints = |r: &str| -> Vec<(String, String, String)> {
+        store
+            .profile(r, 3)
+            .unwrap()
+            .join_hints
+            .into_iter()
+            .map(|h| (h.column, h.other, h.other_column))
+            .collect()
+    };
+    let from_relations = hints("memory_read_graph_1_relations");
+    for col in ["from", "to"] {
+        assert!(
+            from_relations.contains(&(
+                col.to_owned(),
+                "memory_read_graph_1_entities".to_owned(),
+                "name".to_owned()
+            )),
+            "{from_relations:?}"
+        );
+    }
+    // `type` holds one value on each side, `relationType` is no key: no hint for either.
+    assert!(
+        from_relations
+            .iter()
+            .all(|(c, _, o)| o == "name" && (c == "from" || c == "to")),
+        "{from_relations:?}"
+    );
+    let from_entities = hints("memory_read_graph_1_entities");
+    assert!(
+        from_entities.contains(&(
+            "name".to_owned(),
+            "memory_read_graph_1_relations".to_owned(),
+            "from".to_owned()
+        )),
+        "{from_entities:?}"
+    );
+    // The next result's tables get the next ref; the group's envelope names both.
+    let again = store
+        .ingest_group(
+            &named,
+            "memory_read_graph",
+            prov("read_graph"),
+            Default::default(),
+        )
+        .expect("ingest");
+    assert_eq!(again[0].dataset_ref, "memory_read_graph_2_entities");
+    let parts: Vec<_> = metas
+        .iter()
+        .map(|m| (m.clone(), store.profile(&m.dataset_ref, 3).unwrap()))
+        .collect();
+    let (env, tokens) = loom::store::render_group(&parts, 1500, Some(20_000));
+    assert!(tokens <= 1600, "{tokens}");
+    let text = env["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("This result held 2 tables, now one dataset each: `memory_read_graph_1_entities` (50 rows), `memory_read_graph_1_relations` (49 rows)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("memory_read_graph_1_relations.from = memory_read_graph_1_entities.name"),
+        "{text}"
+    );
+    assert_eq!(
+        env["structuredContent"]["datasets"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}

@@ -194,6 +194,16 @@ pub fn log_lines(lines: u64) -> String {
     out
 }
 
+/// A large image resource's bytes, base64: not a real picture, but bytes no text reader could
+/// take for text (every byte value occurs), in the size of a real chart.
+pub fn chart_png() -> String {
+    use base64::Engine;
+    let mut rng = Rng::new(0xC4A7);
+    let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+    bytes.extend((0..48_000).map(|_| rng.below(256) as u8));
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,6 +29,11 @@ use serde_json::{Value, json};
 
 const INSTRUCTIONS: &str = "Sample data: orders, customers, logs.";
 
+/// Large resources: every customer as JSON, the service log as text, and a chart as a blob.
+const CUSTOMERS_URI: &str = "sample://data/customers.json";
+const LOG_URI: &str = "sample://logs/service.log";
+const CHART_URI: &str = "sample://images/chart.png";
+
 /// The sample server: stateless, so one value serves every request of the connection.
 #[derive(Clone, Copy, Default)]
 pub struct SampleServer;
@@ -166,11 +171,21 @@ impl ServerHandler for SampleServer {
         let status = PromptArgument::new("status")
             .with_description("order status")
             .with_required(true);
-        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
-            "triage_orders",
-            Some("Ask for a triage of orders in one status."),
-            Some(vec![status]),
-        )]))
+        let lines = PromptArgument::new("lines")
+            .with_description("how many log lines to review (default 2000)")
+            .with_required(false);
+        Ok(ListPromptsResult::with_all_items(vec![
+            Prompt::new(
+                "triage_orders",
+                Some("Ask for a triage of orders in one status."),
+                Some(vec![status]),
+            ),
+            Prompt::new(
+                "review_logs",
+                Some("Ask for a review of the service log, quoted whole in the prompt."),
+                Some(vec![lines]),
+            ),
+        ]))
     }
 
     async fn get_prompt(
@@ -178,6 +193,25 @@ impl ServerHandler for SampleServer {
         request: GetPromptRequestParams,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        if request.name == "review_logs" {
+            // Large on purpose: a prompt that quotes a whole log (as a fetch prompt quotes a
+            // page), for the interception of prompts.
+            let lines = request
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get("lines"))
+                .and_then(|v| v.as_str().and_then(|s| s.parse().ok()).or(v.as_u64()))
+                .unwrap_or(2000);
+            let text = format!(
+                "Review this service log and list the failing requests.\n\n{}",
+                data::log_lines(lines.min(100_000))
+            );
+            return Ok(
+                GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                    .with_description("Review the service log")
+                    .into(),
+            );
+        }
         if request.name != "triage_orders" {
             return Err(McpError::invalid_params(
                 format!("unknown prompt: {}", request.name),
@@ -206,6 +240,9 @@ impl ServerHandler for SampleServer {
     ) -> Result<ListResourcesResult, McpError> {
         Ok(ListResourcesResult::with_all_items(vec![
             Resource::new("sample://docs/readme", "readme").with_mime_type("text/markdown"),
+            Resource::new(CUSTOMERS_URI, "customers").with_mime_type("application/json"),
+            Resource::new(LOG_URI, "log").with_mime_type("text/plain"),
+            Resource::new(CHART_URI, "chart").with_mime_type("image/png"),
         ]))
     }
 
@@ -232,6 +269,13 @@ impl ServerHandler for SampleServer {
                 uri,
             )
             .with_mime_type("text/markdown")
+        } else if uri == CUSTOMERS_URI {
+            let text = Value::Array(data::customers(data::CUSTOMER_COUNT)).to_string();
+            ResourceContents::text(text, uri).with_mime_type("application/json")
+        } else if uri == LOG_URI {
+            ResourceContents::text(data::log_lines(2000), uri)
+        } else if uri == CHART_URI {
+            ResourceContents::blob(data::chart_png(), uri).with_mime_type("image/png")
         } else if let Some(order) = uri.strip_prefix("sample://orders/") {
             let text = json!({ "order_id": order, "status": "paid" }).to_string();
             ResourceContents::text(text, uri).with_mime_type("application/json")

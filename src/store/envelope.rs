@@ -539,6 +539,7 @@ mod tests {
             provenance,
             context,
             lineage: None,
+            siblings: Vec::new(),
             last_used: 0,
             created: "2026-11-30T00:00:00Z".into(),
         }

@@ -11,6 +11,7 @@ pub mod describe;
 pub mod envelope;
 mod export;
 mod functions;
+mod group_envelope;
 mod guard;
 mod ingest;
 pub mod memories;
@@ -29,6 +30,7 @@ pub use crate::types::data::{
 pub use crate::types::time::{civil_from_days, iso, now_iso};
 pub use arrow_io::qualified;
 pub use export::{ExportFormat, csv_field};
+pub use group_envelope::render_group;
 pub use profile::Profile;
 pub use query::{Asker, BoundRows, QueryOutcome};
 
@@ -149,6 +151,10 @@ pub struct DatasetMeta {
     /// Where it came from (the call, what was bound into it, the statement that derived it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lineage: Option<Lineage>,
+    /// The datasets made from the same result as this one (its other tables): join hints are
+    /// looked for between them even across differently named columns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub siblings: Vec<String>,
 }
 
 pub struct Store {
@@ -218,6 +224,19 @@ pub fn name_chars(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// A member's name as the end of a dataset name: name characters only, at most 30 of them.
+fn member_suffix(member: &str) -> String {
+    let mut out = name_chars(member);
+    while out.contains("__") {
+        out = out.replace("__", "_");
+    }
+    let out: String = out.trim_matches('_').chars().take(30).collect();
+    match out.trim_end_matches('_') {
+        "" => "table".to_owned(),
+        kept => kept.to_owned(),
+    }
 }
 
 fn ref_base(s: &str) -> String {
@@ -439,7 +458,80 @@ impl Store {
         provenance: Provenance,
         lineage: Lineage,
     ) -> Result<DatasetMeta> {
-        let r = self.new_ref(&format!("{}_{}", provenance.server, provenance.tool));
+        let base = format!("{}_{}", provenance.server, provenance.tool);
+        self.ingest_named(table, &base, provenance, lineage)
+    }
+
+    /// [`Store::ingest_traced`], named after `base` rather than the server and tool (a
+    /// resource read is named after its URI, not after `resources/read`).
+    pub fn ingest_named(
+        &self,
+        table: &Table,
+        base: &str,
+        provenance: Provenance,
+        lineage: Lineage,
+    ) -> Result<DatasetMeta> {
+        let r = self.new_ref(base);
+        self.ingest_at(table, r, provenance, lineage, Vec::new())
+    }
+
+    /// Ingests tables found side by side in one result (`intercept::extract::multi`): one
+    /// dataset each, named `<ref>_<member>` after one ref drawn for the result
+    /// (`memory_read_graph_1_entities`), each knowing the others as its siblings. All or
+    /// nothing: when one cannot be made, the ones made are dropped again.
+    pub fn ingest_group(
+        &self,
+        tables: &[(&str, &Table)],
+        base: &str,
+        provenance: Provenance,
+        lineage: Lineage,
+    ) -> Result<Vec<DatasetMeta>> {
+        let group = self.new_ref(base);
+        let refs: Vec<String> = tables
+            .iter()
+            .map(|(member, _)| format!("{group}_{}", member_suffix(member)))
+            .collect();
+        for r in &refs {
+            let free = !Self::lock(&self.catalog).contains_key(r)
+                && !Self::lock(&self.results).holds(r)
+                && Self::lock(&self.names).reserve(r);
+            if !free {
+                return Err(StoreError::Engine(format!(
+                    "two tables of one result would both be named `{r}`, or the name is taken"
+                )));
+            }
+        }
+        let mut made: Vec<DatasetMeta> = Vec::with_capacity(tables.len());
+        for ((_, table), r) in tables.iter().zip(&refs) {
+            let siblings = refs.iter().filter(|o| *o != r).cloned().collect();
+            match self.ingest_at(
+                table,
+                r.clone(),
+                provenance.clone(),
+                lineage.clone(),
+                siblings,
+            ) {
+                Ok(meta) => made.push(meta),
+                Err(e) => {
+                    for m in &made {
+                        let _ = self.drop_dataset(&m.dataset_ref);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(made)
+    }
+
+    /// Creates dataset `r` from `table` and enters it in the catalog.
+    fn ingest_at(
+        &self,
+        table: &Table,
+        r: String,
+        provenance: Provenance,
+        lineage: Lineage,
+        siblings: Vec<String>,
+    ) -> Result<DatasetMeta> {
         let writer = Self::lock(&self.writer);
         let rows = ingest::create_and_append(&writer, &self.db, &r, table)?;
         drop(writer);
@@ -458,6 +550,7 @@ impl Store {
             last_used: self.tick(),
             created: now_iso(),
             lineage: (!lineage.is_empty()).then_some(lineage),
+            siblings,
         };
         Self::lock(&self.catalog).insert(r, meta.clone());
         self.report_created(&meta);
@@ -534,6 +627,7 @@ impl Store {
             last_used: self.tick(),
             created: now_iso(),
             lineage: (!lineage.is_empty()).then_some(lineage),
+            siblings: Vec::new(),
         };
         Self::lock(&self.catalog).insert(r.to_owned(), meta.clone());
         self.report_created(&meta);

@@ -31,6 +31,12 @@ impl Names {
         }
     }
 
+    /// Takes `name` for one of loom's own tables, drawn some other way than `draw` (a table
+    /// of several from one result): false when it was drawn or chosen before.
+    pub(super) fn reserve(&mut self, name: &str) -> bool {
+        !self.chosen.contains(name) && self.drawn.insert(name.to_owned())
+    }
+
     /// A client chose `name` for a table: false when loom drew it for one of its own this
     /// session (it may be gone by now: a name once given is never given to anything else);
     /// otherwise loom never draws it, even if the client's table is not made in the end.

@@ -1,7 +1,8 @@
 //! Profiling a dataset inside the engine: per-column null fraction, approximate distinct
 //! count, min/max for numbers and times, top values for low-cardinality columns, the note
 //! ingest left in the catalog; the first rows as exact JSON; and join hints scored by exact
-//! containment against every other dataset.
+//! containment against every other dataset (and, between tables of one result, a key and its
+//! references whatever their column names).
 
 use super::{ColumnStats, DatasetMeta, JoinHint, Result, quote_ident};
 use crate::types::data::is_numeric_type;
@@ -317,8 +318,50 @@ fn candidate(a: &str, a_ds: &str, b: &str, b_ds: &str) -> bool {
     fk(&a, &b, b_ds) || fk(&b, &a, a_ds)
 }
 
+/// Whether a column pair of two tables of one result may be a key and a reference to it, whatever
+/// their names (`relations.from` → `entities.name`): the pair is kept only when the engine
+/// finds one side a key (no value twice) and most of the other side's values among it.
+fn sibling_key(conn: &duckdb::Connection, a: (&str, &str), b: (&str, &str)) -> Option<JoinHint> {
+    let sql = format!(
+        "WITH a AS (SELECT DISTINCT {ac} AS v FROM {at} WHERE {ac} IS NOT NULL), b AS (SELECT DISTINCT {bc} AS v FROM {bt} WHERE {bc} IS NOT NULL) \
+         SELECT (SELECT count(*) FROM a)::UBIGINT, (SELECT count(*) FROM b)::UBIGINT, (SELECT count(*) FROM a JOIN b ON a.v = b.v)::UBIGINT, \
+                (SELECT count({ac}) FROM {at})::UBIGINT, (SELECT count({bc}) FROM {bt})::UBIGINT",
+        ac = quote_ident(a.1),
+        at = quote_ident(a.0),
+        bc = quote_ident(b.1),
+        bt = quote_ident(b.0),
+    );
+    let (na, nb, both, ca, cb) = conn
+        .query_row(&sql, [], |r| {
+            Ok((
+                r.get::<_, u64>(0)?,
+                r.get::<_, u64>(1)?,
+                r.get::<_, u64>(2)?,
+                r.get::<_, u64>(3)?,
+                r.get::<_, u64>(4)?,
+            ))
+        })
+        .ok()?;
+    if both == 0 || na == 0 || nb == 0 {
+        return None;
+    }
+    let (this_in_other, other_in_this) = (both as f64 / na as f64, both as f64 / nb as f64);
+    // A key on one side (one row per value, more than one value) that holds at least half of
+    // what the other side names.
+    let refers = (nb == cb && nb > 1 && this_in_other >= 0.5)
+        || (na == ca && na > 1 && other_in_this >= 0.5);
+    refers.then(|| JoinHint {
+        column: a.1.to_owned(),
+        other: b.0.to_owned(),
+        other_column: b.1.to_owned(),
+        this_in_other,
+        other_in_this,
+    })
+}
+
 /// Scores candidate pairs by exact containment, computed in the engine, under a time budget;
-/// keeps the best five with any overlap.
+/// keeps the best five with any overlap. A dataset's siblings (tables of the same result) are
+/// also tried for a key and its references across differently named columns.
 pub fn join_hints(
     conn: &duckdb::Connection,
     meta: &DatasetMeta,
@@ -332,10 +375,18 @@ pub fn join_hints(
                 if started.elapsed() > JOIN_BUDGET {
                     break 'outer;
                 }
-                if family(aty) == "other"
-                    || family(aty) != family(bty)
-                    || !candidate(a, &meta.dataset_ref, b, &other.dataset_ref)
-                {
+                if family(aty) == "other" || family(aty) != family(bty) {
+                    continue;
+                }
+                if !candidate(a, &meta.dataset_ref, b, &other.dataset_ref) {
+                    let sibling = meta.siblings.contains(&other.dataset_ref)
+                        && matches!(family(aty), "text" | "integer");
+                    if let Some(hint) = sibling
+                        .then(|| sibling_key(conn, (&meta.dataset_ref, a), (&other.dataset_ref, b)))
+                        .flatten()
+                    {
+                        hints.push(hint);
+                    }
                     continue;
                 }
                 let sql = format!(

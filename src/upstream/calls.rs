@@ -367,7 +367,7 @@ impl ClientSession {
 
     /// Starts timing a call, not yet logged: `announce` (or its end) tells the log and the
     /// workbench.
-    fn track_call(&self, server: &str, tool: &str) -> CallTrack {
+    pub(super) fn track_call(&self, server: &str, tool: &str) -> CallTrack {
         let summary = CallSummary {
             call: self.session.next_call_id(),
             caller: self.caller,

@@ -16,7 +16,7 @@ pub(super) struct Waiting {
     pub server: Arc<ServerHandle>,
     pub conn: Arc<crate::downstream::connection::Connection>,
     pub method: String,
-    /// The tool's name at the server (`tools/call`).
+    /// The tool's or prompt's name at the server, or the URI read (`resources/read`).
     pub tool: String,
     pub call_args: Option<Value>,
     pub track: Option<CallTrack>,
@@ -112,10 +112,15 @@ impl ClientSession {
         server: &Arc<ServerHandle>,
         method: &str,
         mut params: Map<String, Value>,
-        track: Option<CallTrack>,
+        mut track: Option<CallTrack>,
     ) -> Result<Option<String>, RpcError> {
+        let shape = crate::intercept::Shape::of_method(method);
+        let target = match shape {
+            Some(crate::intercept::Shape::Resource) => "uri",
+            _ => "name",
+        };
         let tool = params
-            .get("name")
+            .get(target)
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
@@ -145,6 +150,17 @@ impl ClientSession {
                 down_token = Some(Value::String(down).to_string());
                 up_token = up;
             }
+        }
+        // A read or a prompt is logged like a call once answered, under its method and what
+        // it named: its answer may become a dataset or parked text, which names the call. (It
+        // is tracked only here, so that its request goes as the client sent it, with no
+        // progress token of loom's.)
+        if track.is_none()
+            && let Some(shape) = shape.filter(|s| *s != crate::intercept::Shape::Tool)
+        {
+            let mut t = self.track_call(server.name(), &shape.label(&tool));
+            t.unannounced = Some(params.clone());
+            track = Some(t);
         }
         // Provenance records the arguments as the caller wrote them (a bound call's without
         // the data loom put in).
@@ -188,6 +204,7 @@ impl ClientSession {
         up_token: Option<Value>,
     ) -> Result<Option<String>, RpcError> {
         let is_call = w.method == "tools/call";
+        let shape = crate::intercept::Shape::of_method(&w.method);
         let method = w.method.clone();
         let notify = Arc::new(Notify::new());
         let call_no = w.track.as_ref().map(|t| t.summary.call);
@@ -311,9 +328,13 @@ impl ClientSession {
         let tool = &w.tool;
         match outcome {
             None if by_person => {
-                // The client did not cancel: it is answered, and told who stopped the call.
+                // The client did not cancel: it is answered, and told who stopped the call (a
+                // read or a prompt has no error result: it gets a JSON-RPC error).
                 let result = tool_error(CANCELLED_BY_PERSON);
                 finish(Outcome::Cancelled, None, None, result.get());
+                if !is_call {
+                    return Err(RpcError::new(code::INTERNAL_ERROR, CANCELLED_BY_PERSON));
+                }
                 Ok(Some(jsonrpc::response(id, &result)))
             }
             None => {
@@ -344,8 +365,11 @@ impl ClientSession {
                     ),
                     None => (false, Default::default()),
                 };
-                let (raw, dataset) = if is_call && !keep_raw {
-                    match self.intercept(raw, server, tool, call_args, lineage).await {
+                let (raw, dataset) = match shape.filter(|_| !keep_raw) {
+                    Some(shape) => match self
+                        .intercept(raw, shape, server, tool, call_args, lineage)
+                        .await
+                    {
                         Interception::Replaced {
                             body,
                             outcome,
@@ -362,9 +386,8 @@ impl ClientSession {
                             }
                             (body, None)
                         }
-                    }
-                } else {
-                    (raw, None)
+                    },
+                    None => (raw, None),
                 };
                 let raw = match self.is_modern() {
                     // A read is cacheable: a legacy server gives no hints, so loom says "do

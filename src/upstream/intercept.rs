@@ -1,7 +1,10 @@
-//! The interception pipeline: a large tool result becomes a dataset envelope or a parked blob;
-//! anything that fails along the way passes the original through untouched.
+//! The interception pipeline: a large tool result, resource read or prompt becomes a dataset
+//! envelope or a parked blob, answered in the shape its method's answer must have (see
+//! `intercept::shape`); anything that fails along the way passes the original through
+//! untouched.
 
 use super::*;
+use crate::intercept::Shape;
 
 /// The new body, what it is and its reference, and the original's tokens.
 type Replacement = (Box<RawValue>, (Outcome, String), usize);
@@ -26,15 +29,19 @@ pub(super) enum Interception {
 
 impl ClientSession {
     /// Turns a large tabular result into a dataset and answers with its envelope; anything
-    /// that fails or does not pay off forwards the original untouched.
+    /// that fails or does not pay off forwards the original untouched. `target` is the tool's
+    /// or prompt's name at the server, or the URI read.
     pub(super) async fn intercept(
         &self,
         raw: Box<RawValue>,
+        shape: Shape,
         server: &Arc<ServerHandle>,
-        tool: &str,
+        target: &str,
         arguments: Option<Value>,
         lineage: crate::types::data::Lineage,
     ) -> Interception {
+        let tool = shape.label(target);
+        let tool = tool.as_str();
         // Cheap check first: small results never wait for the store.
         let threshold = self.session.config.token_threshold as usize;
         if raw.get().len() < threshold {
@@ -68,9 +75,20 @@ impl ClientSession {
         let intercept_tables = server.spec.intercept;
         let park_text = server.spec.park && !server.spec.park_never.matches(tool);
         let tool = tool.to_owned();
+        let dataset_base = shape.dataset_base(&server_name, target);
         let original = raw.clone();
         let original_len = raw.get().len();
         let work = tokio::task::spawn_blocking(move || -> Result<Replacement, String> {
+            // The answer in its method's shape; an original that is not, after all, is
+            // forwarded as it came.
+            let dress = |replacement: Value| -> Result<Box<RawValue>, String> {
+                shape
+                    .dress(replacement, &raw)
+                    .map(|v| jsonrpc::to_raw(&v))
+                    .ok_or_else(|| {
+                        format!("the {} answer has no shape loom can keep", shape.method())
+                    })
+            };
             let park = |text: String, tokens: usize| -> Result<Replacement, String> {
                 let content_type = if serde_json::from_str::<Value>(&text).is_ok() {
                     "application/json"
@@ -91,11 +109,7 @@ impl ClientSession {
                 let pointer = crate::store::blobs::pointer(&blob, Some(tokens));
                 let pointer_tokens = crate::intercept::tokens::estimate(&pointer.to_string());
                 if pointer_tokens < tokens {
-                    Ok((
-                        jsonrpc::to_raw(&pointer),
-                        (Outcome::Parked, blob.key.clone()),
-                        tokens,
-                    ))
+                    Ok((dress(pointer)?, (Outcome::Parked, blob.key.clone()), tokens))
                 } else {
                     Err("the pointer to parked text would not be smaller".into())
                 }
@@ -103,14 +117,93 @@ impl ClientSession {
             // Rows that could not be stored are still too large to forward whole: their text
             // is parked instead, as text that is not a table would be.
             let park_instead = |why: String, tokens: usize| -> Result<Replacement, String> {
-                match crate::intercept::text_of(&raw) {
+                match crate::intercept::text_of_as(shape, &raw) {
                     Some(text) if park_text => {
                         park(text, tokens).map_err(|e| format!("{why}; parking it failed too: {e}"))
                     }
                     _ => Err(why),
                 }
             };
-            let (mut table, tokens) = match crate::intercept::decide(&raw, threshold) {
+            // Scalars around the rows are shown to the model: secrets in them are masked.
+            let redact_context = |table: &mut crate::intercept::Table| {
+                if let Value::Object(context) = crate::intercept::redact::redact(&Value::Object(
+                    std::mem::take(&mut table.context),
+                )) {
+                    table.context = context;
+                }
+            };
+            let provenance_of = |table: &crate::intercept::Table| crate::store::Provenance {
+                server: server_name.clone(),
+                tool: tool.clone(),
+                arguments: provenance_args.clone(),
+                at: crate::store::now_iso(),
+                rung: table.rung.to_owned(),
+            };
+            // Several tables side by side: one dataset each, one envelope for them all.
+            let several = |mut tables: Vec<crate::intercept::extract::multi::NamedTable>,
+                           tokens: usize|
+             -> Result<Replacement, String> {
+                tables.iter_mut().for_each(|t| redact_context(&mut t.table));
+                let provenance = provenance_of(&tables.first().ok_or("no tables")?.table);
+                let named: Vec<(&str, &crate::intercept::Table)> =
+                    tables.iter().map(|t| (t.name.as_str(), &t.table)).collect();
+                let metas =
+                    match store.ingest_group(&named, &dataset_base, provenance, lineage.clone()) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            tracing::warn!("ingest failed, parking the result instead: {e}");
+                            return park_instead(
+                                format!("the tables could not be stored: {e}"),
+                                tokens,
+                            );
+                        }
+                    };
+                let drop_all = || {
+                    for m in &metas {
+                        let _ = store.drop_dataset(&m.dataset_ref);
+                    }
+                };
+                // Profiled once all are in the catalog, so each sees its siblings.
+                let parts: Result<Vec<_>, _> = metas
+                    .iter()
+                    .map(|m| store.profile(&m.dataset_ref, 5).map(|p| (m.clone(), p)))
+                    .collect();
+                let parts = match parts {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tracing::warn!("profiling failed, parking the result instead: {e}");
+                        drop_all();
+                        return park_instead(
+                            format!("the tables could not be profiled: {e}"),
+                            tokens,
+                        );
+                    }
+                };
+                let (env, env_tokens) = crate::store::render_group(
+                    &parts,
+                    store.config().envelope_budget,
+                    Some(tokens),
+                );
+                let why = if env_tokens < tokens {
+                    match dress(env) {
+                        Ok(body) => {
+                            // The call log keeps one reference: the first table's.
+                            let first = metas.first().map(|m| m.dataset_ref.clone());
+                            return Ok((
+                                body,
+                                (Outcome::Intercepted, first.unwrap_or_default()),
+                                tokens,
+                            ));
+                        }
+                        Err(why) => why,
+                    }
+                } else {
+                    "the envelope would not be smaller than the result".to_owned()
+                };
+                drop_all();
+                Err(why)
+            };
+            let (mut table, tokens) = match crate::intercept::decide_as(shape, &raw, threshold) {
                 crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
                     (table, tokens)
                 }
@@ -125,21 +218,20 @@ impl ClientSession {
                 crate::intercept::Decision::Text { .. } => {
                     return Err("text that is not a table, and parking is off for this tool (park, park_never)".into());
                 }
+                crate::intercept::Decision::Tables { tables, tokens } if intercept_tables => {
+                    return several(tables, tokens);
+                }
+                crate::intercept::Decision::Tables { .. } => {
+                    return Err(
+                        "tables are not intercepted for this server (intercept = \"never\")".into(),
+                    );
+                }
                 crate::intercept::Decision::Pass(why) => return Err(why.to_owned()),
             };
-            if let Value::Object(context) =
-                crate::intercept::redact::redact(&Value::Object(std::mem::take(&mut table.context)))
+            redact_context(&mut table);
+            let provenance = provenance_of(&table);
+            let meta = match store.ingest_named(&table, &dataset_base, provenance, lineage.clone())
             {
-                table.context = context;
-            }
-            let provenance = crate::store::Provenance {
-                server: server_name.clone(),
-                tool: tool.clone(),
-                arguments: provenance_args,
-                at: crate::store::now_iso(),
-                rung: table.rung.to_owned(),
-            };
-            let meta = match store.ingest_traced(&table, provenance, lineage.clone()) {
                 Ok(m) => m,
                 Err(e) => {
                     tracing::warn!("ingest failed, parking the result instead: {e}");
@@ -155,13 +247,16 @@ impl ClientSession {
                 )
             });
             let why = match envelope {
-                Ok((env, env_tokens)) if env_tokens < tokens => {
-                    return Ok((
-                        jsonrpc::to_raw(&env),
-                        (Outcome::Intercepted, meta.dataset_ref.clone()),
-                        tokens,
-                    ));
-                }
+                Ok((env, env_tokens)) if env_tokens < tokens => match dress(env) {
+                    Ok(body) => {
+                        return Ok((
+                            body,
+                            (Outcome::Intercepted, meta.dataset_ref.clone()),
+                            tokens,
+                        ));
+                    }
+                    Err(why) => why,
+                },
                 Ok(_) => "the envelope would not be smaller than the result".to_owned(),
                 Err(e) => {
                     tracing::warn!("profiling failed, parking the result instead: {e}");

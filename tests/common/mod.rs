@@ -36,6 +36,10 @@ pub fn filesystem_js() -> PathBuf {
     peer("node/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
 }
 
+pub fn memory_js() -> PathBuf {
+    peer("node/node_modules/@modelcontextprotocol/server-memory/dist/index.js")
+}
+
 pub fn venv_python() -> PathBuf {
     peer("venv/bin/python")
 }
@@ -423,7 +427,10 @@ pub fn check_python_client_saw(v: &Value, expected_version: &str) {
     assert_eq!(v["customers"], 3);
     assert_eq!(v["orders"]["kind"], "dataset", "{v}");
     assert_eq!(v["orders"]["rows"], 1000, "{v}");
-    assert_eq!(v["prompts"], json!(["sample_triage_orders", "loom"]));
+    assert_eq!(
+        v["prompts"],
+        json!(["sample_triage_orders", "sample_review_logs", "loom"])
+    );
     assert!(v["readme"].as_str().unwrap().starts_with("# Sample server"));
 }
 

@@ -10,6 +10,7 @@ mod json;
 mod json_rows;
 mod listing;
 mod markdown;
+pub mod multi;
 mod records;
 
 use super::table::{Table, Tier};
