@@ -5,7 +5,7 @@
 //! a row, so a headerless listing (`dpkg-query -W`, `du -ak`) loses none. A short note above
 //! the table (`[Reading 3001 lines from start …]`) is kept as context.
 
-use super::{Found, good_header, record};
+use super::{Found, NO_HEADER, reads_as_names, record, value_like};
 use serde_json::{Map, Value};
 
 /// Splits `text` into records of fields; `None` on an unterminated quote.
@@ -72,40 +72,6 @@ fn header_like(h: &str) -> bool {
         && !h.ends_with(['.', '!', '?', ':'])
 }
 
-/// A cell that reads as a value, never as a column's name: a number, a date or time, a
-/// boolean, or nothing at all.
-fn value_like(cell: &str) -> bool {
-    let c = cell.trim();
-    if c.is_empty() || c.eq_ignore_ascii_case("true") || c.eq_ignore_ascii_case("false") {
-        return true;
-    }
-    let digits = c.strip_prefix(['-', '+']).unwrap_or(c);
-    let numeric = !digits.is_empty()
-        && digits.starts_with(|ch: char| ch.is_ascii_digit() || ch == '.')
-        && digits
-            .chars()
-            .all(|ch| ch.is_ascii_digit() || matches!(ch, '.' | ',' | '_' | 'e' | 'E' | '-' | '+'));
-    let dated = c.len() >= 8
-        && c.starts_with(|ch: char| ch.is_ascii_digit())
-        && c.chars().all(|ch| {
-            ch.is_ascii_digit() || matches!(ch, '-' | '/' | ':' | 'T' | ' ' | '.' | 'Z' | '+')
-        });
-    numeric || dated
-}
-
-/// Whether the first record names the columns. It does only when it reads as names: short,
-/// distinct, none of them a value (a number, a date), and none repeated as a value below it
-/// in its own column. Otherwise it is the first row, and every line is kept as one.
-fn names_columns(first: &[String], data: &[Vec<String>]) -> bool {
-    let names: Vec<String> = first.iter().map(|h| h.trim().to_owned()).collect();
-    good_header(&names)
-        && names.iter().all(|h| header_like(h) && !value_like(h))
-        && !names
-            .iter()
-            .enumerate()
-            .any(|(i, h)| data.iter().any(|r| r.get(i).is_some_and(|v| v.trim() == h)))
-}
-
 /// A line above a table that is a note about it, not a malformed row: it has no delimiter,
 /// or is bracketed, a comment or a title (`[…]`, `# …`, `Contents of x.csv:`).
 fn note_like(line: &str, delim: char) -> bool {
@@ -160,7 +126,12 @@ fn table(text: &str, preamble: &[&str]) -> Option<Found> {
         context.insert("text_before".into(), Value::String(preamble.join("\n")));
     }
     let rung = if delim == '\t' { "tsv" } else { "csv" };
-    if names_columns(first, data) {
+    let names: Vec<String> = first.iter().map(|h| h.trim().to_owned()).collect();
+    let repeated = |col: usize, name: &str| {
+        data.iter()
+            .any(|r| r.get(col).is_some_and(|v| v.trim() == name))
+    };
+    if reads_as_names(&names, repeated) && names.iter().all(|h| header_like(h)) {
         let header: Vec<String> = first.iter().map(|h| h.trim().to_owned()).collect();
         let records = data.iter().map(|r| record(&header, r.clone())).collect();
         return Found::records(records, context, rung);
@@ -170,10 +141,7 @@ fn table(text: &str, preamble: &[&str]) -> Option<Found> {
         return None;
     }
     let header: Vec<String> = (1..=width).map(|i| format!("column_{i}")).collect();
-    context.insert(
-        "header".into(),
-        Value::String("none: every line is a row, columns are column_1…".into()),
-    );
+    context.insert("header".into(), Value::String(NO_HEADER.into()));
     let records = rows.iter().map(|r| record(&header, r.clone())).collect();
     Found::records(records, context, rung)
 }

@@ -8,17 +8,67 @@ use crate::intercept::table::{ColumnType, Table, Tier, declared_type};
 use serde_json::{Map, Value};
 
 /// Whether `items` are rows: every element an object, or every one a scalar (then one `value`
-/// column). Every element is checked, not only the first.
+/// column), or every one an array of scalars of one length, a grid (`{"range": "A1:K909",
+/// "values": [[header…], [row…]…]}`, as spreadsheet servers answer). Every element is checked,
+/// not only the first.
 fn is_rows(items: &[Value]) -> bool {
     if items.is_empty() {
         return false;
     }
     items.iter().all(Value::is_object)
         || (items.len() >= 2 && items.iter().all(|v| !v.is_object() && !v.is_array()))
+        || is_grid(items)
 }
 
-/// Moves the rows out of `items` (which passed `is_rows`).
-fn take_rows(items: Vec<Value>) -> Vec<Map<String, Value>> {
+fn is_grid(items: &[Value]) -> bool {
+    let width = items.first().and_then(Value::as_array).map_or(0, Vec::len);
+    items.len() >= 3
+        && width >= 2
+        && items.iter().all(|r| {
+            r.as_array().is_some_and(|cells| {
+                cells.len() == width && cells.iter().all(|c| !c.is_object() && !c.is_array())
+            })
+        })
+}
+
+/// Moves the rows out of `items` (which passed `is_rows`). A grid's first row names the
+/// columns only when it reads as names (strings, as a CSV header must); otherwise its columns
+/// are `column_N`, every row is a row, and the context says so.
+fn take_rows(items: Vec<Value>, context: &mut Map<String, Value>) -> Vec<Map<String, Value>> {
+    if is_grid(&items) {
+        let mut grid: Vec<Vec<Value>> = items
+            .into_iter()
+            .map(|r| match r {
+                Value::Array(cells) => cells,
+                _ => Vec::new(),
+            })
+            .collect();
+        let first: Option<Vec<String>> = grid[0]
+            .iter()
+            .map(|c| c.as_str().map(str::to_owned))
+            .collect();
+        let named = first.filter(|names| {
+            super::reads_as_names(names, |col, name| {
+                grid[1..]
+                    .iter()
+                    .any(|r| r.get(col).and_then(Value::as_str) == Some(name))
+            })
+        });
+        let names = match named {
+            Some(names) => {
+                grid.remove(0);
+                names
+            }
+            None => {
+                context.insert("header".into(), Value::String(super::NO_HEADER.into()));
+                (1..=grid[0].len()).map(|i| format!("column_{i}")).collect()
+            }
+        };
+        return grid
+            .into_iter()
+            .map(|cells| names.iter().cloned().zip(cells).collect())
+            .collect();
+    }
     items
         .into_iter()
         .map(|v| match v {
@@ -150,10 +200,11 @@ fn columnar(mut obj: Map<String, Value>, path: &[String], rung: &'static str) ->
 pub fn rows_in_value(v: Value, rung: &'static str) -> Option<Found> {
     match v {
         Value::Array(items) => is_rows(&items).then(|| {
+            let mut context = Map::new();
             Found::Records(Records {
-                records: take_rows(items),
+                records: take_rows(items, &mut context),
                 tier: Tier::Json,
-                context: Map::new(),
+                context,
                 rung,
             })
         }),
@@ -213,7 +264,7 @@ fn row_array_in(mut obj: Map<String, Value>, rung: &'static str) -> Option<Found
         return None;
     };
     Some(Found::Records(Records {
-        records: take_rows(items),
+        records: take_rows(items, &mut context),
         tier: Tier::Json,
         context,
         rung,

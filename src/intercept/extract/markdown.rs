@@ -274,3 +274,45 @@ pub fn parse(text: &str) -> Option<Found> {
         rung: "markdown",
     }))
 }
+
+/// A heading line's text (`## orders`), or `None` for any other line.
+fn heading(line: &str) -> Option<String> {
+    let t = line.trim();
+    let level = t.bytes().take_while(|&b| b == b'#').count();
+    let rest = t.get(level..)?;
+    if !(1..=6).contains(&level) || !rest.starts_with(' ') {
+        return None;
+    }
+    let name = inline_text(rest.trim().trim_end_matches('#').trim());
+    (!name.is_empty()).then_some(name)
+}
+
+/// Tables under headings, one each (markitdown's workbook: `## orders`, its table, `##
+/// customers`, its table), named by their headings. `None` unless there are two or more and
+/// every line is a heading, a line of a table or blank: text between them would be lost.
+pub(super) fn sections(text: &str) -> Option<Vec<(String, Found)>> {
+    let mut parts: Vec<(String, Vec<&str>)> = Vec::new();
+    for line in text.lines() {
+        if let Some(name) = heading(line) {
+            parts.push((name, Vec::new()));
+        } else if let Some((_, body)) = parts.last_mut() {
+            body.push(line);
+        } else if !line.trim().is_empty() {
+            return None;
+        }
+    }
+    if parts.len() < 2 {
+        return None;
+    }
+    parts
+        .into_iter()
+        .map(|(name, body)| {
+            let found = parse(&body.join("\n"))?;
+            // Every line of the section is the table's: no text around it to lose.
+            if !found.context().is_empty() {
+                return None;
+            }
+            Some((name, found))
+        })
+        .collect()
+}

@@ -127,6 +127,39 @@ fn record(header: &[String], values: Vec<String>) -> Map<String, Value> {
         .collect()
 }
 
+/// What the context says of a table read without a header row.
+const NO_HEADER: &str = "none: every line is a row, columns are column_1…";
+
+/// A cell that reads as a value, never as a column's name: a number, a date or time, a
+/// boolean, or nothing at all.
+fn value_like(cell: &str) -> bool {
+    let c = cell.trim();
+    if c.is_empty() || c.eq_ignore_ascii_case("true") || c.eq_ignore_ascii_case("false") {
+        return true;
+    }
+    let digits = c.strip_prefix(['-', '+']).unwrap_or(c);
+    let numeric = !digits.is_empty()
+        && digits.starts_with(|ch: char| ch.is_ascii_digit() || ch == '.')
+        && digits
+            .chars()
+            .all(|ch| ch.is_ascii_digit() || matches!(ch, '.' | ',' | '_' | 'e' | 'E' | '-' | '+'));
+    let dated = c.len() >= 8
+        && c.starts_with(|ch: char| ch.is_ascii_digit())
+        && c.chars().all(|ch| {
+            ch.is_ascii_digit() || matches!(ch, '-' | '/' | ':' | 'T' | ' ' | '.' | 'Z' | '+')
+        });
+    numeric || dated
+}
+
+/// Whether a first row names the columns below it: distinct names, none of them a value (a
+/// number, a date), none repeated as a value below it in its own column (`repeated(col,
+/// name)`). Otherwise it is the first row of data.
+fn reads_as_names(first: &[String], repeated: impl Fn(usize, &str) -> bool) -> bool {
+    good_header(first)
+        && first.iter().all(|h| !value_like(h))
+        && !first.iter().enumerate().any(|(i, h)| repeated(i, h))
+}
+
 /// Header names must be present and distinct for rows to be read by them.
 fn good_header(header: &[String]) -> bool {
     let mut seen = std::collections::HashSet::new();

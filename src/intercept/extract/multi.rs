@@ -1,7 +1,9 @@
 //! A result that holds several tables side by side: a JSON object whose members are two or more
 //! arrays of row objects, every other member a scalar (a knowledge graph's `{entities,
-//! relations}`, a workbook's sheets). Each array becomes a table of its own, named by its
-//! member, with the scalars as every table's context. All or nothing: one array that is not a
+//! relations}`, a workbook's sheets), or markdown tables each under its own heading (a workbook
+//! as markitdown writes it: `## orders`, its table, `## customers`, its table). Each array or
+//! section becomes a table of its own, named by its member or heading, with the scalars as
+//! every table's context. All or nothing: one array that is not a
 //! table by the single-table rules (empty, a scalar among the objects, a row that cannot be
 //! typed), or one member that is neither, and no table is found at all; the caller then does
 //! what it does with any other text. Nothing here knows any member's name.
@@ -29,7 +31,15 @@ pub fn tables(structured: Option<&Value>, texts: &[&str]) -> Option<Vec<NamedTab
     };
     let trimmed = text.trim();
     if !trimmed.starts_with('{') {
-        return None;
+        return super::markdown::sections(text)?
+            .into_iter()
+            .map(|(name, found)| {
+                Some(NamedTable {
+                    name,
+                    table: found.into_table()?,
+                })
+            })
+            .collect();
     }
     match serde_json::from_str::<Value>(trimmed).ok()? {
         Value::Object(obj) => tables_in(&obj, "json"),

@@ -467,3 +467,52 @@ fn markdown_cells_read_as_the_text_they_show() {
     assert_eq!(r[0]["a"], "x\\");
     assert_eq!(r[0]["b"], "y");
 }
+
+#[test]
+fn a_grid_of_values_is_a_table() {
+    // excel-mcp-server's `read_range` (the Google Sheets shape): the first row names columns.
+    let text = r#"{"range": "A1:C4", "sheet": "orders", "values": [["order_id", "amount", "note"], [7000000000000000001, 12.5, "a"], [7000000000000000002, null, "b"], [7000000000000000003, 3, ""]]}"#;
+    let f = find_in_text(text).unwrap();
+    assert_eq!(f.rows(), 3);
+    assert_eq!(f.context()["range"], "A1:C4");
+    let t = f.into_table().unwrap();
+    let names: Vec<&str> = t.columns.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["order_id", "amount", "note"]);
+    assert_eq!(t.columns[0].ty.sql(), "BIGINT");
+    // A first row of values is data: every row is kept.
+    let text = r#"[[1, "a"], [2, "b"], [3, "c"]]"#;
+    let f = find_in_text(text).unwrap();
+    assert_eq!(f.rows(), 3);
+    assert!(f.context()["header"].as_str().unwrap().starts_with("none"));
+    // Rows of different lengths, or a nested cell, are no grid.
+    assert!(find_in_text(r#"{"values": [["a", "b"], [1, 2], [3]]}"#).is_none());
+    assert!(find_in_text(r#"{"values": [["a", "b"], [1, [2]], [3, 4]]}"#).is_none());
+}
+
+#[test]
+fn a_workbook_in_markdown_is_a_table_per_sheet() {
+    let sheet = |name: &str, rows: usize| {
+        let mut s = format!("## {name}\n| id | value\\_x |\n| --- | --- |\n");
+        for i in 0..rows {
+            s.push_str(&format!("| {i} | v{i} |\n"));
+        }
+        s
+    };
+    let text = format!("{}\n{}", sheet("orders", 5), sheet("customers", 3));
+    let found = multi::tables(None, &[&text]).expect("two sheets");
+    let shape: Vec<(&str, usize)> = found
+        .iter()
+        .map(|t| (t.name.as_str(), t.table.rows()))
+        .collect();
+    assert_eq!(shape, [("orders", 5), ("customers", 3)]);
+    assert_eq!(found[0].table.columns[1].name, "value_x");
+    // Text between the sheets would be lost: no tables then.
+    let prose = format!(
+        "{}\nSome words here.\n{}",
+        sheet("orders", 5),
+        sheet("customers", 3)
+    );
+    assert!(multi::tables(None, &[&prose]).is_none());
+    // One sheet is the single-table rung's.
+    assert!(multi::tables(None, &[&sheet("orders", 5)]).is_none());
+}
