@@ -62,9 +62,23 @@ async fn client(dir: &Path) -> (TempConfig, RawClient) {
     (cfg, c)
 }
 
+/// A file read through loom: the envelope or pointer the model gets, which must cost less than
+/// the file it stands for (never worse than no proxy; at these small sizes that is the bar,
+/// the twenty-fold saving of large results is tested in tests/intercept.rs).
 async fn read(c: &mut RawClient, dir: &Path, file: &str) -> Value {
-    let path = dir.join(file).display().to_string();
-    let r = c.call("fs_read_text_file", json!({ "path": path })).await;
+    let path = dir.join(file);
+    let r = c
+        .call(
+            "fs_read_text_file",
+            json!({ "path": path.display().to_string() }),
+        )
+        .await;
+    let raw = std::fs::read_to_string(&path).unwrap().len();
+    let shown = text_of(&r).len();
+    assert!(
+        shown < raw,
+        "{file}: the model reads {shown} bytes for {raw}"
+    );
     structured(&r).clone()
 }
 
