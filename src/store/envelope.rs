@@ -224,23 +224,91 @@ fn pct(f: f64) -> String {
     format!("{:.0}%", f * 100.0)
 }
 
+/// Words DuckDB's parser reserves (its `duckdb_keywords()`, category `reserved`, checked by a
+/// test against the engine), plus `user` and `default`, which read as functions bare.
+const RESERVED: &[&str] = &[
+    "all",
+    "analyse",
+    "analyze",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "asymmetric",
+    "both",
+    "by",
+    "case",
+    "cast",
+    "check",
+    "collate",
+    "column",
+    "constraint",
+    "create",
+    "default",
+    "deferrable",
+    "desc",
+    "describe",
+    "distinct",
+    "do",
+    "else",
+    "end",
+    "except",
+    "false",
+    "fetch",
+    "for",
+    "foreign",
+    "from",
+    "group",
+    "having",
+    "in",
+    "initially",
+    "intersect",
+    "into",
+    "lambda",
+    "lateral",
+    "leading",
+    "limit",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "pivot",
+    "pivot_longer",
+    "pivot_wider",
+    "placing",
+    "primary",
+    "qualify",
+    "references",
+    "returning",
+    "select",
+    "show",
+    "some",
+    "summarize",
+    "symmetric",
+    "table",
+    "then",
+    "to",
+    "trailing",
+    "true",
+    "union",
+    "unique",
+    "unpivot",
+    "user",
+    "using",
+    "variadic",
+    "when",
+    "where",
+    "window",
+    "with",
+];
+
 /// A column name as it is simplest to type in SQL: bare when that is unambiguous.
 fn sql_name(name: &str) -> String {
-    crate::types::data::sql_name(name, |n| {
-        matches!(
-            n,
-            "select"
-                | "from"
-                | "where"
-                | "group"
-                | "order"
-                | "by"
-                | "limit"
-                | "table"
-                | "user"
-                | "default"
-        )
-    })
+    crate::types::data::sql_name(name, |n| RESERVED.contains(&n))
 }
 
 fn usage_hint(meta: &DatasetMeta) -> String {
@@ -437,9 +505,9 @@ fn text(
             s.push_str(&format!(
                 "  {}.{} = {}.{}  ({} of this side found there, {} of that side found here)\n",
                 meta.dataset_ref,
-                h.column,
+                sql_name(&h.column),
                 h.other,
-                h.other_column,
+                sql_name(&h.other_column),
                 pct(h.this_in_other),
                 pct(h.other_in_this)
             ));
@@ -578,6 +646,39 @@ mod tests {
             at: "2026-11-30T00:00:00Z".into(),
             rung: "json".into(),
         }
+    }
+
+    /// Every word DuckDB's own parser reserves is quoted when it names a column, so a name
+    /// copied from an envelope into SQL parses.
+    #[test]
+    fn every_reserved_word_is_quoted() {
+        let conn = duckdb::Connection::open_in_memory().unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT keyword_name FROM duckdb_keywords() WHERE keyword_category = 'reserved'",
+            )
+            .unwrap();
+        let words: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(words.len() > 50, "{words:?}");
+        let bare: Vec<&String> = words
+            .iter()
+            .filter(|w| !sql_name(w).starts_with('"'))
+            .collect();
+        assert!(bare.is_empty(), "left bare: {bare:?}");
+    }
+
+    #[test]
+    fn join_hints_name_columns_as_sql_reads_them() {
+        // server-memory's relations: `from` and `to` are keywords, quoted or the hint fails.
+        let m = meta(None, Map::new());
+        let mut p = profile(json!("x"), "from".into());
+        p.join_hints[0].other_column = "Name".into();
+        let t = text(&m, &p, STEPS[0], ENVELOPE_PROVENANCE, None);
+        assert!(t.contains("t_say_1.\"from\" = other.\"Name\""), "{t}");
     }
 
     #[test]
