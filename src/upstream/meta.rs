@@ -23,14 +23,77 @@ const MAX_PHRASINGS: usize = 8;
 /// Tokens `loom_context` answers with unless told.
 const CONTEXT_BUDGET: usize = 2000;
 
-/// A description's first line, cut to a sentence a listing can carry.
+/// A description's first line read as prose, cut to its first sentence and to what a
+/// listing can carry.
 pub(super) fn one_line(text: &str) -> String {
-    let first = text.trim().lines().next().unwrap_or_default().trim();
-    let cut = first
-        .char_indices()
-        .find(|(i, c)| *c == '.' && *i >= 20)
-        .map_or(first, |(i, _)| &first[..=i]);
-    cut_chars(cut, 160)
+    let first = text.trim().lines().next().unwrap_or_default();
+    let prose = as_prose(first);
+    cut_chars(first_sentence(&prose), 160)
+}
+
+/// A markdown line as prose: a leading bullet, number or quote marker (`- `, `* `, `1. `,
+/// `> `) and bold markers (`**`) removed, so `- **Database**: a file` reads `Database: a
+/// file`.
+fn as_prose(line: &str) -> String {
+    let mut rest = line.trim();
+    loop {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let marker = ["- ", "* ", "+ ", "• ", "> "]
+            .iter()
+            .find(|m| rest.starts_with(**m))
+            .map(|m| m.len())
+            .or_else(|| {
+                let after = rest.get(digits..)?;
+                (digits > 0 && (after.starts_with(". ") || after.starts_with(") ")))
+                    .then_some(digits + 2)
+            });
+        match marker.and_then(|n| rest.get(n..)) {
+            Some(r) => rest = r.trim_start(),
+            None => break,
+        }
+    }
+    rest.replace("**", "").trim().to_owned()
+}
+
+/// Words after which a period ends no sentence.
+const ABBREVIATIONS: &[&str] = &[
+    "e.g", "i.e", "eg", "ie", "vs", "cf", "approx", "incl", "esp", "viz", "al", "mr", "mrs", "ms",
+    "dr", "st", "no", "fig", "ca", "resp",
+];
+
+/// `text` up to its first sentence end at 20 characters or later: a `.`, `!` or `?`
+/// followed by whitespace or the end of the text, outside brackets and code spans left open
+/// (`(.xlsx, .xlsm)`, `` `shop.duckdb` ``), not after an abbreviation (`e.g.`) or an
+/// initial. A period inside a word (`v1.2`, `shop.duckdb`) is no end either. Without one,
+/// the whole text.
+fn first_sentence(text: &str) -> &str {
+    let (mut depth, mut code) = (0usize, false);
+    let mut chars = text.char_indices().enumerate().peekable();
+    while let Some((n, (i, c))) = chars.next() {
+        match c {
+            '`' => code = !code,
+            '(' | '[' | '{' if !code => depth += 1,
+            ')' | ']' | '}' if !code => depth = depth.saturating_sub(1),
+            '.' | '!' | '?' if !code && depth == 0 && n >= 20 => {
+                let at_end = chars
+                    .peek()
+                    .is_none_or(|(_, (_, next))| next.is_whitespace());
+                let word = text[..i]
+                    .rsplit(|c: char| c.is_whitespace() || "([{\"'".contains(c))
+                    .next()
+                    .unwrap_or_default()
+                    .to_lowercase();
+                let abbreviation = c == '.'
+                    && (ABBREVIATIONS.contains(&word.as_str())
+                        || (word.chars().count() == 1 && word.chars().all(char::is_alphabetic)));
+                if at_end && !abbreviation {
+                    return &text[..i + c.len_utf8()];
+                }
+            }
+            _ => {}
+        }
+    }
+    text
 }
 
 /// What a server's instructions (or description) say it is for, in one line: the first line
@@ -1108,6 +1171,56 @@ mod tests {
             let line = about_line(&text);
             proptest::prop_assert!(!line.contains('\n'));
             proptest::prop_assert!(line.chars().count() <= 160);
+        }
+    }
+
+    #[test]
+    fn a_sentence_ends_at_a_period_and_a_space_outside_brackets_and_abbreviations() {
+        assert_eq!(
+            one_line("Work with Excel workbooks (.xlsx, .xlsm). Workbooks live in ~/data."),
+            "Work with Excel workbooks (.xlsx, .xlsm)."
+        );
+        assert_eq!(
+            one_line(
+                "- **Database**: Local DuckDB file (`/home/me/shop.duckdb`), read-only. Use DuckDB SQL."
+            ),
+            "Database: Local DuckDB file (`/home/me/shop.duckdb`), read-only."
+        );
+        assert_eq!(
+            one_line("Runs queries, e.g. counts and sums, on v1.2 servers. Then more."),
+            "Runs queries, e.g. counts and sums, on v1.2 servers."
+        );
+        assert_eq!(
+            one_line("Reads config.toml and settings.json files! Writes none."),
+            "Reads config.toml and settings.json files!"
+        );
+        assert_eq!(
+            one_line("1. **Fetch** a page as markdown [see docs.example.com. here] and more"),
+            "Fetch a page as markdown [see docs.example.com. here] and more"
+        );
+        assert_eq!(
+            one_line("Written by J. Smith for teams. Second."),
+            "Written by J. Smith for teams."
+        );
+        // Short lead-ins are not sentences of their own.
+        assert_eq!(
+            one_line("Note. This tool lists files. More."),
+            "Note. This tool lists files."
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_one_line_summary_is_drawn_from_its_text_without_a_panic(
+            text in "\\PC{0,200}|(\\.|\\(|\\)|`|\\*|-|1| |\n|é|a|e\\.g\\.){0,80}",
+        ) {
+            let line = one_line(&text);
+            proptest::prop_assert!(!line.contains('\n'));
+            proptest::prop_assert!(line.chars().count() <= 160);
+            // Every character comes from the text, in its order (markers only removed).
+            let body = line.strip_suffix('…').unwrap_or(&line);
+            let mut source = text.chars();
+            proptest::prop_assert!(body.chars().all(|c| source.any(|s| s == c)), "{:?} from {:?}", line, text);
         }
     }
 
