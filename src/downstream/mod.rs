@@ -10,6 +10,7 @@ pub mod guard;
 pub mod http;
 pub mod naming;
 mod noise;
+mod probe_echo;
 mod stamp;
 pub mod stdio;
 mod supervisor;
