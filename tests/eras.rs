@@ -781,8 +781,82 @@ async fn the_servers_guidance_is_in_the_primer_under_each_servers_name() {
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    assert!(primer.contains("## t\n"), "{primer}");
-    assert!(primer.contains("{\"sampling\": {}}"), "{primer}");
+    // A text of one line is said once, as what the server is for.
+    assert!(primer.contains("- t ("), "{primer}");
+    assert!(primer.contains("tools): {\"sampling\": {}}\n"), "{primer}");
+    assert!(!primer.contains("## t\n"), "{primer}");
+}
+
+/// A client may read `instructions` once: the handshake waits a moment for the servers
+/// starting, so each one's own guidance is there, under its name, in config order, within a
+/// fair share of one budget (a long text cut with `…`, a short one whole), control characters
+/// gone; a server too slow for that moment is named as starting, and the answer does not wait
+/// for it.
+#[tokio::test]
+async fn the_initialize_instructions_carry_each_servers_guidance_within_a_fair_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = dir.path().join("long.md");
+    let short = dir.path().join("short.md");
+    let sentence = "Workbooks live in the data folder; use paths relative to it. ";
+    std::fs::write(
+        &long,
+        format!("# Excel server\n\n\u{1b}[32m{}", sentence.repeat(200)),
+    )
+    .unwrap();
+    std::fs::write(
+        &short,
+        "Read-only. DuckDB dialect.\nAttach files with read_parquet(path).",
+    )
+    .unwrap();
+    let slow = format!("sleep 30; exec {LOOM:?} sample-server");
+    let cfg = TempConfig::new(&format!(
+        "{}{}[[servers]]\nname = \"late\"\ncommand = \"sh\"\nargs = [\"-c\", {slow:?}]\n",
+        testserver_entry("xl", &["--instructions", &long.display().to_string()]),
+        testserver_entry("duck", &["--instructions", &short.display().to_string()]),
+    ));
+    let mut c = RawClient::spawn(&cfg.path);
+    let asked = std::time::Instant::now();
+    let init = c.initialize().await;
+    let waited = asked.elapsed();
+    let text = init["result"]["instructions"].as_str().unwrap_or_default();
+    assert!(
+        waited < Duration::from_secs(20),
+        "the handshake waited {waited:?} for a server that takes 30 s"
+    );
+    assert!(text.contains("- late (starting)\n"), "{text}");
+    // Named with what it is for, its first sentence past the heading and the escape.
+    assert!(
+        text.contains(") Workbooks live in the data folder; use paths relative to it.\n")
+            || text
+                .contains("- xl: Workbooks live in the data folder; use paths relative to it.\n"),
+        "{text}"
+    );
+    let (xl, duck) = (
+        text.find("## xl\n").expect("xl's guidance"),
+        text.find("## duck\n").unwrap_or_else(|| panic!("{text}")),
+    );
+    assert!(xl < duck, "config order: {text}");
+    // The short text whole, the long one cut to what the short one left, on a boundary.
+    assert!(
+        text.contains(
+            "## duck\nRead-only. DuckDB dialect.\nAttach files with read_parquet(path).\n"
+        ),
+        "{text}"
+    );
+    let xl_part = &text[xl..duck];
+    assert!(xl_part.contains("### Excel server\n"), "{xl_part}");
+    assert!(xl_part.contains(sentence.trim()), "{xl_part}");
+    assert!(xl_part.trim_end().ends_with('…'), "{xl_part}");
+    assert!(
+        xl_part.len() < sentence.len() * 200 / 3,
+        "the long text is cut: {} bytes",
+        xl_part.len()
+    );
+    assert!(
+        !text.chars().any(|ch| ch.is_control() && ch != '\n'),
+        "{text:?}"
+    );
+    assert!(!text.contains("[32m"), "{text:?}");
 }
 
 /// `loom sample-server`, on rmcp's server API, speaks to each era as it did on loom's own

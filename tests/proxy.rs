@@ -500,7 +500,27 @@ async fn garbage_on_stdout_and_stderr_lines_are_tolerated() {
     c.tool_names().await;
     let r = c.call("g_echo", json!({ "hello": "world" })).await;
     assert!(text_of(&r).contains("world"), "{r}");
-    // Every line loom wrote to stdout is JSON-RPC; the child's stderr went to loom's log.
+    // The child's stderr reaches the server's log that the workbench shows, every line.
+    let entry = session_entry(&cfg).await;
+    let eng = loom::frontend::socket::RemoteEngine::connect(&entry)
+        .await
+        .expect("attach");
+    use loom::frontend::engine::Engine;
+    let Ok(loom::types::engine::Reply::ServerLog { lines }) = eng
+        .request(loom::types::engine::Request::ServerLog { server: "g".into() })
+        .await
+    else {
+        panic!("log")
+    };
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.kind == loom::types::events::LogKind::Stderr
+                && l.text.contains("testserver got tools/call")),
+        "{lines:?}"
+    );
+    // Every line loom wrote to stdout is JSON-RPC; the child's stderr is not in loom's own
+    // log at info (its chatter is debug there).
     c.close_stdin();
     assert!(c.wait_exit(T).await);
     while let Some(line) = c.next_line(Duration::from_millis(200)).await {
@@ -508,11 +528,10 @@ async fn garbage_on_stdout_and_stderr_lines_are_tolerated() {
             serde_json::from_str(&line).unwrap_or_else(|_| panic!("non-JSON on stdout: {line}"));
         assert_eq!(v["jsonrpc"], "2.0");
     }
+    let log = c.stderr.lock().unwrap().clone();
     assert!(
-        c.stderr
-            .lock()
-            .unwrap()
-            .contains("testserver got tools/call")
+        !log.contains("testserver got tools/call") && log.contains("server state"),
+        "{log}"
     );
 }
 

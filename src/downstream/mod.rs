@@ -10,6 +10,7 @@ pub mod guard;
 pub mod http;
 pub mod naming;
 mod noise;
+mod probe_echo;
 mod stamp;
 pub mod stdio;
 mod supervisor;
@@ -350,6 +351,19 @@ impl Fleet {
             }
             *ready = true;
         }
+    }
+
+    /// Waits until every server is up or has failed once, for at most `within` since the
+    /// fleet started and never past `startup_grace`; whether every one had. Gives out no
+    /// names (that waits for the whole grace, [`Fleet::wait_startup`]): a caller that may
+    /// wait only briefly, the client's handshake, reads what is known by then.
+    pub async fn wait_settled(&self, within: std::time::Duration) -> bool {
+        let mut rx = self.settled.subscribe();
+        let n = self.servers.len();
+        let deadline = self.started_at + within.min(self.config.startup_grace);
+        tokio::time::timeout_at(deadline, rx.wait_for(|c| *c >= n))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 
     /// Gives names to a server's (new) list entries once the startup naming round is done.

@@ -1,5 +1,6 @@
 //! Starting a stdio server under the process guard and wiring its pipes: stdout lines to the
-//! connection, stderr lines to the log and the event bus, frames from the connection to stdin.
+//! connection, stderr lines to the log and the event bus (the SDK 1.x echo of loom's discover
+//! probe collapsed, see `probe_echo`), frames from the connection to stdin.
 //! stdout of the child never reaches loom's own stdout.
 
 use super::connection::{Connection, InboundSink, Outbound, StdioFrame};
@@ -154,6 +155,7 @@ pub fn spawn(
         let tail = stderr_tail.clone();
         tokio::spawn(async move {
             let mut lines = LineReader::new(BufReader::new(stderr), 64 * 1024);
+            let mut echo = super::probe_echo::ProbeEcho::default();
             while let Ok(Some(line)) = lines.next_line().await {
                 let text = match &line {
                     Line::Complete(b) => String::from_utf8_lossy(b).into_owned(),
@@ -161,6 +163,12 @@ pub fn spawn(
                         format!("{}… ({len} bytes)", String::from_utf8_lossy(prefix))
                     }
                 };
+                for text in echo.push(text) {
+                    on_stderr(&text);
+                    *super::connection::lock(&tail) = text;
+                }
+            }
+            for text in echo.finish() {
                 on_stderr(&text);
                 *super::connection::lock(&tail) = text;
             }

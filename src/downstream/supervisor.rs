@@ -258,8 +258,12 @@ async fn launch_with(
             let child_env = env::child_env(std::env::vars_os(), env_passthrough, own_env);
             let events = fleet.events.clone();
             let name = spec.name.clone();
+            // A child's stderr is its own chatter (banners, progress boxes, tracebacks of
+            // tool errors it also answers with): the workbench and the server's log get every
+            // line; loom's log only at debug, so `--log-level info` shows loom's own news. A
+            // failure still quotes the last line (`server failed: … last stderr: …`).
             let on_stderr: stdio::StderrSink = Arc::new(move |line: &str| {
-                tracing::info!(target: "loom::downstream::stderr", server = %name, "{line}");
+                tracing::debug!(target: "loom::downstream::stderr", server = %name, "{line}");
                 events(FleetEvent::Stderr {
                     server: name.clone(),
                     line: line.to_owned(),

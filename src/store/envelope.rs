@@ -311,13 +311,26 @@ fn sql_name(name: &str) -> String {
     crate::types::data::sql_name(name, |n| RESERVED.contains(&n))
 }
 
-fn usage_hint(meta: &DatasetMeta) -> String {
+/// Groups few enough to read at a glance, whatever the number of rows.
+const FEW_GROUPS: u64 = 20;
+
+/// A query worth trying first: counts by the text or boolean column with the fewest values
+/// (at least two, fewer than the rows, and few or two rows a group on average, so never a
+/// key such as an order id), else the first rows.
+fn usage_hint(meta: &DatasetMeta, p: &Profile) -> String {
     let r = &meta.dataset_ref;
-    let group = meta
+    let group = p
         .columns
         .iter()
-        .find(|(_, t)| t == "VARCHAR" || t == "BOOLEAN")
-        .map(|(n, _)| sql_name(n));
+        .filter(|c| c.ty == "VARCHAR" || c.ty == "BOOLEAN")
+        .filter(|c| {
+            c.distinct >= 2
+                && c.distinct < meta.rows
+                && (c.distinct <= FEW_GROUPS || c.distinct.saturating_mul(2) <= meta.rows)
+        })
+        .filter(|c| !is_unique(meta, c))
+        .min_by_key(|c| c.distinct)
+        .map(|c| sql_name(&c.name));
     let sql = match group {
         Some(g) => format!("SELECT {g}, count(*) FROM {r} GROUP BY 1 ORDER BY 2 DESC"),
         None => format!("SELECT * FROM {r} LIMIT 20"),
@@ -412,7 +425,7 @@ fn structured(
     if let Some(t) = original_tokens {
         out.insert("original_tokens".into(), json!(t));
     }
-    out.insert("hint".into(), json!(usage_hint(meta)));
+    out.insert("hint".into(), json!(usage_hint(meta, p)));
     Value::Object(out)
 }
 
@@ -524,7 +537,7 @@ fn text(
     {
         s.push_str(&format!("called with: {}\n", compact_args(args, pd)));
     }
-    s.push_str(&format!("try: {}\n", usage_hint(meta)));
+    s.push_str(&format!("try: {}\n", usage_hint(meta, p)));
     s
 }
 
@@ -724,6 +737,39 @@ mod tests {
         for c in env["structuredContent"]["columns"].as_array().unwrap() {
             assert!(c.get("distinct").is_some(), "{c}");
         }
+    }
+
+    #[test]
+    fn the_hint_never_groups_by_a_key_and_prefers_the_fewest_values() {
+        let col = |name: &str, ty: &str, distinct: u64| ColumnStats {
+            name: name.into(),
+            ty: ty.into(),
+            null_fraction: 0.0,
+            distinct,
+            distinct_exact: true,
+            min: None,
+            max: None,
+            top: Vec::new(),
+            note: None,
+        };
+        let mut m = meta(None, Map::new());
+        m.rows = 1000;
+        let mut p = profile(json!("x"), "x".into());
+        // node-pg's ids are strings: a VARCHAR key first, then a near-key, then a status.
+        p.columns = vec![
+            col("order_id", "VARCHAR", 1000),
+            col("email", "VARCHAR", 990),
+            col("amount", "DOUBLE", 3),
+            col("status", "VARCHAR", 4),
+            col("region", "VARCHAR", 12),
+        ];
+        let hint = usage_hint(&m, &p);
+        assert!(hint.contains("SELECT status, count(*)"), "{hint}");
+        // Nothing with few values (a near-key groups by ones): the first rows instead.
+        p.columns
+            .retain(|c| c.name != "status" && c.name != "region");
+        let hint = usage_hint(&m, &p);
+        assert!(hint.contains("SELECT * FROM t_say_1 LIMIT 20"), "{hint}");
     }
 
     #[test]

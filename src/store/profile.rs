@@ -158,10 +158,45 @@ pub fn row_alias(columns: &[(String, String)]) -> String {
 /// overflows the engine's stack on a table thousands of columns wide.)
 pub fn row_json(from: &str, columns: &[(String, String)]) -> (String, String) {
     let alias = row_alias(columns);
+    let widened: Vec<String> = columns
+        .iter()
+        .filter_map(|(name, ty)| {
+            let c = quote_ident(name);
+            let exact = json_exact(&c, ty);
+            (exact != c).then(|| format!("{exact} AS {c}"))
+        })
+        .collect();
+    let from = if widened.is_empty() {
+        from.to_owned()
+    } else {
+        format!(
+            "(SELECT * REPLACE ({}) FROM {from} AS loom_narrow)",
+            widened.join(", ")
+        )
+    };
     (
         format!("to_json({alias})::VARCHAR"),
         format!("{from} AS {alias}"),
     )
+}
+
+/// `expr`, of type `ty`, made so that `to_json` writes it exactly and with its scale. The
+/// engine writes a DECIMAL narrower than 18 digits through a DOUBLE (DECIMAL(12,2)
+/// `11979.00` becomes `11979.0`, while a sum of it, DECIMAL(38,2), stays `6283031.90`), so
+/// such a one is widened to 18 digits of the same scale first, which changes no value.
+pub fn json_exact(expr: &str, ty: &str) -> String {
+    let narrow_scale = ty
+        .trim()
+        .strip_prefix("DECIMAL(")
+        .and_then(|r| r.strip_suffix(')'))
+        .and_then(|r| r.split_once(','))
+        .and_then(|(w, s)| Some((w.trim().parse::<u32>().ok()?, s.trim().parse::<u32>().ok()?)))
+        .filter(|&(w, s)| w < 18 && s <= w)
+        .map(|(_, s)| s);
+    match narrow_scale {
+        Some(s) => format!("CAST({expr} AS DECIMAL(18,{s}))"),
+        None => expr.to_owned(),
+    }
 }
 
 /// The first `n` rows of `from` (whose columns are `columns`), as exact JSON objects in
@@ -200,8 +235,9 @@ pub fn profile(
             exprs.push(format!("count({c})::UBIGINT"));
             exprs.push(format!("approx_count_distinct({c})::UBIGINT"));
             if is_ordered(ty) {
-                exprs.push(format!("to_json(min({c}))::VARCHAR"));
-                exprs.push(format!("to_json(max({c}))::VARCHAR"));
+                let (min, max) = (format!("min({c})"), format!("max({c})"));
+                exprs.push(format!("to_json({})::VARCHAR", json_exact(&min, ty)));
+                exprs.push(format!("to_json({})::VARCHAR", json_exact(&max, ty)));
             } else {
                 exprs.push("NULL::VARCHAR".into());
                 exprs.push("NULL::VARCHAR".into());
@@ -241,8 +277,9 @@ pub fn profile(
                 && !ty.starts_with("JSON")
             {
                 let c = quote_ident(name);
+                let value = json_exact(&c, ty);
                 let sql = format!(
-                    "SELECT to_json({c})::VARCHAR, count(*)::UBIGINT FROM {t} WHERE {c} IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"
+                    "SELECT to_json({value})::VARCHAR, count(*)::UBIGINT FROM {t} WHERE {c} IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"
                 );
                 let mut stmt = conn.prepare(&sql)?;
                 top = stmt
@@ -432,6 +469,39 @@ pub fn join_hints(
 mod tests {
     use super::finite_json;
     use proptest::prelude::*;
+
+    #[test]
+    fn decimals_are_written_with_their_scale_whatever_their_width() {
+        let conn = duckdb::Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE t (price DECIMAL(12,2), rate DECIMAL(4,3), big DECIMAL(38,2), n INTEGER);
+             INSERT INTO t VALUES (11979.00, 0.100, 6283031.90, 1), (12.50, 1.000, 0.10, 2);",
+        )
+        .unwrap();
+        let columns = super::shape(&conn, "t").unwrap().1;
+        let rows = super::first_rows(&conn, "t", &columns, 10).unwrap();
+        assert_eq!(
+            rows.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+            [
+                r#"{"price":11979.00,"rate":0.100,"big":6283031.90,"n":1}"#,
+                r#"{"price":12.50,"rate":1.000,"big":0.10,"n":2}"#,
+            ]
+        );
+        // A sum and a value of the same column print alike.
+        let sum = "(SELECT sum(price) AS total, min(price) AS low FROM t)";
+        let columns = vec![
+            ("total".to_owned(), "DECIMAL(38,2)".to_owned()),
+            ("low".to_owned(), "DECIMAL(12,2)".to_owned()),
+        ];
+        let rows = super::first_rows(&conn, sum, &columns, 1).unwrap();
+        assert_eq!(rows[0].to_string(), r#"{"total":11991.50,"low":12.50}"#);
+        assert_eq!(super::json_exact("x", "DECIMAL(18,2)"), "x");
+        assert_eq!(super::json_exact("x", "VARCHAR"), "x");
+        assert_eq!(
+            super::json_exact("x", "DECIMAL(9,2)"),
+            "CAST(x AS DECIMAL(18,2))"
+        );
+    }
 
     #[test]
     fn non_finite_numbers_become_strings_and_strings_stay() {

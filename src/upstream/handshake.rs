@@ -1,8 +1,15 @@
 //! The handshake of either era and every request that is not a tool call: initialize, discovery,
-//! lists, prompts, resources, logging; results finished for the client's era.
+//! lists, prompts, resources, logging; results finished for the client's era. The handshake
+//! starts the servers and waits a bounded moment for them, so its instructions can carry
+//! their guidance.
 
 use super::calls::refuse_foreign_state;
 use super::*;
+
+/// How long a handshake waits for the servers to come up, from their start (never past
+/// `startup_grace`): long enough for a typical stdio server (0.4–2 s measured), short enough
+/// that a client's connect still feels immediate.
+const INSTRUCTIONS_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 impl ClientSession {
     /// Checks the per-request `_meta` of a 2026-07-28 request.
@@ -96,6 +103,23 @@ impl ClientSession {
         primer
     }
 
+    /// Starts the servers (the client's capabilities are known now) and waits, at most
+    /// [`INSTRUCTIONS_WAIT`] from their start, for those starting to come up, so that the
+    /// handshake's `instructions` carry each one's own guidance: a client may read them only
+    /// once. A server slower than that is named only; its guidance reaches the primer
+    /// (`loom://primer`, the `loom` prompt) and `loom_context`, whose lists are said to have
+    /// changed when it comes up. Only the first clients of a session ever wait; what the
+    /// servers send this client meanwhile (a `roots/list`, a log message) is held by the
+    /// caller to follow the answer.
+    async fn servers_for_instructions(self: &Arc<Self>) {
+        let fleet = self.ensure_fleet().await;
+        if fleet.wait_settled(INSTRUCTIONS_WAIT).await {
+            // Every server has settled: the naming round runs now, so the instructions
+            // count each one's tools.
+            fleet.wait_startup().await;
+        }
+    }
+
     pub(super) async fn dispatch(
         self: &Arc<Self>,
         id: &RawValue,
@@ -127,6 +151,8 @@ impl ClientSession {
                 *lock(&self.era) = Some(Era::Legacy);
                 *lock(&self.caps) = ClientCapabilities::from_value(params.get("capabilities"));
                 self.learn_client_info(params.get("clientInfo"));
+                self.hold();
+                self.servers_for_instructions().await;
                 let result = json!({
                     "protocolVersion": version,
                     "capabilities": Self::our_capabilities(),
@@ -134,12 +160,12 @@ impl ClientSession {
                     "instructions": self.primer(),
                 });
                 let line = jsonrpc::response(id, &jsonrpc::to_raw(&result));
-                // Answer first: starting the servers must never delay the handshake.
-                self.send(line);
-                self.ensure_fleet().await;
+                self.answer_and_release(line);
                 Ok(None)
             }
             "server/discover" => {
+                self.hold();
+                self.servers_for_instructions().await;
                 let mut result = Map::new();
                 result.insert(
                     "supportedVersions".into(),
@@ -149,8 +175,7 @@ impl ClientSession {
                 result.insert("instructions".into(), json!(self.primer()));
                 result.insert("_meta".into(), json!({ protocol::META_SERVER_INFO: crate::downstream::connection::client_info() }));
                 let line = jsonrpc::response(id, &self.finish_result(result, true));
-                self.send(line);
-                self.ensure_fleet().await;
+                self.answer_and_release(line);
                 Ok(None)
             }
             "ping" => ok(jsonrpc::to_raw(&json!({}))),

@@ -9,6 +9,7 @@ use super::tools::LoomTool;
 use super::*;
 use crate::intercept::tokens::estimate;
 use crate::session::finder::{Finder, ToolDoc, Why};
+use crate::types::events::ServerState;
 
 /// Results of `loom_find_tools` unless `limit` says otherwise.
 const FIND_LIMIT: usize = 5;
@@ -22,14 +23,77 @@ const MAX_PHRASINGS: usize = 8;
 /// Tokens `loom_context` answers with unless told.
 const CONTEXT_BUDGET: usize = 2000;
 
-/// A description's first line, cut to a sentence a listing can carry.
+/// A description's first line read as prose, cut to its first sentence and to what a
+/// listing can carry.
 pub(super) fn one_line(text: &str) -> String {
-    let first = text.trim().lines().next().unwrap_or_default().trim();
-    let cut = first
-        .char_indices()
-        .find(|(i, c)| *c == '.' && *i >= 20)
-        .map_or(first, |(i, _)| &first[..=i]);
-    cut_chars(cut, 160)
+    let first = text.trim().lines().next().unwrap_or_default();
+    let prose = as_prose(first);
+    cut_chars(first_sentence(&prose), 160)
+}
+
+/// A markdown line as prose: a leading bullet, number or quote marker (`- `, `* `, `1. `,
+/// `> `) and bold markers (`**`) removed, so `- **Database**: a file` reads `Database: a
+/// file`.
+fn as_prose(line: &str) -> String {
+    let mut rest = line.trim();
+    loop {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let marker = ["- ", "* ", "+ ", "• ", "> "]
+            .iter()
+            .find(|m| rest.starts_with(**m))
+            .map(|m| m.len())
+            .or_else(|| {
+                let after = rest.get(digits..)?;
+                (digits > 0 && (after.starts_with(". ") || after.starts_with(") ")))
+                    .then_some(digits + 2)
+            });
+        match marker.and_then(|n| rest.get(n..)) {
+            Some(r) => rest = r.trim_start(),
+            None => break,
+        }
+    }
+    rest.replace("**", "").trim().to_owned()
+}
+
+/// Words after which a period ends no sentence.
+const ABBREVIATIONS: &[&str] = &[
+    "e.g", "i.e", "eg", "ie", "vs", "cf", "approx", "incl", "esp", "viz", "al", "mr", "mrs", "ms",
+    "dr", "st", "no", "fig", "ca", "resp",
+];
+
+/// `text` up to its first sentence end at 20 characters or later: a `.`, `!` or `?`
+/// followed by whitespace or the end of the text, outside brackets and code spans left open
+/// (`(.xlsx, .xlsm)`, `` `shop.duckdb` ``), not after an abbreviation (`e.g.`) or an
+/// initial. A period inside a word (`v1.2`, `shop.duckdb`) is no end either. Without one,
+/// the whole text.
+fn first_sentence(text: &str) -> &str {
+    let (mut depth, mut code) = (0usize, false);
+    let mut chars = text.char_indices().enumerate().peekable();
+    while let Some((n, (i, c))) = chars.next() {
+        match c {
+            '`' => code = !code,
+            '(' | '[' | '{' if !code => depth += 1,
+            ')' | ']' | '}' if !code => depth = depth.saturating_sub(1),
+            '.' | '!' | '?' if !code && depth == 0 && n >= 20 => {
+                let at_end = chars
+                    .peek()
+                    .is_none_or(|(_, (_, next))| next.is_whitespace());
+                let word = text[..i]
+                    .rsplit(|c: char| c.is_whitespace() || "([{\"'".contains(c))
+                    .next()
+                    .unwrap_or_default()
+                    .to_lowercase();
+                let abbreviation = c == '.'
+                    && (ABBREVIATIONS.contains(&word.as_str())
+                        || (word.chars().count() == 1 && word.chars().all(char::is_alphabetic)));
+                if at_end && !abbreviation {
+                    return &text[..i + c.len_utf8()];
+                }
+            }
+            _ => {}
+        }
+    }
+    text
 }
 
 /// What a server's instructions (or description) say it is for, in one line: the first line
@@ -516,18 +580,10 @@ impl ClientSession {
             if names.is_empty() {
                 continue;
             }
-            let conn = s.connection().ok();
-            let said = |text: Option<String>| {
-                text.map(|t| {
-                    about_line(&t)
-                        .chars()
-                        .filter(|c| !c.is_control())
-                        .collect::<String>()
-                })
-                .filter(|l| !l.is_empty())
-            };
-            let about = said(conn.as_ref().and_then(|c| c.instructions()))
-                .or_else(|| said(conn.as_ref().and_then(|c| c.description())))
+            let about = s
+                .connection()
+                .ok()
+                .and_then(|c| server_about(&c))
                 .unwrap_or_else(|| {
                     let first: Vec<&str> = names.iter().take(4).copied().collect();
                     format!("tools such as {}", first.join(", "))
@@ -675,12 +731,7 @@ impl ClientSession {
                     p.listed == Listed::Hidden
                         && !(p.server == "loom" && reach.contains(&p.exposed.as_str()))
                 });
-                let lines = self
-                    .server_lines(fleet, &placed)
-                    .into_iter()
-                    .map(|(name, tools, about)| format!("- {name} ({tools} tools): {about}\n"))
-                    .collect();
-                (lines, hidden)
+                (self.server_entries(fleet, &placed), hidden)
             }
             None => {
                 let mode = *lock(&self.listing_mode);
@@ -707,53 +758,208 @@ impl ClientSession {
         let servers: Vec<String> = servers;
         if !servers.is_empty() {
             s.push_str("Servers:\n");
-            for line in servers {
-                s.push_str(&line);
+            for line in &servers {
+                s.push_str(line);
+            }
+            if servers.iter().any(|l| l.ends_with(STARTING)) {
+                s.push_str("A server still starting is named only: loom://primer and loom_context give its guidance once it is up.\n");
             }
         }
+        // The servers' own guidance has a budget of its own, beside `budget`, so that a
+        // dozen servers' texts never push out the pinned memories.
+        let used = estimate(&s);
         if let Some(fleet) = self.fleet() {
-            // The servers' own usage guidance, each under its name, within half of what is left.
-            let guidance = server_guidance(fleet, budget.saturating_sub(estimate(&s)) / 2);
-            s.push_str(&guidance);
+            s.push_str(&server_guidance(
+                &self.guidance_texts(fleet),
+                GUIDANCE_BUDGET,
+            ));
         }
         let pinned = self.session.memories.pinned();
-        let rest = budget.saturating_sub(estimate(&s));
+        let rest = budget.saturating_sub(used);
         s.push_str(&crate::store::memories::primer(&pinned, datasets, rest));
         s
     }
+
+    /// The servers this client sees, in config order, each as a line of the primer: its tool
+    /// count and what it is for once its tools are named; before that, what it is for when
+    /// it is up, or that it is starting. A server with nothing to offer (failed, delisted, no
+    /// tools) is left out.
+    fn server_entries(&self, fleet: &Fleet, placed: &[Placed]) -> Vec<String> {
+        let named = self.server_lines(fleet, placed);
+        let only = lock(&self.listing).clone();
+        fleet
+            .servers()
+            .iter()
+            .filter(|s| {
+                only.as_ref()
+                    .is_none_or(|o| o.iter().any(|n| n == s.name()))
+            })
+            .filter_map(|s| {
+                if let Some((name, tools, about)) = named.iter().find(|l| l.0 == s.name()) {
+                    return Some(format!("- {name} ({tools} tools): {about}\n"));
+                }
+                match s.status().state {
+                    ServerState::Starting | ServerState::Restarting { .. } => {
+                        Some(format!("- {}{STARTING}", s.name()))
+                    }
+                    ServerState::Up => {
+                        let about = server_about(&*s.connection().ok()?)?;
+                        Some(format!("- {}: {about}\n", s.name()))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// Each server's own `instructions` this client sees, in config order, made plain text
+    /// (see [`plain_guidance`]); one that says no more than its line in the server list is
+    /// left out.
+    fn guidance_texts(&self, fleet: &Fleet) -> Vec<(String, String)> {
+        let only = lock(&self.listing).clone();
+        fleet
+            .servers()
+            .iter()
+            .filter(|s| {
+                only.as_ref()
+                    .is_none_or(|o| o.iter().any(|n| n == s.name()))
+            })
+            .filter_map(|s| {
+                let text = plain_guidance(&s.connection().ok()?.instructions()?);
+                let said = about_line(&text);
+                (!text.is_empty() && text != said).then(|| (s.name().to_owned(), text))
+            })
+            .collect()
+    }
 }
 
-/// Each running server's `instructions`, under its name, the servers sharing `budget` tokens
-/// evenly; a server's text is cut at a sentence or word within its share, with `…`. Control
-/// characters are dropped (the text goes to a model and may be shown to a person).
-fn server_guidance(fleet: &Fleet, budget: usize) -> String {
-    let texts: Vec<(String, String)> = fleet
-        .servers()
-        .iter()
-        .filter_map(|s| {
-            let text = s.connection().ok()?.instructions()?;
-            let text: String = text
-                .chars()
-                .filter(|c| !c.is_control() || *c == '\n')
-                .collect();
-            let text = text.trim().to_owned();
-            (!text.is_empty()).then(|| (s.name().to_owned(), text))
-        })
-        .collect();
+/// Tokens the servers' own guidance may take in the primer and the stable prefix, all of them
+/// together: about 2,400 characters, a few sentences each for a dozen servers.
+const GUIDANCE_BUDGET: usize = 600;
+
+/// How a server still starting ends its line in the server list.
+const STARTING: &str = " (starting)\n";
+
+/// What a server says it is for, from its instructions or else its description: one line of
+/// plain text, or nothing.
+fn server_about(conn: &crate::downstream::connection::Connection) -> Option<String> {
+    let said = |text: Option<String>| {
+        text.map(|t| about_line(&plain_guidance(&t)))
+            .filter(|l| !l.is_empty())
+    };
+    said(conn.instructions()).or_else(|| said(conn.description()))
+}
+
+/// A server's instructions as the primer carries them: control characters (ANSI escapes'
+/// `ESC`, bidirectional overrides) removed, since the text reaches a model and may be shown
+/// to a person outside ratatui; tabs as spaces; blank lines dropped and markdown headings
+/// set below the server's own (`### `), so each server's text stays under its name.
+fn plain_guidance(text: &str) -> String {
+    let stripped = crate::terminal_text::strip(&without_escapes(text)).replace('\t', " ");
+    let mut out = String::with_capacity(stripped.len());
+    for line in stripped.lines().map(str::trim_end) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        match line.trim_start().strip_prefix('#') {
+            Some(rest) => {
+                out.push_str("### ");
+                out.push_str(rest.trim_start_matches('#').trim());
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// `text` without its terminal escape sequences, whole: a CSI (`ESC [ … m`, colours) up to
+/// its final byte, an OSC (`ESC ] … BEL` or `ESC \\`, titles, links) up to its end, and any
+/// other `ESC` with the character after it. Removing only the `ESC` would leave `[32m` in
+/// the text.
+fn without_escapes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\u{1b}') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                // Parameters and intermediates, then one final byte in @..~.
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' {
+                        break;
+                    }
+                    if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The tokens each text may take when `texts` share `budget` fairly: every text gets an even
+/// share, and what a shorter text leaves goes to the longer ones (max-min fairness), so one
+/// long text never crowds out the others and a short one is never cut.
+fn fair_shares(costs: &[usize], budget: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by_key(|&i| costs[i]);
+    let mut shares = vec![0; costs.len()];
+    let mut left = budget;
+    for (done, &i) in order.iter().enumerate() {
+        let even = left / (costs.len() - done);
+        shares[i] = costs[i].min(even);
+        left -= shares[i];
+    }
+    shares
+}
+
+/// The servers' guidance texts, each under its name in the order given, sharing `budget`
+/// tokens fairly ([`fair_shares`]); a text over its share is cut at a sentence or word
+/// within it, with `…`; a share too small for any words leaves its server out.
+fn server_guidance(texts: &[(String, String)], budget: usize) -> String {
     if texts.is_empty() {
         return String::new();
     }
-    let share = budget / texts.len();
-    let mut out = String::from("Server guidance (from each server):\n");
-    for (name, text) in texts {
-        let head = format!("## {name}\n");
-        let room = share.saturating_sub(estimate(&head));
-        if room < 8 {
+    let title = "Server guidance (from each server):\n";
+    let heads: Vec<String> = texts.iter().map(|(n, _)| format!("## {n}\n")).collect();
+    let costs: Vec<usize> = texts
+        .iter()
+        .zip(&heads)
+        .map(|((_, t), h)| estimate(h) + estimate(t) + 1)
+        .collect();
+    let shares = fair_shares(&costs, budget.saturating_sub(estimate(title)));
+    let mut out = String::from(title);
+    for (((_, text), head), share) in texts.iter().zip(&heads).zip(shares) {
+        let room = share.saturating_sub(estimate(head) + 1);
+        // A share too small to say anything whole: the server is left out, not cut to a word.
+        if room < 8 && room < estimate(text) {
             continue;
         }
-        out.push_str(&head);
-        out.push_str(&cut_to_tokens(&text, room));
+        out.push_str(head);
+        out.push_str(&cut_to_tokens(text, room));
         out.push('\n');
+    }
+    if out.len() == title.len() {
+        return String::new();
     }
     out
 }
@@ -901,6 +1107,50 @@ mod tests {
     }
 
     #[test]
+    fn shares_are_fair_a_short_text_whole_and_the_rest_to_the_long() {
+        assert_eq!(fair_shares(&[10, 500, 500], 300), vec![10, 145, 145]);
+        assert_eq!(fair_shares(&[10, 20], 300), vec![10, 20]);
+        assert_eq!(fair_shares(&[400, 50, 400], 300), vec![125, 50, 125]);
+        assert_eq!(fair_shares(&[], 300), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn guidance_is_plain_text_under_each_name_in_the_order_given() {
+        let plain = plain_guidance(
+            "## Setup\n\n\u{1b}[1;32mGreen\u{1b}[0m\ttext\u{202e}\n\u{1b}]0;title\u{7}end\r\n",
+        );
+        assert_eq!(plain, "### Setup\nGreen text\nend");
+        let texts = vec![
+            ("b".to_owned(), "Short. Whole.".to_owned()),
+            ("a".to_owned(), "Long sentence here. ".repeat(200)),
+        ];
+        let out = server_guidance(&texts, 200);
+        let (Some(b), Some(a)) = (out.find("## b\n"), out.find("## a\n")) else {
+            panic!("{out}")
+        };
+        assert!(b < a, "{out}");
+        assert!(out.contains("## b\nShort. Whole.\n"), "{out}");
+        assert!(out.trim_end().ends_with(".…"), "{out}");
+        assert!(estimate(&out) <= 210, "{} tokens: {out}", estimate(&out));
+        assert_eq!(server_guidance(&[], 200), "");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_guidance_stays_within_its_budget_without_a_panic(
+            texts in proptest::collection::vec(("[a-z]{1,8}", "\\PC{0,300}|(\u{1b}|\\[|m|;|\n|é| |\\.){0,80}"), 0..6),
+            budget in 0usize..400,
+        ) {
+            let texts: Vec<(String, String)> =
+                texts.into_iter().map(|(n, t)| (n, plain_guidance(&t))).collect();
+            let out = server_guidance(&texts, budget);
+            proptest::prop_assert!(!out.chars().any(|c| c.is_control() && c != '\n'));
+            // Each server's cut is within its share, give or take the cut's own marker.
+            proptest::prop_assert!(estimate(&out) <= budget + texts.len() * 2 + 1, "{}", out);
+        }
+    }
+
+    #[test]
     fn the_about_line_skips_markdown_headings_and_markup() {
         assert_eq!(
             about_line("## Server Configuration\n\nRead-only access to DuckDB. Use its dialect.\n"),
@@ -921,6 +1171,56 @@ mod tests {
             let line = about_line(&text);
             proptest::prop_assert!(!line.contains('\n'));
             proptest::prop_assert!(line.chars().count() <= 160);
+        }
+    }
+
+    #[test]
+    fn a_sentence_ends_at_a_period_and_a_space_outside_brackets_and_abbreviations() {
+        assert_eq!(
+            one_line("Work with Excel workbooks (.xlsx, .xlsm). Workbooks live in ~/data."),
+            "Work with Excel workbooks (.xlsx, .xlsm)."
+        );
+        assert_eq!(
+            one_line(
+                "- **Database**: Local DuckDB file (`/home/me/shop.duckdb`), read-only. Use DuckDB SQL."
+            ),
+            "Database: Local DuckDB file (`/home/me/shop.duckdb`), read-only."
+        );
+        assert_eq!(
+            one_line("Runs queries, e.g. counts and sums, on v1.2 servers. Then more."),
+            "Runs queries, e.g. counts and sums, on v1.2 servers."
+        );
+        assert_eq!(
+            one_line("Reads config.toml and settings.json files! Writes none."),
+            "Reads config.toml and settings.json files!"
+        );
+        assert_eq!(
+            one_line("1. **Fetch** a page as markdown [see docs.example.com. here] and more"),
+            "Fetch a page as markdown [see docs.example.com. here] and more"
+        );
+        assert_eq!(
+            one_line("Written by J. Smith for teams. Second."),
+            "Written by J. Smith for teams."
+        );
+        // Short lead-ins are not sentences of their own.
+        assert_eq!(
+            one_line("Note. This tool lists files. More."),
+            "Note. This tool lists files."
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_one_line_summary_is_drawn_from_its_text_without_a_panic(
+            text in "\\PC{0,200}|(\\.|\\(|\\)|`|\\*|-|1| |\n|é|a|e\\.g\\.){0,80}",
+        ) {
+            let line = one_line(&text);
+            proptest::prop_assert!(!line.contains('\n'));
+            proptest::prop_assert!(line.chars().count() <= 160);
+            // Every character comes from the text, in its order (markers only removed).
+            let body = line.strip_suffix('…').unwrap_or(&line);
+            let mut source = text.chars();
+            proptest::prop_assert!(body.chars().all(|c| source.any(|s| s == c)), "{:?} from {:?}", line, text);
         }
     }
 

@@ -113,6 +113,9 @@ pub struct ClientSession {
     asked: Mutex<HashMap<String, oneshot::Sender<Result<Value, Value>>>>,
     /// This client among the session's clients (for the subscriptions they share).
     number: u64,
+    /// What is to be sent while the handshake's answer is composed (the servers' requests and
+    /// notifications as they come up): held, to follow the answer, never precede it.
+    held: Mutex<Option<Vec<String>>>,
 }
 
 /// A request id in flight; released when dropped, however the request ends.
@@ -223,6 +226,7 @@ impl ClientSession {
             listens: Mutex::new(Vec::new()),
             asked: Mutex::new(HashMap::new()),
             number: NEXT_CLIENT.fetch_add(1, Ordering::Relaxed),
+            held: Mutex::new(None),
         });
         let weak: std::sync::Weak<ClientSession> = Arc::downgrade(&client);
         client.session.add_listener(weak);
@@ -230,7 +234,25 @@ impl ClientSession {
     }
 
     fn send(&self, line: String) {
+        if let Some(held) = lock(&self.held).as_mut() {
+            held.push(line);
+            return;
+        }
         let _ = self.out.send(line);
+    }
+
+    /// Holds what is sent from now on until [`ClientSession::answer_and_release`].
+    fn hold(&self) {
+        lock(&self.held).get_or_insert_with(Vec::new);
+    }
+
+    /// Sends `answer`, then whatever was held since [`ClientSession::hold`], in order.
+    fn answer_and_release(&self, answer: String) {
+        let mut held = lock(&self.held);
+        let _ = self.out.send(answer);
+        for line in held.take().unwrap_or_default() {
+            let _ = self.out.send(line);
+        }
     }
 
     fn is_closed(&self) -> bool {
