@@ -110,11 +110,11 @@ async fn the_knowledge_graph_becomes_two_datasets_that_join() {
     );
     let text = text_of(&r);
     assert!(
-        text.contains("memory_read_graph_1_relations.from = memory_read_graph_1_entities.name"),
+        text.contains("memory_read_graph_1_relations.\"from\" = memory_read_graph_1_entities.name"),
         "{text}"
     );
     assert!(
-        text.contains("memory_read_graph_1_relations.to = memory_read_graph_1_entities.name"),
+        text.contains("memory_read_graph_1_relations.\"to\" = memory_read_graph_1_entities.name"),
         "{text}"
     );
     let e = "memory_read_graph_1_entities";

@@ -1396,7 +1396,7 @@ fn tables_of_one_result_are_sibling_datasets_that_hint_their_join() {
         "{text}"
     );
     assert!(
-        text.contains("memory_read_graph_1_relations.from = memory_read_graph_1_entities.name"),
+        text.contains("memory_read_graph_1_relations.\"from\" = memory_read_graph_1_entities.name"),
         "{text}"
     );
     assert_eq!(

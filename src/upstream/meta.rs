@@ -950,8 +950,9 @@ fn server_guidance(texts: &[(String, String)], budget: usize) -> String {
     let mut out = String::from(title);
     for (((_, text), head), share) in texts.iter().zip(&heads).zip(shares) {
         let room = share.saturating_sub(estimate(head) + 1);
-        // A share too small to say anything whole: the server is left out, not cut to a word.
-        if room < 8 && room < estimate(text) {
+        // Nothing to say, or a share too small to say anything whole: the server is left out,
+        // not cut to a word.
+        if text.trim().is_empty() || (room < 8 && room < estimate(text)) {
             continue;
         }
         out.push_str(head);
