@@ -6,9 +6,7 @@
 mod common;
 
 use common::*;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(30);
@@ -52,17 +50,6 @@ fn graph_file(dir: &std::path::Path) -> std::path::PathBuf {
     let text: Vec<String> = lines.iter().map(Value::to_string).collect();
     std::fs::write(&path, text.join("\n")).expect("write the graph");
     path
-}
-
-/// The `result` member of a response line, as its exact text.
-fn result_text(line: &str) -> String {
-    let members: HashMap<String, Box<RawValue>> =
-        serde_json::from_str(line).expect("a JSON-RPC response");
-    members
-        .get("result")
-        .unwrap_or_else(|| panic!("no result in {line}"))
-        .get()
-        .to_owned()
 }
 
 async fn scalar(c: &mut RawClient, sql: &str) -> Value {

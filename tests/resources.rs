@@ -7,26 +7,13 @@
 mod common;
 
 use common::*;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(30);
 const CUSTOMERS: &str = "sample://data/customers.json";
 const LOG: &str = "sample://logs/service.log";
 const CHART: &str = "sample://images/chart.png";
-
-/// The `result` member of a response line, as its exact text.
-fn result_text(line: &str) -> String {
-    let members: HashMap<String, Box<RawValue>> =
-        serde_json::from_str(line).expect("a JSON-RPC response");
-    members
-        .get("result")
-        .unwrap_or_else(|| panic!("no result in {line}"))
-        .get()
-        .to_owned()
-}
 
 /// The sample server itself, on stdio, initialized.
 async fn direct() -> RawClient {

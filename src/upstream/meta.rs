@@ -780,12 +780,11 @@ impl ClientSession {
         s
     }
 
-    /// The servers this client sees, in config order, each as a line of the primer: its tool
-    /// count and what it is for once its tools are named; before that, what it is for when
-    /// it is up, or that it is starting. A server with nothing to offer (failed, delisted, no
-    /// tools) is left out.
-    fn server_entries(&self, fleet: &Fleet, placed: &[Placed]) -> Vec<String> {
-        let named = self.server_lines(fleet, placed);
+    /// The servers this client sees, in config order (a connection's `?servers=` narrows them).
+    fn visible_servers<'f>(
+        &self,
+        fleet: &'f Fleet,
+    ) -> Vec<&'f Arc<crate::downstream::ServerHandle>> {
         let only = lock(&self.listing).clone();
         fleet
             .servers()
@@ -794,6 +793,17 @@ impl ClientSession {
                 only.as_ref()
                     .is_none_or(|o| o.iter().any(|n| n == s.name()))
             })
+            .collect()
+    }
+
+    /// The servers this client sees, in config order, each as a line of the primer: its tool
+    /// count and what it is for once its tools are named; before that, what it is for when
+    /// it is up, or that it is starting. A server with nothing to offer (failed, delisted, no
+    /// tools) is left out.
+    fn server_entries(&self, fleet: &Fleet, placed: &[Placed]) -> Vec<String> {
+        let named = self.server_lines(fleet, placed);
+        self.visible_servers(fleet)
+            .into_iter()
             .filter_map(|s| {
                 if let Some((name, tools, about)) = named.iter().find(|l| l.0 == s.name()) {
                     return Some(format!("- {name} ({tools} tools): {about}\n"));
@@ -816,14 +826,8 @@ impl ClientSession {
     /// (see [`plain_guidance`]); one that says no more than its line in the server list is
     /// left out.
     fn guidance_texts(&self, fleet: &Fleet) -> Vec<(String, String)> {
-        let only = lock(&self.listing).clone();
-        fleet
-            .servers()
-            .iter()
-            .filter(|s| {
-                only.as_ref()
-                    .is_none_or(|o| o.iter().any(|n| n == s.name()))
-            })
+        self.visible_servers(fleet)
+            .into_iter()
             .filter_map(|s| {
                 let text = plain_guidance(&s.connection().ok()?.instructions()?);
                 let said = about_line(&text);

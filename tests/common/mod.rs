@@ -608,3 +608,14 @@ pub async fn next_approval(
         }
     }
 }
+
+/// The `result` member of a response line, as its exact text (for byte-for-byte checks).
+pub fn result_text(line: &str) -> String {
+    let members: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =
+        serde_json::from_str(line).expect("a JSON-RPC response");
+    members
+        .get("result")
+        .unwrap_or_else(|| panic!("no result in {line}"))
+        .get()
+        .to_owned()
+}
