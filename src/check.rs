@@ -97,6 +97,9 @@ pub async fn run(config: Arc<Config>, out: &mut impl Write) -> anyhow::Result<bo
             notes.extend(unmatched_pins(s.name(), &s.spec.pin, &s.lists().tools));
         }
     }
+    if config.naming == crate::config::Naming::Bare {
+        notes.extend(fleet.bare_clashes().iter().map(|c| c.describe()));
+    }
     for note in notes {
         writeln!(out, "note: {}", terminal_text::line(&note))?;
     }

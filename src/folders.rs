@@ -40,6 +40,18 @@ pub fn write_private(
     Ok(())
 }
 
+/// Creates `dir` and any missing parents readable by the user only (0700, by `mkdir`'s own
+/// mode, so no moment exists at which another user can list them), as the README promises of
+/// every folder loom makes; a folder that already exists is left as it is (it may be one the
+/// user made, with the mode they chose).
+pub fn create_private_dirs(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
 /// The effective user id.
 pub fn uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.

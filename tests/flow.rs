@@ -5,7 +5,8 @@
 mod common;
 
 use common::{
-    RawClient, TempConfig, is_error_result, next_approval, sample_config, session_entry, text_of,
+    RawClient, TempConfig, decide, is_error_result, next_approval, sample_config, session_entry,
+    text_of,
 };
 use loom::frontend::engine::{Engine, Reply, Request};
 use loom::frontend::socket::RemoteEngine;
@@ -391,12 +392,7 @@ async fn a_bound_call_and_a_batch_are_approved_once_denied_or_timed_out() {
         req.bindings[0].bytes as usize,
         req.arguments["body"].as_str().unwrap().len()
     );
-    eng.request(Request::Approve {
-        approval: req.approval,
-        decision: Decision::Once,
-    })
-    .await
-    .unwrap();
+    decide(&*eng, req.approval, Decision::Once).await;
     let r = pending.await.unwrap();
     assert!(!is_error_result(&r), "{r}");
     // A batch of a destructive tool: asked once, for every call; a denial runs none.
@@ -412,14 +408,14 @@ async fn a_bound_call_and_a_batch_are_approved_once_denied_or_timed_out() {
     assert_eq!(batch.calls, 25);
     assert_eq!(batch.arguments.len(), 25);
     assert_eq!(batch.sql, sql);
-    eng.request(Request::Approve {
-        approval: req.approval,
-        decision: Decision::Deny {
+    decide(
+        &*eng,
+        req.approval,
+        Decision::Deny {
             reason: Some("not today".into()),
         },
-    })
-    .await
-    .unwrap();
+    )
+    .await;
     let r = pending.await.unwrap();
     assert!(
         is_error_result(&r) && text_of(&r).contains("not today"),
@@ -431,12 +427,7 @@ async fn a_bound_call_and_a_batch_are_approved_once_denied_or_timed_out() {
         json!({ "tool": "sample_write_note", "sql": sql }),
     );
     let req = next_approval(&mut feed).await;
-    eng.request(Request::Approve {
-        approval: req.approval,
-        decision: Decision::Once,
-    })
-    .await
-    .unwrap();
+    decide(&*eng, req.approval, Decision::Once).await;
     let r = pending.await.unwrap();
     assert_eq!(
         r["result"]["structuredContent"]["batch"]["outcomes"],

@@ -8,7 +8,13 @@
 
 mod common;
 
-use common::{LOOM, RawClient, TempConfig, sample_config, text_of};
+use common::{
+    LOOM, RawClient, TempConfig, decide, is_error_result, next_approval, sample_config,
+    session_entry, text_of,
+};
+use loom::frontend::engine::Engine;
+use loom::frontend::socket::RemoteEngine;
+use loom::session::approvals::Decision;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -87,6 +93,26 @@ fn all_bytes(dir: &Path) -> Vec<u8> {
         }
     }
     out
+}
+
+/// Everything archived under `folder`, as text a grep can read: Parquet compresses its pages,
+/// so every value of every column of every Parquet file is decoded (by an outside reader, the
+/// Python `duckdb` package), and every other file is taken as it is.
+fn archived_text(folder: &Path) -> String {
+    python(
+        "import duckdb, json, pathlib, sys\n\
+         out = []\n\
+         for p in sorted(pathlib.Path(sys.argv[1]).rglob('*')):\n\
+         \x20   if not p.is_file(): continue\n\
+         \x20   if p.suffix == '.parquet':\n\
+         \x20       rel = duckdb.sql(f\"SELECT * FROM read_parquet('{p}')\")\n\
+         \x20       out += [str(v) for row in rel.fetchall() for v in row]\n\
+         \x20   else:\n\
+         \x20       out.append(p.read_bytes().decode('utf-8', 'replace'))\n\
+         print(json.dumps(out))",
+        &[folder.to_str().unwrap()],
+    )
+    .to_string()
 }
 
 fn python(script: &str, args: &[&str]) -> Value {
@@ -356,6 +382,104 @@ async fn a_server_with_history_false_leaves_its_calls_without_arguments_or_resul
         vec![json!({"tool": "sample_list_orders", "arguments": "", "reference": null})]
     );
     assert!(!all_bytes(&folder).windows(4).any(|w| w == b"paid"));
+    let archived = archived_text(&folder);
+    assert!(
+        archived.contains("sample_list_orders") && !archived.contains("paid"),
+        "{archived}"
+    );
+}
+
+/// Everything the archive writes is masked as the wire is: the approval of a batch (its
+/// statement and every row's arguments) and of a bound call leave no planted secret in any
+/// archived byte (the attacker pass of 2026-12-07, F3: a batch approval's `batch.arguments`
+/// and `batch.sql` were on disk in clear), while the call log still says what ran.
+#[tokio::test(flavor = "multi_thread")]
+async fn approvals_of_batches_and_bound_calls_leave_no_secret_on_disk() {
+    const STRIPE: &str = "sk_live_AAAAAAAAAAAAAAAAAAAAAAAAAA";
+    const GITHUB: &str = "ghp_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB";
+    const BEARER: &str = "abcdefabcdef0123456789";
+    let cfg = sample_config(
+        "history_dir = \"history\"\nhistory = \"calls\"\napproval_timeout = 30",
+        "",
+    );
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    c.tool_names().await;
+    let entry = session_entry(&cfg).await;
+    let eng = RemoteEngine::connect(&entry).await.expect("attach");
+    let mut feed = eng.events(true);
+    let c = std::sync::Arc::new(tokio::sync::Mutex::new(c));
+    let call = |tool: &'static str, args: Value| {
+        let c = c.clone();
+        tokio::spawn(async move { c.lock().await.call(tool, args).await })
+    };
+    // A batch of a destructive tool whose rows carry secrets (the note's body is only hashed
+    // by the server, so no result holds them).
+    let sql = format!(
+        "SELECT 'note ' || i AS title, '{STRIPE} and Bearer {BEARER}' AS body FROM range(3) t(i)"
+    );
+    let pending = call(
+        "loom_call_each",
+        json!({ "tool": "sample_write_note", "sql": sql }),
+    );
+    let req = next_approval(&mut feed).await;
+    assert!(
+        req.batch.as_ref().is_some_and(|b| b.arguments.len() == 3),
+        "the person sees the whole batch: {req:?}"
+    );
+    decide(&*eng, req.approval, Decision::Once).await;
+    let r = pending.await.unwrap();
+    assert!(!is_error_result(&r), "{r}");
+    // A call whose argument holds a token, denied.
+    let pending = call(
+        "loom_call",
+        json!({ "tool": "sample_write_note", "arguments": { "title": "t", "body": format!("token {GITHUB}") } }),
+    );
+    let req = next_approval(&mut feed).await;
+    decide(
+        &*eng,
+        req.approval,
+        Decision::Deny {
+            reason: Some(format!("not with {GITHUB}")),
+        },
+    )
+    .await;
+    let r = pending.await.unwrap();
+    assert!(is_error_result(&r), "{r}");
+    drop(eng);
+    let mut c = std::sync::Arc::try_unwrap(c)
+        .ok()
+        .expect("one owner")
+        .into_inner();
+    c.close_stdin();
+    assert!(c.wait_exit(Duration::from_secs(30)).await);
+    let listed = sessions(&cfg);
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let folder = cfg.file("history").join(&id);
+    let decoded = archived_text(&folder);
+    assert!(
+        decoded.contains("sample_write_note"),
+        "the decoded archive holds the calls: {decoded}"
+    );
+    for secret in [STRIPE, GITHUB, BEARER] {
+        assert!(!decoded.contains(secret), "{secret} is archived in clear");
+    }
+    // What was asked and decided is still there, masked.
+    // Read by an outside reader, as anyone with the folder could.
+    let events = python(
+        "import duckdb, json, sys\n\
+         rows = duckdb.sql(f\"SELECT kind, detail FROM read_parquet('{sys.argv[1]}/events/*.parquet') \
+         WHERE kind LIKE 'approval%' ORDER BY seq\").fetchall()\n\
+         print(json.dumps([{'kind': k, 'detail': d} for k, d in rows]))",
+        &[folder.to_str().unwrap()],
+    );
+    let events = events.as_array().expect("rows");
+    assert!(events.len() >= 4, "{events:?}");
+    let asked = events[0]["detail"].as_str().unwrap();
+    assert!(
+        asked.contains("\"batch\"") && asked.contains("[redacted]"),
+        "{asked}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -782,10 +782,14 @@ async fn progress_resets_the_call_timeout() {
     );
 }
 
+/// With bare names, a name two servers offer goes to neither: a server listed first cannot take
+/// another's tool by its place in the config (the attacker pass of 2026-12-07, hole 7: a hostile
+/// server first in the config got `cancel_order`). Both are qualified, names no one shares stay
+/// bare, and the log and `loom check` say why.
 #[tokio::test]
 async fn bare_naming_keeps_original_names_unless_they_clash() {
     let toml = format!(
-        "naming = \"bare\"\n{}{}",
+        "naming = \"bare\"\n{}env = {{ LOOM_TEST_WHO = \"one\" }}\n{}env = {{ LOOM_TEST_WHO = \"two\" }}\n",
         testserver_entry("one", &["--tools", "0"]),
         testserver_entry("two", &["--tools", "1"])
     );
@@ -793,16 +797,41 @@ async fn bare_naming_keeps_original_names_unless_they_clash() {
     let mut c = RawClient::spawn(&cfg.path);
     c.initialize().await;
     let names = c.tool_names().await;
-    // `echo` clashes between the two servers: the first keeps it bare, the second is qualified.
+    // `echo` clashes between the two servers: neither keeps it bare.
     assert!(
-        names.contains(&"echo".to_owned()) && names.contains(&"two_echo".to_owned()),
+        names.contains(&"one_echo".to_owned()) && names.contains(&"two_echo".to_owned()),
         "{names:?}"
     );
+    assert!(!names.contains(&"echo".to_owned()), "{names:?}");
     assert!(names.contains(&"tool_000".to_owned()), "{names:?}");
-    // Qualified names are still accepted.
+    let r = c.call("echo", json!({})).await;
+    assert!(
+        r.get("error").is_some() || is_error_result(&r),
+        "a contested bare name routes nowhere: {r}"
+    );
     let r = c.call("one_echo", json!({})).await;
     let v: Value = serde_json::from_str(&text_of(&r)).unwrap();
-    assert_eq!(v["tool"], "echo");
+    assert_eq!(v["tool"], "echo", "{r}");
+    for (exposed, server) in [("one_env", "one"), ("two_env", "two")] {
+        let r = c.call(exposed, json!({})).await;
+        let v: Value = serde_json::from_str(&text_of(&r)).unwrap();
+        assert_eq!(
+            v["LOOM_TEST_WHO"], server,
+            "{exposed} reaches its own server: {r}"
+        );
+    }
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_loom"))
+        .args(["check", "-c"])
+        .arg(&cfg.path)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("loom check");
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        text.contains("note: tool name `echo` is offered by servers one, two")
+            && text.contains("`one_echo` and `two_echo`"),
+        "{text}"
+    );
 }
 
 /// A legacy server that refuses `resources/subscribe` (the test server has no subscriptions):

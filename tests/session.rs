@@ -5,8 +5,8 @@
 mod common;
 
 use common::{
-    LOOM, RawClient, TempConfig, is_error_result, next_approval, sample_config, session_entry,
-    text_of, wait_until,
+    LOOM, RawClient, TempConfig, decide, is_error_result, next_approval, sample_config,
+    session_entry, text_of, wait_until,
 };
 use loom::frontend::engine::{Engine, Reply, Request};
 use loom::frontend::socket::{RemoteEngine, SessionEntry};
@@ -406,25 +406,20 @@ async fn approvals_approve_once_for_the_session_and_deny_with_a_reason() {
     assert_eq!(req.original, "cancel_order");
     assert_eq!(req.arguments, json!({ "order_id": 1 }));
     assert_eq!(req.annotations["destructiveHint"], json!(true));
-    eng.request(Request::Approve {
-        approval: req.approval,
-        decision: Decision::Once,
-    })
-    .await
-    .unwrap();
+    decide(&*eng, req.approval, Decision::Once).await;
     let r = pending.await.unwrap();
     assert!(!is_error_result(&r), "{r}");
     // Denied with a reason: the model gets isError and the reason.
     let pending = call(2);
     let req = next_approval(&mut feed).await;
-    eng.request(Request::Approve {
-        approval: req.approval,
-        decision: Decision::Deny {
+    decide(
+        &*eng,
+        req.approval,
+        Decision::Deny {
             reason: Some("not during the demo".into()),
         },
-    })
-    .await
-    .unwrap();
+    )
+    .await;
     let r = pending.await.unwrap();
     assert!(is_error_result(&r), "{r}");
     assert!(
@@ -434,12 +429,7 @@ async fn approvals_approve_once_for_the_session_and_deny_with_a_reason() {
     // For the session: asked once, then never again.
     let pending = call(3);
     let req = next_approval(&mut feed).await;
-    eng.request(Request::Approve {
-        approval: req.approval,
-        decision: Decision::Session,
-    })
-    .await
-    .unwrap();
+    decide(&*eng, req.approval, Decision::Session).await;
     assert!(!is_error_result(&pending.await.unwrap()));
     let r = call(4).await.unwrap();
     assert!(!is_error_result(&r), "{r}");
@@ -556,12 +546,7 @@ async fn approvals_time_out_follow_unattended_and_policy_deny_always_holds() {
     });
     let req = next_approval(&mut feed).await;
     assert_eq!(req.original, "get_weather");
-    eng.request(Request::Approve {
-        approval: req.approval,
-        decision: Decision::Once,
-    })
-    .await
-    .unwrap();
+    decide(&*eng, req.approval, Decision::Once).await;
     assert!(!is_error_result(&pending.await.unwrap()));
 }
 

@@ -534,6 +534,14 @@ fn materialize_drop_and_export() {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(&csv).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "export mode {mode:o}");
+    // The folder loom made for it is the user's alone too (it was 0755: the attacker pass of
+    // 2026-12-07, hole 9), whatever the process umask lets through.
+    let mode = std::fs::metadata(dir.path().join("exports"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o700, "export_dir mode {mode:o}");
     // Never overwrites: the second export gets a new name.
     let (csv2, _) = store.export(&r, ExportFormat::Csv, None).unwrap();
     assert_ne!(csv, csv2);

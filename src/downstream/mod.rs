@@ -345,6 +345,9 @@ impl Fleet {
         // name (or the unsuffixed one) does not depend on which came up first.
         let mut ready = lock(&self.names_ready);
         if !*ready {
+            if self.bare() {
+                self.contest_bare_clashes();
+            }
             for server in &self.servers {
                 let lists = server.lists();
                 self.allocate_names(server, &lists);
@@ -373,6 +376,56 @@ impl Fleet {
             self.allocate_names(server, lists);
         }
         drop(ready);
+    }
+
+    /// The tool and prompt names (bare) that more than one server offers now; with
+    /// `naming = "bare"` none of them is given out bare.
+    pub fn bare_clashes(&self) -> Vec<naming::BareClash> {
+        let lists: Vec<(&str, Lists)> =
+            self.servers.iter().map(|s| (s.name(), s.lists())).collect();
+        let names = |l: &Vec<Map<String, Value>>| -> Vec<String> {
+            l.iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        };
+        let tools: Vec<(&str, Vec<String>)> = self
+            .servers
+            .iter()
+            .zip(&lists)
+            .map(|(s, (n, l))| {
+                let mut exposed = names(&l.tools);
+                exposed.retain(|t| s.spec.tools.exposes(t));
+                (*n, exposed)
+            })
+            .collect();
+        let prompts: Vec<(&str, Vec<String>)> =
+            lists.iter().map(|(n, l)| (*n, names(&l.prompts))).collect();
+        let clashes = |of: &[(&str, Vec<String>)]| {
+            naming::bare_clashes(
+                of.iter()
+                    .map(|(n, names)| (*n, names.iter().map(String::as_str).collect())),
+            )
+        };
+        let mut out = clashes(&tools);
+        out.extend(clashes(&prompts).into_iter().map(|mut c| {
+            c.prompt = true;
+            c
+        }));
+        out
+    }
+
+    /// Keeps every bare name two servers offer from both, and says so in the log.
+    fn contest_bare_clashes(&self) {
+        for clash in self.bare_clashes() {
+            let registry = if clash.prompt {
+                &self.prompt_names
+            } else {
+                &self.tool_names
+            };
+            lock(registry).contest(&clash.name);
+            tracing::warn!("{}", clash.describe());
+        }
     }
 
     fn bare(&self) -> bool {

@@ -310,13 +310,16 @@ impl Worker {
             } => {
                 self.manifest.events += 1;
                 let now = crate::types::time::now_secs() as i64;
+                // Every event's words are masked on disk as on the wire, whatever made the
+                // event: an approval's arguments, its bindings, a batch's statement and rows.
+                let masked = crate::intercept::redact::redact_text;
                 self.events.push(vec![
                     Sql::UBigInt(seq),
                     Sql::Timestamp(duckdb::types::TimeUnit::Second, now),
                     Sql::Text(kind.to_owned()),
                     Sql::Text(server),
-                    Sql::Text(subject),
-                    Sql::Text(detail),
+                    Sql::Text(masked(&subject)),
+                    Sql::Text(masked(&detail)),
                 ]);
             }
             Job::DatasetCreated { reference, server } => {
@@ -353,8 +356,19 @@ impl Worker {
 
     fn call(&mut self, mut c: CallSummary) {
         self.manifest.calls += 1;
-        // Masked on disk as on the wire, whoever published it.
-        c.arguments = crate::intercept::redact::redact_str(&c.arguments);
+        // Masked on disk as on the wire, whoever published it: the arguments and every text
+        // that may quote them (a person's reason for a denial, a binding's statement).
+        let masked = crate::intercept::redact::redact_text;
+        c.arguments = masked(&c.arguments);
+        for text in [&mut c.decision, &mut c.passed_because]
+            .into_iter()
+            .flatten()
+        {
+            *text = masked(text);
+        }
+        for b in &mut c.bindings {
+            b.source = masked(&b.source);
+        }
         if let Some(client) = &c.client {
             // The client's name, without how it reached loom.
             let name = client.split(" · ").next().unwrap_or(client).to_owned();

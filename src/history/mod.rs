@@ -153,7 +153,6 @@ pub struct Manifest {
 
 /// Creates `dir` (and its parents) 0700, refusing a symlink at `dir` itself.
 pub fn private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
     if let Ok(m) = std::fs::symlink_metadata(dir) {
         if m.file_type().is_symlink() {
             return Err(std::io::Error::other(format!(
@@ -165,10 +164,7 @@ pub fn private_dir(dir: &Path) -> std::io::Result<()> {
             return Ok(());
         }
     }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    crate::folders::create_private_dirs(dir)
 }
 
 /// Bytes of the regular files under `dir` (symlinks are neither followed nor counted).

@@ -326,6 +326,12 @@ fn is_value_field(k: &str) -> bool {
     matches!(k, "value" | "Value" | "val" | "values")
 }
 
+/// A text as loom writes it to disk or shows it: JSON text (an object or array) redacted as
+/// JSON, by key and by value as [`redact`] does; anything else by the text rules.
+pub fn redact_text(s: &str) -> String {
+    redact_string(s, 0)
+}
+
 /// A string that is itself JSON (an object or array) is redacted as JSON; anything else by
 /// the text rules.
 fn redact_string(s: &str, depth: usize) -> String {

@@ -219,16 +219,14 @@ fn archive_event(session: &Session, archive: &crate::history::archive::Archive, 
                 .unwrap_or_default(),
             detail: detail.unwrap_or_default(),
         }),
-        Event::ApprovalRequested(mut req) => {
-            req.arguments = crate::intercept::redact::redact(&req.arguments);
-            archive.send(Job::Event {
-                seq: item.seq,
-                kind: "approval_requested",
-                server: req.server.clone(),
-                subject: req.tool.clone(),
-                detail: serde_json::to_string(&req).unwrap_or_default(),
-            })
-        }
+        // Masked by the archive, as every event is (its arguments, bindings and batch).
+        Event::ApprovalRequested(req) => archive.send(Job::Event {
+            seq: item.seq,
+            kind: "approval_requested",
+            server: req.server.clone(),
+            subject: req.tool.clone(),
+            detail: serde_json::to_string(&req).unwrap_or_default(),
+        }),
         Event::ApprovalSettled {
             approval,
             decision,

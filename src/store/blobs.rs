@@ -178,7 +178,7 @@ impl Blobs {
         };
         let result = (|| -> std::io::Result<()> {
             let dir = text.parent().unwrap_or(std::path::Path::new("."));
-            super::memories::private_dir(dir)?;
+            crate::folders::create_private_dirs(dir)?;
             if !text.exists() {
                 write_private(dir, &text, blob.content.as_bytes())?;
             }

@@ -114,7 +114,7 @@ pub fn export(
     let filename = options.filename.as_deref().filter(|f| !f.trim().is_empty());
     let columns = store.table_columns(r)?;
     let dir = &store.config.export_dir;
-    std::fs::create_dir_all(dir)
+    crate::folders::create_private_dirs(dir)
         .map_err(|e| StoreError::Io(format!("cannot create {}: {e}", dir.display())))?;
     let ext = format.extension();
     let stem = filename

@@ -609,6 +609,17 @@ pub async fn next_approval(
     }
 }
 
+/// Decides approval `approval` as a person at an attached workbench does.
+pub async fn decide(
+    eng: &impl loom::frontend::engine::Engine,
+    approval: u64,
+    decision: loom::session::approvals::Decision,
+) {
+    eng.request(loom::frontend::engine::Request::Approve { approval, decision })
+        .await
+        .expect("the decision is taken");
+}
+
 /// The `result` member of a response line, as its exact text (for byte-for-byte checks).
 pub fn result_text(line: &str) -> String {
     let members: std::collections::HashMap<String, Box<serde_json::value::RawValue>> =

@@ -278,6 +278,9 @@ pub fn in_text(text: &str) -> Option<Found> {
         if let Some(table) = json_rows::array_of_objects(trimmed, "json") {
             return Some(Found::Typed(table));
         }
+        if let Some(found) = wrapped_rows(trimmed) {
+            return Some(found);
+        }
         if let Ok(v) = serde_json::from_str::<Value>(trimmed) {
             return rows_in_value(v, "json");
         }
@@ -296,6 +299,67 @@ pub fn in_text(text: &str) -> Option<Found> {
     }
     let v: Value = serde_json::from_str(body.trim()).ok()?;
     rows_in_value(v, "json_fenced")
+}
+
+/// An object's members, each kept as its JSON text (nothing below the first level is built).
+struct Members<'t>(Vec<(String, &'t serde_json::value::RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for Members<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    out.push((key, map.next_value()?));
+                }
+                Ok(Members(out))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
+/// An object whose one array member is an array of objects and whose other members are
+/// scalars (`{"data": [...], "total": 20000}`), read by the fast reader: the general rung
+/// would build every row as a value first. What it takes is exactly what the general rung
+/// makes of it (the rows, and the scalars around them as context, in order); anything else
+/// (members that are objects or other arrays, a key twice, rows the fast reader declines)
+/// is left to the general rung.
+pub(super) fn wrapped_rows(text: &str) -> Option<Found> {
+    let Members(members) = serde_json::from_str(text).ok()?;
+    let mut rows = None;
+    let mut context = Map::new();
+    for (key, raw) in &members {
+        let value = raw.get().trim_start();
+        if value.starts_with('[') {
+            if rows.replace(value).is_some() {
+                return None;
+            }
+        } else if value.starts_with('{') {
+            return None;
+        } else {
+            let scalar: Value = serde_json::from_str(value).ok()?;
+            if context.insert(key.clone(), scalar).is_some() {
+                return None;
+            }
+        }
+    }
+    // Every key once: a key twice is kept by the general rung as the last of its values.
+    let keys: std::collections::HashSet<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+    if keys.len() != members.len() {
+        return None;
+    }
+    let mut table = json_rows::array_of_objects(rows?.trim_end(), "json")?;
+    table.context = context;
+    Some(Found::Typed(table))
 }
 
 /// Rows when every piece is one JSON object.

@@ -831,5 +831,80 @@ mod tests {
                 }
             }
         }
+
+        /// Rows wrapped in an object (`{"data": [...], "total": n}`) make through the fast
+        /// path exactly the table the general rung makes, context included, whatever else
+        /// the object holds (scalars, other arrays, objects, a key twice: the fast path takes
+        /// only what it is sure of).
+        #[test]
+        fn wrapped_rows_agree_with_the_general_rung(
+            rows in proptest::collection::vec(
+                proptest::collection::vec((proptest::sample::select(&["id", "m"][..]), member()), 1..3),
+                1..6,
+            ),
+            around in proptest::collection::vec((proptest::sample::select(&["total", "next", "data", "x"][..]), member()), 0..4),
+            at in 0usize..4,
+            pretty in any::<bool>(),
+        ) {
+            let rows: Vec<Value> = rows
+                .into_iter()
+                .map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+                .collect();
+            let rows = if pretty {
+                serde_json::to_string_pretty(&rows).unwrap()
+            } else {
+                Value::Array(rows).to_string()
+            };
+            // Members written as text, so that a key may come twice.
+            let mut members: Vec<String> = around
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::from(*k), v))
+                .collect();
+            members.insert(at.min(members.len()), format!("\"rows\": {rows}"));
+            let text = format!("{{{}}}", members.join(", "));
+            let fast = super::super::json::in_text(&text).and_then(|f| f.into_table());
+            let slow = general(&text);
+            prop_assert_eq!(fast.is_some(), slow.is_some(), "{}", text);
+            if let (Some(fast), Some(slow)) = (fast, slow) {
+                let cols = |t: &Table| {
+                    t.columns
+                        .iter()
+                        .map(|c| (c.name.clone(), c.ty, c.note.clone(), c.view_of))
+                        .collect::<Vec<_>>()
+                };
+                prop_assert_eq!(cols(&fast), cols(&slow), "{}", text);
+                prop_assert_eq!(&fast.context, &slow.context, "{}", text);
+                prop_assert_eq!(fast.rung, slow.rung);
+                prop_assert_eq!(fast.rows(), slow.rows());
+                for c in 0..fast.columns.len() {
+                    let a: Vec<_> = fast.cells(c, 0..fast.rows()).collect();
+                    let b: Vec<_> = slow.cells(c, 0..slow.rows()).collect();
+                    prop_assert_eq!(a, b, "{}", text);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wrapped_rows_take_the_fast_path_only_when_alone_among_scalars() {
+        let rows = r#"[{"a": 1}, {"a": 2}]"#;
+        for (text, fast) in [
+            (
+                format!(r#"{{"data": {rows}, "total": 2, "next": null}}"#),
+                true,
+            ),
+            (format!(r#"{{"data": {rows}, "tags": ["x", "y"]}}"#), false),
+            (format!(r#"{{"data": {rows}, "page": {{"n": 1}}}}"#), false),
+            (
+                format!(r#"{{"data": {rows}, "total": 2, "total": 3}}"#),
+                false,
+            ),
+        ] {
+            assert_eq!(
+                super::super::json::wrapped_rows(&text).is_some(),
+                fast,
+                "{text}"
+            );
+        }
     }
 }

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -163,7 +163,7 @@ impl Memories {
 
     fn lock(&self, exclusive: bool) -> Result<Locked, MemoryError> {
         if let Some(dir) = self.path.parent() {
-            private_dir(dir).map_err(|e| self.io(e))?;
+            crate::folders::create_private_dirs(dir).map_err(|e| self.io(e))?;
         }
         // Created 0600, so there is no moment at which another user can read it.
         let file = std::fs::OpenOptions::new()
@@ -443,15 +443,6 @@ impl Memories {
         out.sort_by(|a, b| a.key.cmp(&b.key));
         out
     }
-}
-
-/// Creates `dir` and any missing parents as 0700 (by `mkdir`'s own mode, so no moment exists at
-/// which another user can list them); folders that already exist are left as they are.
-pub fn private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
 }
 
 /// A file an older loom created with wider modes becomes the user's alone; failure (someone

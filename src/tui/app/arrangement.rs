@@ -76,7 +76,7 @@ pub fn load_preferences(path: &std::path::Path) -> Result<Preferences, Preferenc
 
 fn save_preferences(path: &std::path::Path, prefs: &Preferences) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        crate::folders::create_private_dirs(dir)?;
     }
     let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_string_pretty(prefs).map_err(std::io::Error::other)?;

@@ -160,7 +160,7 @@ fn append_record(path: &Path, entry: &HistoryEntry) {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        let _ = crate::folders::create_private_dirs(dir);
     }
     let line = match serde_json::to_string(&Record::from(entry)) {
         Ok(l) => l,

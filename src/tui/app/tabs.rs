@@ -144,7 +144,7 @@ pub fn read_tabs_file(path: &Path) -> Result<Option<TabsFile>, TabsFileError> {
 /// complete: a crash leaves the old file or the new one, never half of one.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
+    crate::folders::create_private_dirs(dir)?;
     crate::folders::write_private(dir, path, ".editor-tabs-", bytes)
 }
 
