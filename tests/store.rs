@@ -258,6 +258,37 @@ fn envelope_profile_and_join_hints() {
     );
 }
 
+/// Two results of one tool hold rows of one kind: their shared column is one attribute, not a
+/// join, so no hint pairs them (and no call of that tool pays a scan of every earlier page);
+/// another tool's dataset is still hinted, and the newest datasets are scored first.
+#[test]
+fn pages_of_one_tool_are_not_hinted_as_joins_of_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let c = ingest_json(&store, "list_customers", CUSTOMERS);
+    let first = ingest_json(&store, "list_orders", ORDERS);
+    let second = ingest_json(&store, "list_orders", ORDERS);
+    let p = store.profile(&second, 5).unwrap();
+    assert!(
+        p.join_hints.iter().all(|h| h.other != first),
+        "{:?}",
+        p.join_hints
+    );
+    assert!(
+        p.join_hints
+            .iter()
+            .any(|h| h.other == c && h.column == "customer_id"),
+        "{:?}",
+        p.join_hints
+    );
+    // Top values of every low-cardinality column come from one statement, each column's own,
+    // most frequent first.
+    let status = p.columns.iter().find(|c| c.name == "status").unwrap();
+    assert_eq!(status.top[0], (json!("paid"), 2));
+    let customer = p.columns.iter().find(|c| c.name == "customer_id").unwrap();
+    assert_eq!(customer.top, vec![(json!(1), 2), (json!(2), 1)]);
+}
+
 #[test]
 fn wide_tables_stay_within_the_envelope_budget() {
     let dir = tempfile::tempdir().unwrap();

@@ -55,7 +55,7 @@ async def main():
     config = pathlib.Path(work) / "loom.toml"
     config.write_text(
         "history = \"off\"\n"
-        "max_downstream_message_bytes = \"1GiB\"\n"
+        f"max_downstream_message_bytes = {1 << 30}\n"
         "memory_budget = \"4GiB\"\n"
         "memory_limit = \"8GB\"\n"
         f"export_dir = {json.dumps(work)}\n"

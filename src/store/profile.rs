@@ -63,29 +63,95 @@ fn column_notes(
     Ok(notes)
 }
 
-/// Columns counted per statement by [`exact_distinct`]: many exact distinct aggregates in one
-/// statement overflow the engine's stack (80 did on a test thread).
-const DISTINCT_COLUMNS_PER_QUERY: usize = 16;
+/// Columns profiled per statement: many exact distinct aggregates in one statement overflow
+/// the engine's stack (80 did on a test thread).
+const COLUMNS_PER_QUERY: usize = 16;
 
-/// The exact number of distinct non-null values of each column of `table`, in order.
-fn exact_distinct(
+/// One column's counts: rows, non-null values, distinct values, min and max as JSON text.
+type Counts = (u64, u64, u64, Option<String>, Option<String>);
+
+/// Each column's counts, in order, in one scan per [`COLUMNS_PER_QUERY`] columns: distinct
+/// values counted exactly when `exact`, else estimated.
+fn column_counts(
     conn: &duckdb::Connection,
     table: &str,
     columns: &[(String, String)],
-) -> Result<Vec<u64>> {
+    exact: bool,
+) -> Result<Vec<Counts>> {
     let mut out = Vec::with_capacity(columns.len());
-    for chunk in columns.chunks(DISTINCT_COLUMNS_PER_QUERY) {
-        let exprs: Vec<String> = chunk
-            .iter()
-            .map(|(n, _)| format!("count(DISTINCT {})::UBIGINT", quote_ident(n)))
-            .collect();
+    for chunk in columns.chunks(COLUMNS_PER_QUERY) {
+        let mut exprs = vec!["count(*)::UBIGINT".to_owned()];
+        for (name, ty) in chunk {
+            let c = quote_ident(name);
+            exprs.push(format!("count({c})::UBIGINT"));
+            exprs.push(if exact {
+                format!("count(DISTINCT {c})::UBIGINT")
+            } else {
+                format!("approx_count_distinct({c})::UBIGINT")
+            });
+            if is_ordered(ty) {
+                let (min, max) = (format!("min({c})"), format!("max({c})"));
+                exprs.push(format!("to_json({})::VARCHAR", json_exact(&min, ty)));
+                exprs.push(format!("to_json({})::VARCHAR", json_exact(&max, ty)));
+            } else {
+                exprs.push("NULL::VARCHAR".into());
+                exprs.push("NULL::VARCHAR".into());
+            }
+        }
         let sql = format!("SELECT {} FROM {table}", exprs.join(", "));
         conn.query_row(&sql, [], |r| {
+            let total: u64 = r.get(0)?;
             for i in 0..chunk.len() {
-                out.push(r.get::<_, u64>(i)?);
+                let base = 1 + i * 4;
+                out.push((
+                    total,
+                    r.get(base)?,
+                    r.get(base + 1)?,
+                    r.get(base + 2)?,
+                    r.get(base + 3)?,
+                ));
             }
             Ok(())
         })?;
+    }
+    Ok(out)
+}
+
+/// The five most frequent values of each column named by its index in `wanted`, with their
+/// counts, most first (ties by value): one statement for up to [`COLUMNS_PER_QUERY`] columns
+/// instead of one each, which is most of what profiling a small table costs.
+fn top_values(
+    conn: &duckdb::Connection,
+    table: &str,
+    columns: &[(String, String)],
+    wanted: &[usize],
+) -> Result<std::collections::HashMap<usize, Vec<(Value, u64)>>> {
+    let mut out: std::collections::HashMap<usize, Vec<(Value, u64)>> =
+        std::collections::HashMap::new();
+    for chunk in wanted.chunks(COLUMNS_PER_QUERY) {
+        let parts: Vec<String> = chunk
+            .iter()
+            .map(|&i| {
+                let (name, ty) = &columns[i];
+                let c = quote_ident(name);
+                let value = json_exact(&c, ty);
+                format!(
+                    "SELECT {i} AS k, * FROM (SELECT to_json({value})::VARCHAR AS v, count(*)::UBIGINT AS n FROM {table} WHERE {c} IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5)"
+                )
+            })
+            .collect();
+        let sql = format!(
+            "SELECT k, v, n FROM ({}) ORDER BY k, n DESC, v",
+            parts.join(" UNION ALL ")
+        );
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, i64>(0)?, json_of(r.get(1)?), r.get::<_, u64>(2)?))
+        })?;
+        for row in rows {
+            let (k, v, n) = row?;
+            out.entry(k as usize).or_default().push((v, n));
+        }
     }
     Ok(out)
 }
@@ -229,63 +295,30 @@ pub fn profile(
     // exactly whenever that is cheap.
     let exact = meta.rows.saturating_mul(meta.columns.len() as u64) <= EXACT_DISTINCT_CELLS;
     if !meta.columns.is_empty() {
-        let mut exprs = vec!["count(*)::UBIGINT".to_owned()];
-        for (name, ty) in &meta.columns {
-            let c = quote_ident(name);
-            exprs.push(format!("count({c})::UBIGINT"));
-            exprs.push(format!("approx_count_distinct({c})::UBIGINT"));
-            if is_ordered(ty) {
-                let (min, max) = (format!("min({c})"), format!("max({c})"));
-                exprs.push(format!("to_json({})::VARCHAR", json_exact(&min, ty)));
-                exprs.push(format!("to_json({})::VARCHAR", json_exact(&max, ty)));
-            } else {
-                exprs.push("NULL::VARCHAR".into());
-                exprs.push("NULL::VARCHAR".into());
-            }
-        }
-        let sql = format!("SELECT {} FROM {t}", exprs.join(", "));
-        let stats = conn.query_row(&sql, [], |r| {
-            let total: u64 = r.get(0)?;
-            let mut out = Vec::new();
-            for i in 0..meta.columns.len() {
-                let base = 1 + i * 4;
-                let non_null: u64 = r.get(base)?;
-                let distinct: u64 = r.get(base + 1)?;
-                let min: Option<String> = r.get(base + 2)?;
-                let max: Option<String> = r.get(base + 3)?;
-                out.push((total, non_null, distinct, min, max));
-            }
-            Ok(out)
-        })?;
-        let exact_counts = if exact {
-            Some(exact_distinct(conn, &t, &meta.columns)?)
+        let counts = column_counts(conn, &t, &meta.columns, exact)?;
+        // Top values for low-cardinality columns that repeat a value (not JSON).
+        let wanted: Vec<usize> = meta
+            .columns
+            .iter()
+            .zip(&counts)
+            .enumerate()
+            .filter(|(_, ((_, ty), (_, non_null, distinct, _, _)))| {
+                let distinct = (*distinct).min(*non_null);
+                distinct > 0
+                    && distinct <= TOP_VALUES_MAX_DISTINCT
+                    && *non_null > distinct
+                    && !ty.starts_with("JSON")
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let mut tops = if wanted.is_empty() {
+            Default::default()
         } else {
-            None
+            top_values(conn, &t, &meta.columns, &wanted)?
         };
         for (i, ((name, ty), (total, non_null, distinct, min, max))) in
-            meta.columns.iter().zip(stats).enumerate()
+            meta.columns.iter().zip(counts).enumerate()
         {
-            let distinct = exact_counts
-                .as_ref()
-                .and_then(|e| e.get(i).copied())
-                .unwrap_or(distinct);
-            let mut top = Vec::new();
-            let distinct = distinct.min(non_null);
-            if distinct > 0
-                && distinct <= TOP_VALUES_MAX_DISTINCT
-                && non_null > distinct
-                && !ty.starts_with("JSON")
-            {
-                let c = quote_ident(name);
-                let value = json_exact(&c, ty);
-                let sql = format!(
-                    "SELECT to_json({value})::VARCHAR, count(*)::UBIGINT FROM {t} WHERE {c} IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5"
-                );
-                let mut stmt = conn.prepare(&sql)?;
-                top = stmt
-                    .query_map([], |r| Ok((json_of(r.get(0)?), r.get::<_, u64>(1)?)))?
-                    .collect::<std::result::Result<Vec<_>, _>>()?;
-            }
             columns.push(ColumnStats {
                 name: name.clone(),
                 ty: ty.clone(),
@@ -294,11 +327,11 @@ pub fn profile(
                 } else {
                     1.0 - non_null as f64 / total as f64
                 },
-                distinct,
+                distinct: distinct.min(non_null),
                 distinct_exact: exact,
                 min: min.map(|m| json_of(Some(m))),
                 max: max.map(|m| json_of(Some(m))),
-                top,
+                top: tops.remove(&i).unwrap_or_default(),
                 note: notes.remove(name),
             });
         }
@@ -406,13 +439,29 @@ pub fn join_hints(
 ) -> Result<Vec<JoinHint>> {
     let started = Instant::now();
     let mut hints = Vec::new();
-    'outer: for other in others {
+    // Two results of one tool (pages, or the same call with other filters) hold rows of one
+    // kind: a column they share is one attribute, to be unioned, not a key to join on; and
+    // scoring it costs a scan of both for every call of that tool. Tables of one result are
+    // siblings, not pages, and are still scored.
+    let same_tool = |other: &DatasetMeta| {
+        !meta.siblings.contains(&other.dataset_ref)
+            && matches!(
+                (&meta.provenance, &other.provenance),
+                (Some(x), Some(y)) if x.server == y.server && x.tool == y.tool
+            )
+    };
+    // Newest first: when the budget runs out, what was left out is the oldest.
+    'outer: for other in others.iter().rev() {
+        let pages = same_tool(other);
         for (a, aty) in &meta.columns {
             for (b, bty) in &other.columns {
                 if started.elapsed() > JOIN_BUDGET {
                     break 'outer;
                 }
                 if family(aty) == "other" || family(aty) != family(bty) {
+                    continue;
+                }
+                if pages && a.eq_ignore_ascii_case(b) {
                     continue;
                 }
                 if !candidate(a, &meta.dataset_ref, b, &other.dataset_ref) {

@@ -203,7 +203,10 @@ impl ClientSession {
                 drop_all();
                 Err(why)
             };
-            let (mut table, tokens) = match crate::intercept::decide_as(shape, &raw, threshold) {
+            let started = std::time::Instant::now();
+            let decided = crate::intercept::decide_as(shape, &raw, threshold);
+            let found_in = started.elapsed();
+            let (mut table, tokens) = match decided {
                 crate::intercept::Decision::Table { table, tokens } if intercept_tables => {
                     (table, tokens)
                 }
@@ -238,7 +241,10 @@ impl ClientSession {
                     return park_instead(format!("the table could not be stored: {e}"), tokens);
                 }
             };
-            let envelope = store.profile(&meta.dataset_ref, 5).map(|p| {
+            let stored_in = started.elapsed();
+            let profile = store.profile(&meta.dataset_ref, 5);
+            let profiled_in = started.elapsed();
+            let envelope = profile.map(|p| {
                 crate::store::envelope::render(
                     &meta,
                     &p,
@@ -246,6 +252,16 @@ impl ClientSession {
                     Some(tokens),
                 )
             });
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+            tracing::debug!(
+                "{}: {} rows found in {:.1} ms, stored in {:.1} ms, profiled in {:.1} ms, envelope in {:.1} ms",
+                meta.dataset_ref,
+                meta.rows,
+                ms(found_in),
+                ms(stored_in - found_in),
+                ms(profiled_in - stored_in),
+                ms(started.elapsed() - profiled_in),
+            );
             let why = match envelope {
                 Ok((env, env_tokens)) if env_tokens < tokens => match dress(env) {
                     Ok(body) => {
