@@ -482,6 +482,97 @@ async fn approvals_of_batches_and_bound_calls_leave_no_secret_on_disk() {
     );
 }
 
+/// `history = false` follows the data (the attacker pass of 2026-12-07, F4): a materialized
+/// copy of that server's rows, a batch of another server's tool that its rows drove (the
+/// batch's calls, its dataset and the batch call itself), and an approval prompt holding its
+/// values bound into another tool leave none of its values in the archive, while the calls
+/// are still listed.
+#[tokio::test(flavor = "multi_thread")]
+async fn history_false_follows_what_was_made_from_the_servers_data() {
+    let cfg = TempConfig::new(&format!(
+        "history_dir = \"history\"\napproval_timeout = 30\nexport_dir = \"exports\"\nmemory_file = \"memories.jsonl\"\n\
+         [[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n\
+         [[servers]]\nname = \"secret\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\nhistory = false\n"
+    ));
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    c.tool_names().await;
+    let r = c.call("secret_list_orders", json!({ "limit": 200 })).await;
+    let source = r["result"]["structuredContent"]["ref"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a dataset: {r}"))
+        .to_owned();
+    let r = c
+        .call(
+            "loom_materialize",
+            json!({ "sql": format!("SELECT 'SECRETCOPY-' || order_id AS v FROM {source}"), "name": "copied_secret" }),
+        )
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+    let r = c
+        .call(
+            "loom_call_each",
+            json!({ "tool": "sample_get_weather", "sql": format!("SELECT 'SECRETROW-' || order_id AS city FROM {source} ORDER BY order_id LIMIT 3") }),
+        )
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+    // Its values bound into a tool that asks a person first.
+    let entry = session_entry(&cfg).await;
+    let eng = RemoteEngine::connect(&entry).await.expect("attach");
+    let mut feed = eng.events(true);
+    let c = std::sync::Arc::new(tokio::sync::Mutex::new(c));
+    let pending = {
+        let c = c.clone();
+        let sql =
+            format!("SELECT 'SECRETBOUND-' || order_id FROM {source} ORDER BY order_id LIMIT 2");
+        tokio::spawn(async move {
+            c.lock()
+                .await
+                .call(
+                    "loom_call",
+                    json!({ "tool": "sample_write_note", "arguments": { "title": "t" }, "bind": { "/body": { "sql": sql, "as": "csv" } } }),
+                )
+                .await
+        })
+    };
+    let req = next_approval(&mut feed).await;
+    assert!(
+        req.arguments.to_string().contains("SECRETBOUND-"),
+        "the person sees the values: {req:?}"
+    );
+    decide(&*eng, req.approval, Decision::Once).await;
+    assert!(!is_error_result(&pending.await.unwrap()));
+    drop(eng);
+    let mut c = std::sync::Arc::try_unwrap(c)
+        .ok()
+        .expect("one owner")
+        .into_inner();
+    c.close_stdin();
+    assert!(c.wait_exit(Duration::from_secs(30)).await);
+    let id = sessions(&cfg)[0]["id"].as_str().unwrap().to_owned();
+    let archived = archived_text(&cfg.file("history").join(&id));
+    for tool in [
+        "secret_list_orders",
+        "loom_materialize",
+        "loom_call_each",
+        "sample_get_weather",
+        "sample_write_note",
+    ] {
+        assert!(archived.contains(tool), "{tool} is listed: {archived}");
+    }
+    for secret in [
+        "SECRETCOPY-",
+        "SECRETROW-",
+        "SECRETBOUND-",
+        "7300000000000007919",
+    ] {
+        assert!(
+            !archived.contains(secret),
+            "{secret} is archived: {archived}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_past_session_loads_beside_a_live_one_and_joins_with_it() {
     let cfg = history_config("");

@@ -46,6 +46,7 @@ fn summary() -> CallSummary {
             inputs: vec!["sample_list_orders_1".into()],
             bytes: 3,
         }],
+        inputs: vec!["sample_list_orders_1".into()],
     }
 }
 

@@ -54,6 +54,8 @@ pub enum Job {
         server: String,
         subject: String,
         detail: String,
+        /// The data the event's words were made from (an approval's bindings and batch).
+        inputs: Vec<String>,
     },
     /// A dataset was created (by `server`'s result, or by loom).
     DatasetCreated {
@@ -150,6 +152,7 @@ impl Archive {
             store,
             data: config.history.mode == Mode::All,
             excluded,
+            origin: HashMap::new(),
             calls: Vec::new(),
             events: Vec::new(),
             parts: HashMap::new(),
@@ -255,6 +258,9 @@ struct Worker {
     data: bool,
     /// Servers with `history = false`.
     excluded: HashSet<String>,
+    /// The server each dataset and parked text this session made came from, as the session
+    /// said (`loom` for what loom made itself).
+    origin: HashMap<String, String>,
     calls: Vec<CallSummary>,
     events: Vec<Vec<Sql>>,
     /// The last part number written in each folder.
@@ -306,9 +312,15 @@ impl Worker {
                 kind,
                 server,
                 subject,
-                detail,
+                mut detail,
+                inputs,
             } => {
                 self.manifest.events += 1;
+                // What a server that keeps no history was sent, or what was made from its
+                // data, is not kept: the event says only that it happened.
+                if self.excluded.contains(&server) || self.derived_from_excluded(inputs) {
+                    detail = withheld(&detail);
+                }
                 let now = crate::types::time::now_secs() as i64;
                 // Every event's words are masked on disk as on the wire, whatever made the
                 // event: an approval's arguments, its bindings, a batch's statement and rows.
@@ -323,6 +335,7 @@ impl Worker {
                 ]);
             }
             Job::DatasetCreated { reference, server } => {
+                self.origin.insert(reference.clone(), server.clone());
                 if self.data && !self.excluded.contains(&server) {
                     self.pending.insert(reference, Instant::now());
                 }
@@ -379,7 +392,17 @@ impl Worker {
         if c.outcome == Outcome::Intercepted || c.outcome == Outcome::Parked {
             self.manifest.tokens_saved += c.tokens_in.saturating_sub(c.tokens_out);
         }
-        if self.excluded.contains(&c.server) {
+        if let Some(r) = c.reference.as_ref().filter(|r| r.starts_with("blob/")) {
+            self.origin.insert(r.clone(), c.server.clone());
+        }
+        let read: Vec<String> = c
+            .bindings
+            .iter()
+            .flat_map(|b| b.inputs.iter().cloned())
+            .chain(c.inputs.iter().cloned())
+            .chain(c.reference.iter().cloned())
+            .collect();
+        if self.excluded.contains(&c.server) || self.derived_from_excluded(read) {
             c.arguments = String::new();
             c.reference = None;
         } else if self.data
@@ -414,6 +437,11 @@ impl Worker {
         if meta.kind == crate::store::DatasetKind::Query {
             return;
         }
+        // Nothing made from a server that keeps no history is kept either: a materialized
+        // copy of its rows, a batch its rows drove.
+        if self.derived_from_excluded([reference.to_owned()]) {
+            return;
+        }
         let mut metadata = vec![(
             "loom.dataset",
             serde_json::to_string(&meta).unwrap_or_default(),
@@ -434,6 +462,45 @@ impl Worker {
             Ok(_) => self.manifest.datasets += 1,
             Err(e) => self.problem(format!("dataset {reference} was not archived: {e}")),
         }
+    }
+
+    /// Whether anything in `refs` (dataset refs, blob keys) came from a server with
+    /// `history = false`, followed back through what each was made from. Fails closed: while
+    /// some server keeps no history, a ref whose origin loom cannot tell (dropped before this
+    /// look, the call log, a past session's data) counts as its.
+    fn derived_from_excluded(&self, refs: impl IntoIterator<Item = String>) -> bool {
+        if self.excluded.is_empty() {
+            return false;
+        }
+        let store = (self.store)();
+        let mut seen = HashSet::new();
+        let mut stack: Vec<String> = refs.into_iter().collect();
+        while let Some(r) = stack.pop() {
+            if !seen.insert(r.clone()) || r.starts_with("memory:") {
+                continue;
+            }
+            if self
+                .origin
+                .get(&r)
+                .is_some_and(|s| self.excluded.contains(s))
+            {
+                return true;
+            }
+            let Some(store) = &store else { return true };
+            if let Ok(meta) = store.peek_dataset(&r)
+                && meta
+                    .provenance
+                    .as_ref()
+                    .is_some_and(|p| self.excluded.contains(&p.server))
+            {
+                return true;
+            }
+            match store.lineage_of(&r) {
+                Some(lineage) => stack.extend(lineage.inputs),
+                None => return true,
+            }
+        }
+        false
     }
 
     /// Writes a parked text.
@@ -564,6 +631,24 @@ pub const TEXT_LINEAGE: &str = "lineage";
 pub fn write_manifest(folder: &Path, manifest: &Manifest) -> std::io::Result<()> {
     let text = serde_json::to_vec_pretty(manifest).map_err(std::io::Error::other)?;
     crate::folders::write_private(folder, &folder.join(super::MANIFEST), ".manifest-", &text)
+}
+
+/// An event's detail without what it quoted of a call: an approval's arguments, bindings and
+/// batch are replaced by a note, the rest (which approval, which call, which tool) stays.
+fn withheld(detail: &str) -> String {
+    const NOTE: &str = "withheld: it holds data of a server with history = false";
+    match serde_json::from_str::<serde_json::Value>(detail) {
+        Ok(serde_json::Value::Object(mut m)) => {
+            for key in ["arguments", "bindings", "batch"] {
+                if m.contains_key(key) {
+                    m.insert(key.into(), serde_json::Value::String(NOTE.into()));
+                }
+            }
+            serde_json::Value::Object(m).to_string()
+        }
+        _ if detail.is_empty() => String::new(),
+        _ => NOTE.to_owned(),
+    }
 }
 
 /// The compacted file of a folder of parts (`calls/calls.parquet`, `events/events.parquet`).

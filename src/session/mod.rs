@@ -218,6 +218,7 @@ fn archive_event(session: &Session, archive: &crate::history::archive::Archive, 
                 })
                 .unwrap_or_default(),
             detail: detail.unwrap_or_default(),
+            inputs: Vec::new(),
         }),
         // Masked by the archive, as every event is (its arguments, bindings and batch).
         Event::ApprovalRequested(req) => archive.send(Job::Event {
@@ -226,6 +227,13 @@ fn archive_event(session: &Session, archive: &crate::history::archive::Archive, 
             server: req.server.clone(),
             subject: req.tool.clone(),
             detail: serde_json::to_string(&req).unwrap_or_default(),
+            // What its bound values and batch rows were read from.
+            inputs: req
+                .bindings
+                .iter()
+                .flat_map(|b| b.inputs.iter().cloned())
+                .chain(req.batch.iter().flat_map(|b| b.inputs.iter().cloned()))
+                .collect(),
         }),
         Event::ApprovalSettled {
             approval,
@@ -237,6 +245,7 @@ fn archive_event(session: &Session, archive: &crate::history::archive::Archive, 
             server: String::new(),
             subject: approval.to_string(),
             detail: serde_json::json!({ "decision": decision, "by": by }).to_string(),
+            inputs: Vec::new(),
         }),
         _ => {}
     }

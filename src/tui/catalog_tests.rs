@@ -196,7 +196,7 @@ fn on_memory(mem: &mut Memories) -> App {
         &mut a,
         mem,
         vec![
-            Msg::Event(crate::types::events::Sequenced {
+            Msg::event(crate::types::events::Sequenced {
                 seq: 9,
                 event: crate::types::events::Event::MemoryChanged { key: "db".into() },
             }),
@@ -835,7 +835,7 @@ fn outside_text_in_the_tree_is_escaped_and_cut_on_character_boundaries() {
 #[test]
 fn skipped_memory_lines_are_counted_beside_the_memories() {
     let mut a = started();
-    let reqs = a.update(Msg::Event(crate::types::events::Sequenced {
+    let reqs = a.update(Msg::event(crate::types::events::Sequenced {
         seq: 20,
         event: crate::types::events::Event::MemoryChanged { key: "k".into() },
     }));
@@ -867,7 +867,7 @@ fn skipped_memory_lines_are_counted_beside_the_memories() {
 #[test]
 fn tool_list_changes_during_a_request_ask_once_more_after_it() {
     use crate::types::events::ServerState;
-    let event = |seq, event| Msg::Event(crate::types::events::Sequenced { seq, event });
+    let event = |seq, event| Msg::event(crate::types::events::Sequenced { seq, event });
     let state = |seq, state: ServerState| {
         event(
             seq,
@@ -951,7 +951,7 @@ fn a_call_ending_while_a_dataset_opens_does_not_take_detail_from_it() {
         outcome: crate::types::events::Outcome::Passed,
         ..Default::default()
     };
-    let more = a.update(Msg::Event(crate::types::events::Sequenced {
+    let more = a.update(Msg::event(crate::types::events::Sequenced {
         seq: 500,
         event: crate::types::events::Event::CallFinished(ended),
     }));
@@ -972,7 +972,7 @@ fn a_tool_list_request_never_answered_is_asked_again() {
     let mut a = started();
     a.now_secs = 1_000;
     let changed = |seq| {
-        Msg::Event(crate::types::events::Sequenced {
+        Msg::event(crate::types::events::Sequenced {
             seq,
             event: crate::types::events::Event::ListingChanged {
                 tool: "sample_x".into(),
@@ -1016,7 +1016,7 @@ fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
             kept,
         },
     };
-    a.update(Msg::Event(crate::types::events::Sequenced {
+    a.update(Msg::event(crate::types::events::Sequenced {
         seq: 900,
         event: Event::ToolsFound {
             query: "late orders\u{1b}[31m | overdue".into(),
@@ -1050,7 +1050,7 @@ fn the_catalog_shows_why_the_last_find_ranked_a_tool() {
     let tree = pane_text(&a, Pane::Catalog);
     assert!(tree.contains("#2 found"), "{tree}");
     // A later find replaces the ranking, and Detail follows: this one did not name it.
-    a.update(Msg::Event(crate::types::events::Sequenced {
+    a.update(Msg::event(crate::types::events::Sequenced {
         seq: 901,
         event: Event::ToolsFound {
             query: "weather".into(),

@@ -10,7 +10,7 @@ use serde_json::json;
 use std::time::Duration;
 
 fn approval(id: u64) -> Msg {
-    Msg::Event(Sequenced {
+    Msg::event(Sequenced {
         seq: 1000 + id,
         event: Event::ApprovalRequested(ApprovalRequest {
             approval: id,
@@ -318,7 +318,7 @@ fn running_detail(n: u64, caller: &str) -> super::app::Detail {
 fn running_call(n: u64, caller: &str) -> Msg {
     let mut c = super::tests::call(n, "sample_slow_count", "running", None, caller);
     c.millis = 0;
-    Msg::Event(Sequenced {
+    Msg::event(Sequenced {
         seq: 500 + n,
         event: Event::CallStarted(c),
     })
@@ -515,7 +515,7 @@ fn traffic_columns_never_run_together() {
     c.millis = 1_234_567;
     press(
         &mut a,
-        vec![Msg::Event(Sequenced {
+        vec![Msg::event(Sequenced {
             seq: 900,
             event: Event::CallFinished(c),
         })],
@@ -701,7 +701,7 @@ fn detail_shows_the_wait_apart_who_decided_and_why_a_result_passed_whole() {
     let finished = super::tests::call(9, "sample_get_image", "passed", None, "model");
     press(
         &mut a,
-        vec![Msg::Event(Sequenced {
+        vec![Msg::event(Sequenced {
             seq: 90,
             event: Event::CallFinished(finished),
         })],
@@ -741,7 +741,7 @@ fn a_prompt_decided_elsewhere_says_where() {
     press(&mut a, vec![approval(1)]);
     press(
         &mut a,
-        vec![Msg::Event(Sequenced {
+        vec![Msg::event(Sequenced {
             seq: 2000,
             event: Event::ApprovalSettled {
                 approval: 1,
@@ -925,7 +925,7 @@ fn hints_offer_only_what_works_in_the_state_shown() {
     assert!(keys(&a).contains("o go to dataset"), "{}", keys(&a));
     press(
         &mut a,
-        vec![Msg::Event(crate::types::events::Sequenced {
+        vec![Msg::event(crate::types::events::Sequenced {
             seq: 30,
             event: crate::types::events::Event::DatasetDropped {
                 dataset: "sample_list_orders_1".into(),
@@ -958,7 +958,7 @@ fn a_call_waiting_for_approval_reads_as_awaiting_approval() {
     press(
         &mut a,
         vec![
-            Msg::Event(Sequenced {
+            Msg::event(Sequenced {
                 seq: 900,
                 event: Event::CallStarted(running),
             }),
@@ -980,7 +980,7 @@ fn a_call_waiting_for_approval_reads_as_awaiting_approval() {
     // Decided elsewhere: now it runs.
     press(
         &mut a,
-        vec![Msg::Event(Sequenced {
+        vec![Msg::event(Sequenced {
             seq: 2000,
             event: Event::ApprovalSettled {
                 approval: 1,

@@ -11,7 +11,7 @@ use crossterm::event::KeyCode;
 use serde_json::json;
 
 fn ev(seq: u64, event: Event) -> Msg {
-    Msg::Event(Sequenced { seq, event })
+    Msg::event(Sequenced { seq, event })
 }
 
 fn batch(n: u64, outcome: &str) -> CallSummary {
@@ -191,6 +191,7 @@ fn a_bound_call_lists_its_bindings_and_a_batch_prompt_shows_every_call() {
             calls: 40,
             sql: "SELECT id AS order_id\n FROM orders_1".into(),
             arguments: arguments.clone(),
+            inputs: vec!["orders_1".into()],
         }),
     };
     press(

@@ -123,11 +123,11 @@ pub fn forward_events(
         presence,
     } = engine.events(true);
     for ev in backlog {
-        let _ = tx.send(Msg::Event(ev));
+        let _ = tx.send(Msg::event(ev));
     }
     tokio::spawn(async move {
         while let Some(ev) = live.recv().await {
-            if tx.send(Msg::Event(ev)).is_err() {
+            if tx.send(Msg::event(ev)).is_err() {
                 return;
             }
         }

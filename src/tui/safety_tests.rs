@@ -165,7 +165,7 @@ fn hostile_text_in_every_pane_is_drawn_without_control_characters() {
     feed(
         &mut app,
         vec![
-            Msg::Event(Sequenced {
+            Msg::event(Sequenced {
                 seq: 10,
                 event: Event::ServerStderr {
                     server: evil("srv"),
@@ -173,7 +173,7 @@ fn hostile_text_in_every_pane_is_drawn_without_control_characters() {
                     at: String::new(),
                 },
             }),
-            Msg::Event(Sequenced {
+            Msg::event(Sequenced {
                 seq: 11,
                 event: Event::CallStarted(summary(3)),
             }),

@@ -19,7 +19,7 @@ fn sent(a: &mut super::app::App, msgs: Vec<Msg>) -> Vec<Request> {
 }
 
 fn event(seq: u64, event: Event) -> Msg {
-    Msg::Event(Sequenced { seq, event })
+    Msg::event(Sequenced { seq, event })
 }
 
 #[test]

@@ -543,7 +543,7 @@ fn live_events_update_traffic_and_follow_keeps_the_newest_selected() {
     let mut a = started();
     let n = a.traffic.calls.len();
     let ev = |seq, c| {
-        Msg::Event(Sequenced {
+        Msg::event(Sequenced {
             seq,
             event: Event::CallStarted(c),
         })
@@ -675,7 +675,7 @@ fn the_approval_prompt_shows_every_argument_and_scrolls_instead_of_cutting() {
     };
     press(
         &mut a,
-        vec![Msg::Event(Sequenced {
+        vec![Msg::event(Sequenced {
             seq: 100,
             event: Event::ApprovalRequested(req),
         })],
@@ -733,7 +733,7 @@ fn a_dropped_or_evicted_dataset_leaves_the_catalog_and_every_view_of_it() {
         matches!(&a.detail.shown, Detail::Dataset { dataset, .. } if dataset == "sample_list_orders_1")
     );
     assert!(matches!(a.overlay, Overlay::Describe(_)));
-    let ev = |seq, event| Msg::Event(Sequenced { seq, event });
+    let ev = |seq, event| Msg::event(Sequenced { seq, event });
     // A listing asked for when a query made a dataset, answered only after the drop below.
     let stale = a.update(ev(
         20,

@@ -10,7 +10,7 @@ use crate::types::events::{ApprovalRequest, Event, Sequenced};
 use serde_json::json;
 
 fn event(seq: u64, event: Event) -> Msg {
-    Msg::Event(Sequenced { seq, event })
+    Msg::event(Sequenced { seq, event })
 }
 
 fn dataset(name: &str, rows: u64) -> DatasetView {

@@ -61,8 +61,9 @@ impl From<&str> for EngineError {
 /// (`lineage`). 14: what a `loom_find_tools` named and why each tool ranked there
 /// (`tools_found`). 15: a place a find kept for a tool whatever its score (`kept`: the writer,
 /// the clock, or a tool's feeder). 16: a tool discounted because it reads a kind of file the
-/// request only makes (`unmade`).
-pub const WORKBENCH_PROTOCOL: u32 = 16;
+/// request only makes (`unmade`). 17: what a call's arguments were made from besides its
+/// bindings (`inputs`: a batch call's statement read these), and a batch approval's too.
+pub const WORKBENCH_PROTOCOL: u32 = 17;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]

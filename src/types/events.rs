@@ -131,6 +131,10 @@ pub struct CallSummary {
     /// what, how large. Never the bound values themselves.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bindings: Vec<Binding>,
+    /// What the arguments were made from besides the bindings: a `loom_call_each` call's are
+    /// a row of its statement, which read these (dataset refs, blob keys).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
 }
 
 /// One place of a call's arguments that loom filled from data it holds.
@@ -157,6 +161,9 @@ pub struct BatchAsk {
     pub sql: String,
     /// Every call's arguments, in order (the prompt shows the first, and all on request).
     pub arguments: Vec<Value>,
+    /// What the statement and the bindings read (dataset refs, blob keys, `memory:<key>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
 }
 
 /// One call with its full request and response text.

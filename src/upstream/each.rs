@@ -300,6 +300,7 @@ impl ClientSession {
                 .iter()
                 .map(|(logged, _)| logged.clone())
                 .collect(),
+            inputs: plan.inputs.clone(),
         };
         let mut first = Map::new();
         first.insert("name".into(), Value::String(plan.ask.tool.clone()));
@@ -349,6 +350,7 @@ impl ClientSession {
                 let tool = plan.ask.tool.clone();
                 let original = plan.route.original.clone();
                 let bindings = bindings.clone();
+                let inputs = plan.inputs.clone();
                 running.spawn(async move {
                     let sub_id = jsonrpc::to_raw(&Value::String(format!("loom-each-{batch}-{i}")));
                     let mut logged_params = Map::new();
@@ -358,6 +360,7 @@ impl ClientSession {
                     track.summary.via = Some(LoomTool::CallEach.name().to_owned());
                     track.summary.batch = Some(batch);
                     track.summary.bindings = bindings;
+                    track.summary.inputs = inputs;
                     track.logged_args = Some(logged);
                     track.keep_raw = true;
                     let mut params = Map::new();

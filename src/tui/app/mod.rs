@@ -263,7 +263,8 @@ pub enum Msg {
     Mouse(MouseEvent),
     Paste(String),
     Resize(u16, u16),
-    Event(Sequenced),
+    /// Boxed: a call's summary is large, and most messages are keys and ticks.
+    Event(Box<Sequenced>),
     Reply(u64, Result<Reply, EngineError>),
     Action(Action),
     Tick,
@@ -277,6 +278,11 @@ pub enum Msg {
 }
 
 impl Msg {
+    /// A session event.
+    pub fn event(ev: Sequenced) -> Msg {
+        Msg::Event(Box::new(ev))
+    }
+
     /// A plain character key, as typed.
     pub fn char(c: char) -> Msg {
         Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
@@ -505,6 +511,7 @@ impl App {
                 self.editor.rescroll();
             }
             Msg::Event(ev) => self.on_event(ev.event),
+
             Msg::Reply(t, r) => self.on_reply(t, r),
             Msg::Action(a) => self.apply(a),
             Msg::Tick => {
