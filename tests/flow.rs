@@ -59,6 +59,64 @@ async fn query(client: &mut RawClient, sql: &str) -> Value {
     r["result"]["structuredContent"]["rows"].clone()
 }
 
+/// A large binding in a batch is held once, not once per row (the attacker pass of 2026-12-07,
+/// hole 2: a 7 MiB blob bound into 1,000 rows aborted loom, 600 rows reached 4.5 GB): 120 rows
+/// with 3.2 MB bound each would hold 390 MB of copies before the first call; loom's peak
+/// resident size stays far below that, every call gets the whole text, and loom stays up.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_binding_in_a_batch_is_held_once_not_per_row() {
+    let cfg = sample_config("", "approve.allow = [\"write_note\"]");
+    let mut client = started(&cfg).await;
+    let r = client
+        .call("sample_tail_logs", json!({ "lines": 40_000 }))
+        .await;
+    let key = r["result"]["structuredContent"]["blob_key"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a parked log: {r}"))
+        .to_owned();
+    let log = loom::sample_server::data::log_lines(40_000);
+    assert!(log.len() > 3_000_000, "{}", log.len());
+    let peak = |pid: u32| -> u64 {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+            .map_or(0, |kib| kib * 1024)
+    };
+    let pid = client.child.id().expect("loom runs");
+    let before = peak(pid);
+    let r = client
+        .call(
+            "loom_call_each",
+            json!({ "tool": "sample_write_note", "sql": "SELECT 'note ' || i AS title FROM range(120) t(i)", "bind": { "/body": { "blob": key } }, "concurrency": 4 }),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["structuredContent"]["batch"]["outcomes"],
+        json!({ "ok": 120 }),
+        "{r}"
+    );
+    // Every call got the whole text: the server's receipt hashes it.
+    let rows = query(
+        &mut client,
+        &format!(
+            "SELECT count(*) AS n FROM {} WHERE text LIKE '%sha256 {}%'",
+            r["result"]["structuredContent"]["ref"].as_str().unwrap(),
+            sha(&log)
+        ),
+    )
+    .await;
+    assert_eq!(rows, json!([{ "n": 120 }]));
+    let grew = peak(pid).saturating_sub(before);
+    assert!(
+        grew < 200 << 20,
+        "loom's peak resident size grew by {} MiB for a batch whose copies would be 390 MB",
+        grew >> 20
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bound_call_gets_parked_text_query_rows_and_memories_without_the_model() {
     let cfg = sample_config("", "approve.allow = [\"write_note\"]");

@@ -247,6 +247,9 @@ impl ClientSession {
         let mut wrong_count = 0;
         for (i, row) in rows.iter().enumerate() {
             let logged = row_arguments(&ask.base, row);
+            // Checked with the bound data in place, then let go: a call's bound values are put
+            // in only as it is sent (see `run_batch`), so a large binding is held once, not once
+            // per row (a 7 MiB blob bound into 1,000 rows was 7 GB and aborted loom).
             let mut filled = logged.clone();
             crate::store::bind::apply(&mut filled, &bound).map_err(|e| refused(e.to_string()))?;
             if let Some(why) = super::bind::schema_refusal(&ask.tool, &schema, &filled, &bound) {
@@ -261,7 +264,8 @@ impl ClientSession {
                     ));
                 }
             }
-            calls.push((logged, filled));
+            drop(filled);
+            calls.push(logged);
         }
         if wrong_count > 0 {
             return Err(refused(format!(
@@ -295,16 +299,14 @@ impl ClientSession {
         let batch = BatchAsk {
             calls: plan.calls.len() as u64,
             sql: plan.ask.sql.clone(),
-            arguments: plan
-                .calls
-                .iter()
-                .map(|(logged, _)| logged.clone())
-                .collect(),
+            arguments: plan.calls.iter().cloned().collect(),
             inputs: plan.inputs.clone(),
         };
         let mut first = Map::new();
         first.insert("name".into(), Value::String(plan.ask.tool.clone()));
-        first.insert("arguments".into(), plan.calls[0].1.clone());
+        let mut filled = plan.calls[0].clone();
+        crate::store::bind::apply(&mut filled, &plan.bound).map_err(|e| refused(e.to_string()))?;
+        first.insert("arguments".into(), filled);
         self.approve(&plan.route, &plan.ask.tool, &first, track, Some(batch))
             .await
             .map_err(|why| (Outcome::Denied, why))?;
@@ -346,7 +348,17 @@ impl ClientSession {
                 keys.insert(i, key.clone());
                 let me = self.clone();
                 let server = plan.route.server.clone();
-                let (logged, filled) = plan.calls[i].clone();
+                let logged = plan.calls[i].clone();
+                let mut filled = logged.clone();
+                if let Err(e) = crate::store::bind::apply(&mut filled, &plan.bound) {
+                    done.push(Done {
+                        index: i,
+                        ended: Ended::Error,
+                        result: None,
+                        error: Some(e.to_string()),
+                    });
+                    continue;
+                }
                 let tool = plan.ask.tool.clone();
                 let original = plan.route.original.clone();
                 let bindings = bindings.clone();
@@ -452,7 +464,7 @@ impl ClientSession {
             .iter()
             .filter(|d| d.ended == Ended::Error)
             .take(ERRORS_SHOWN)
-            .map(|d| json!({ "call": d.index + 1, "arguments": plan.calls[d.index].0, "error": d.error }))
+            .map(|d| json!({ "call": d.index + 1, "arguments": plan.calls[d.index], "error": d.error }))
             .collect();
         if plan.calls.is_empty() {
             return Ok((
@@ -542,8 +554,9 @@ struct Plan {
     /// The driving query's columns and rows.
     columns: Vec<(String, String)>,
     rows: Vec<Value>,
-    /// Each call's arguments: as logged (without bound data), and as sent.
-    calls: Vec<(Value, Value)>,
+    /// Each call's arguments as logged, without bound data: the bound values are put in as
+    /// each call is sent.
+    calls: Vec<Value>,
     bound: Vec<Bound>,
     /// What the batch read: the query's datasets and the bindings' sources.
     inputs: Vec<String>,
