@@ -299,7 +299,7 @@ impl ClientSession {
         let batch = BatchAsk {
             calls: plan.calls.len() as u64,
             sql: plan.ask.sql.clone(),
-            arguments: plan.calls.iter().cloned().collect(),
+            arguments: plan.calls.to_vec(),
             inputs: plan.inputs.clone(),
         };
         let mut first = Map::new();
