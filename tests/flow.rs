@@ -117,6 +117,35 @@ async fn a_large_binding_in_a_batch_is_held_once_not_per_row() {
     );
 }
 
+/// A batch holds at most `memory_budget` of its calls' answers: past it no further call is made,
+/// the answer says why, and loom stays up (the attacker pass of 2026-12-07, hole 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_of_large_results_stops_at_its_memory_budget_and_says_so() {
+    let cfg = sample_config("memory_budget = \"16MiB\"", "");
+    let mut client = started(&cfg).await;
+    // About 1.6 MB a call: some 10 calls reach the budget, far fewer than the 60 asked for.
+    let r = client
+        .call(
+            "loom_call_each",
+            json!({ "tool": "sample_tail_logs", "sql": "SELECT 20000 AS lines FROM range(60)", "concurrency": 2 }),
+        )
+        .await;
+    let batch = &r["result"]["structuredContent"]["batch"];
+    let stopped = batch["stopped"].as_str().unwrap_or_else(|| panic!("{r}"));
+    assert!(stopped.contains("the most one batch holds"), "{stopped}");
+    assert!(text_of(&r).contains(stopped), "{r}");
+    let ok = batch["outcomes"]["ok"].as_u64().unwrap_or(0);
+    assert!((5..60).contains(&ok), "{batch}");
+    assert!(
+        batch["outcomes"]["skipped"].as_u64().unwrap_or(0) > 0,
+        "{batch}"
+    );
+    let r = client
+        .call("sample_get_weather", json!({ "city": "Lima" }))
+        .await;
+    assert!(text_of(&r).starts_with("Lima"), "loom is still up: {r}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bound_call_gets_parked_text_query_rows_and_memories_without_the_model() {
     let cfg = sample_config("", "approve.allow = [\"write_note\"]");

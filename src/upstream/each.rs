@@ -52,6 +52,11 @@ struct Done {
     error: Option<String>,
 }
 
+// A batch holds at most `memory_budget` (what the store holds before it evicts) of its calls'
+// answers, as the servers sent them, until it ends: past it, no further call is made, the
+// calls in flight are cancelled, and the answer says why. Without it a batch of large results
+// grew loom until the system killed it.
+
 /// What the model asked for, checked.
 struct Ask {
     tool: String,
@@ -156,12 +161,12 @@ impl ClientSession {
             .get("_meta")
             .and_then(|m| m.get("progressToken"))
             .cloned();
-        let (done, stopped) = self
+        let (done, stopped, over) = self
             .run_batch(&plan, batch, &mut cancel_rx, progress_token)
             .await;
         self.untrack_in_flight(&up_key, Some(batch));
         let answer = self
-            .batch_answer(&plan, batch, done, stopped.is_some())
+            .batch_answer(&plan, batch, done, stopped.is_some(), over.as_deref())
             .await;
         let (result, reference) = match answer {
             Ok((v, r)) => (jsonrpc::to_raw(&v), Some(r)),
@@ -321,8 +326,11 @@ impl ClientSession {
         batch: u64,
         cancel_rx: &mut oneshot::Receiver<Stop>,
         progress_token: Option<Value>,
-    ) -> (Vec<Done>, Option<Stop>) {
+    ) -> (Vec<Done>, Option<Stop>, Option<String>) {
         let total = plan.calls.len();
+        let mut held = 0usize;
+        let budget = usize::try_from(self.session.config.store.memory_budget).unwrap_or(usize::MAX);
+        let mut over: Option<String> = None;
         let limit = plan
             .ask
             .concurrency
@@ -338,6 +346,7 @@ impl ClientSession {
             plan.bound.iter().map(|b| b.view.clone()).collect();
         loop {
             while stopped.is_none()
+                && over.is_none()
                 && !(failed && plan.ask.stop_on_error)
                 && next < total
                 && running.len() < limit
@@ -398,7 +407,22 @@ impl ClientSession {
                         }
                     };
                     keys.remove(&i);
+                    held += reply.as_ref().map_or(0, |r| r.as_ref().map_or(0, String::len));
                     let d = ended(i, reply);
+                    if held > budget && over.is_none() {
+                        over = Some(format!(
+                            "stopped after {} of {total} calls: their answers reached {} MiB, the most one batch holds (memory_budget); the rest were not called (narrow the query, or ask the tool for less)",
+                            done.len() + 1,
+                            budget >> 20
+                        ));
+                        let reason = "the loom_call_each batch it belongs to reached its memory budget";
+                        let mut flights = lock(&self.in_flight);
+                        for key in keys.values() {
+                            if let Some(f) = flights.remove(key) {
+                                let _ = f.cancel.send(Stop::Client(reason.into()));
+                            }
+                        }
+                    }
                     failed |= d.ended == Ended::Error;
                     done.push(d);
                     self.batch_progress(batch, done.len(), total, progress_token.as_ref());
@@ -427,7 +451,7 @@ impl ClientSession {
             });
         }
         done.sort_by_key(|d| d.index);
-        (done, stopped)
+        (done, stopped, over)
     }
 
     /// Progress by calls: for the workbench always, for the client when it asked.
@@ -455,7 +479,9 @@ impl ClientSession {
         batch: u64,
         done: Vec<Done>,
         cancelled: bool,
+        over: Option<&str>,
     ) -> Result<(Value, String), String> {
+        let over = over.map(str::to_owned);
         let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
         for d in &done {
             *counts.entry(d.ended.as_str()).or_default() += 1;
@@ -522,7 +548,11 @@ impl ClientSession {
             let (mut envelope, _) = crate::store::envelope::render(&meta, &profile, budget, None);
             let summary = format!(
                 "{total} call(s) of {tool}{}: {}. One dataset `{}` holds every result: call (1-based), the input row's columns, outcome, error, then the result's own columns (a table result is one row per result row).{}",
-                if cancelled { ", cancelled midway" } else { "" },
+                match (&over, cancelled) {
+                    (Some(why), _) => format!(", {why}"),
+                    (None, true) => ", cancelled midway".to_owned(),
+                    (None, false) => String::new(),
+                },
                 counts.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "),
                 meta.dataset_ref,
                 if errors_json.as_array().is_some_and(|e| !e.is_empty()) {
@@ -537,7 +567,7 @@ impl ClientSession {
             if let Some(Value::Object(s)) = envelope.get_mut("structuredContent") {
                 s.insert(
                     "batch".into(),
-                    json!({ "call": batch, "calls": total, "outcomes": counts_json, "first_errors": errors_json, "cancelled": cancelled }),
+                    json!({ "call": batch, "calls": total, "outcomes": counts_json, "first_errors": errors_json, "cancelled": cancelled, "stopped": over }),
                 );
             }
             Ok((envelope, meta.dataset_ref))
