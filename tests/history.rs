@@ -115,6 +115,22 @@ fn archived_text(folder: &Path) -> String {
     .to_string()
 }
 
+/// Ends the session of the one client `c` shares with the calls that waited for approval, and
+/// the folder it was archived in.
+async fn ended_session(
+    cfg: &TempConfig,
+    c: std::sync::Arc<tokio::sync::Mutex<RawClient>>,
+) -> PathBuf {
+    let mut c = std::sync::Arc::try_unwrap(c)
+        .ok()
+        .expect("one owner")
+        .into_inner();
+    c.close_stdin();
+    assert!(c.wait_exit(Duration::from_secs(30)).await);
+    let id = sessions(cfg)[0]["id"].as_str().unwrap().to_owned();
+    cfg.file("history").join(id)
+}
+
 fn python(script: &str, args: &[&str]) -> Value {
     let out = Command::new(common::venv_python())
         .arg("-c")
@@ -447,15 +463,7 @@ async fn approvals_of_batches_and_bound_calls_leave_no_secret_on_disk() {
     let r = pending.await.unwrap();
     assert!(is_error_result(&r), "{r}");
     drop(eng);
-    let mut c = std::sync::Arc::try_unwrap(c)
-        .ok()
-        .expect("one owner")
-        .into_inner();
-    c.close_stdin();
-    assert!(c.wait_exit(Duration::from_secs(30)).await);
-    let listed = sessions(&cfg);
-    let id = listed[0]["id"].as_str().unwrap().to_owned();
-    let folder = cfg.file("history").join(&id);
+    let folder = ended_session(&cfg, c).await;
     let decoded = archived_text(&folder);
     assert!(
         decoded.contains("sample_write_note"),
@@ -543,14 +551,7 @@ async fn history_false_follows_what_was_made_from_the_servers_data() {
     decide(&*eng, req.approval, Decision::Once).await;
     assert!(!is_error_result(&pending.await.unwrap()));
     drop(eng);
-    let mut c = std::sync::Arc::try_unwrap(c)
-        .ok()
-        .expect("one owner")
-        .into_inner();
-    c.close_stdin();
-    assert!(c.wait_exit(Duration::from_secs(30)).await);
-    let id = sessions(&cfg)[0]["id"].as_str().unwrap().to_owned();
-    let archived = archived_text(&cfg.file("history").join(&id));
+    let archived = archived_text(&ended_session(&cfg, c).await);
     for tool in [
         "secret_list_orders",
         "loom_materialize",

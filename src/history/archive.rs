@@ -395,13 +395,13 @@ impl Worker {
         if let Some(r) = c.reference.as_ref().filter(|r| r.starts_with("blob/")) {
             self.origin.insert(r.clone(), c.server.clone());
         }
-        let read: Vec<String> = c
+        let read = c
             .bindings
             .iter()
-            .flat_map(|b| b.inputs.iter().cloned())
-            .chain(c.inputs.iter().cloned())
-            .chain(c.reference.iter().cloned())
-            .collect();
+            .flat_map(|b| b.inputs.iter())
+            .chain(&c.inputs)
+            .chain(&c.reference)
+            .cloned();
         if self.excluded.contains(&c.server) || self.derived_from_excluded(read) {
             c.arguments = String::new();
             c.reference = None;

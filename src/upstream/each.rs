@@ -52,11 +52,6 @@ struct Done {
     error: Option<String>,
 }
 
-// A batch holds at most `memory_budget` (what the store holds before it evicts) of its calls'
-// answers, as the servers sent them, until it ends: past it, no further call is made, the
-// calls in flight are cancelled, and the answer says why. Without it a batch of large results
-// grew loom until the system killed it.
-
 /// What the model asked for, checked.
 struct Ask {
     tool: String,
@@ -166,7 +161,7 @@ impl ClientSession {
             .await;
         self.untrack_in_flight(&up_key, Some(batch));
         let answer = self
-            .batch_answer(&plan, batch, done, stopped.is_some(), over.as_deref())
+            .batch_answer(&plan, batch, done, stopped.is_some(), over)
             .await;
         let (result, reference) = match answer {
             Ok((v, r)) => (jsonrpc::to_raw(&v), Some(r)),
@@ -328,6 +323,10 @@ impl ClientSession {
         progress_token: Option<Value>,
     ) -> (Vec<Done>, Option<Stop>, Option<String>) {
         let total = plan.calls.len();
+        // A batch holds at most `memory_budget` (what the store holds before it evicts) of its
+        // calls' answers, as the servers sent them, until it ends: past it, no further call is
+        // made, the calls in flight are cancelled, and the answer says why. Without it a batch
+        // of large results grew loom until the system killed it.
         let mut held = 0usize;
         let budget = usize::try_from(self.session.config.store.memory_budget).unwrap_or(usize::MAX);
         let mut over: Option<String> = None;
@@ -415,13 +414,10 @@ impl ClientSession {
                             done.len() + 1,
                             budget >> 20
                         ));
-                        let reason = "the loom_call_each batch it belongs to reached its memory budget";
-                        let mut flights = lock(&self.in_flight);
-                        for key in keys.values() {
-                            if let Some(f) = flights.remove(key) {
-                                let _ = f.cancel.send(Stop::Client(reason.into()));
-                            }
-                        }
+                        self.cancel_flights(
+                            &keys,
+                            "the loom_call_each batch it belongs to reached its memory budget",
+                        );
                     }
                     failed |= d.ended == Ended::Error;
                     done.push(d);
@@ -429,15 +425,7 @@ impl ClientSession {
                 }
                 stop = &mut *cancel_rx, if stopped.is_none() => {
                     let stop = stop.unwrap_or(Stop::Client("cancelled".into()));
-                    // Every call in flight is cancelled as its client would cancel it.
-                    let reason = "the loom_call_each batch it belongs to was cancelled";
-                    let mut flights = lock(&self.in_flight);
-                    for key in keys.values() {
-                        if let Some(f) = flights.remove(key) {
-                            let _ = f.cancel.send(Stop::Client(reason.into()));
-                        }
-                    }
-                    drop(flights);
+                    self.cancel_flights(&keys, "the loom_call_each batch it belongs to was cancelled");
                     stopped = Some(stop);
                 }
             }
@@ -452,6 +440,17 @@ impl ClientSession {
         }
         done.sort_by_key(|d| d.index);
         (done, stopped, over)
+    }
+
+    /// Cancels every call of a batch still in flight (`keys`: their request keys), as its
+    /// client would cancel it, saying `reason`.
+    fn cancel_flights(&self, keys: &HashMap<usize, String>, reason: &str) {
+        let mut flights = lock(&self.in_flight);
+        for key in keys.values() {
+            if let Some(f) = flights.remove(key) {
+                let _ = f.cancel.send(Stop::Client(reason.into()));
+            }
+        }
     }
 
     /// Progress by calls: for the workbench always, for the client when it asked.
@@ -479,9 +478,8 @@ impl ClientSession {
         batch: u64,
         done: Vec<Done>,
         cancelled: bool,
-        over: Option<&str>,
+        over: Option<String>,
     ) -> Result<(Value, String), String> {
-        let over = over.map(str::to_owned);
         let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
         for d in &done {
             *counts.entry(d.ended.as_str()).or_default() += 1;

@@ -346,10 +346,7 @@ pub(super) fn wrapped_rows(text: &str) -> Option<Found> {
         } else if value.starts_with('{') {
             return None;
         } else {
-            let scalar: Value = serde_json::from_str(value).ok()?;
-            if context.insert(key.clone(), scalar).is_some() {
-                return None;
-            }
+            context.insert(key.clone(), serde_json::from_str(value).ok()?);
         }
     }
     // Every key once: a key twice is kept by the general rung as the last of its values.

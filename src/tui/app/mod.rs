@@ -511,7 +511,6 @@ impl App {
                 self.editor.rescroll();
             }
             Msg::Event(ev) => self.on_event(ev.event),
-
             Msg::Reply(t, r) => self.on_reply(t, r),
             Msg::Action(a) => self.apply(a),
             Msg::Tick => {
