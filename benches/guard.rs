@@ -26,6 +26,7 @@ fn main() {
         inline_rows: 100,
         probe_file: std::env::current_exe().expect("bench binary"),
         blob_dir: None,
+        parked_max_bytes: u64::MAX,
     })
     .expect("store");
     let rows: Vec<String> = (0..1000)

@@ -80,6 +80,7 @@ fn child(n: usize) {
         inline_rows: 100,
         probe_file: std::env::current_exe().unwrap(),
         blob_dir: None,
+        parked_max_bytes: u64::MAX,
     })
     .unwrap();
     let text = rows_json(n);

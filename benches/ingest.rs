@@ -48,6 +48,7 @@ fn store(dir: &std::path::Path) -> Store {
         inline_rows: 100,
         probe_file: std::env::current_exe().unwrap(),
         blob_dir: None,
+        parked_max_bytes: u64::MAX,
     })
     .unwrap()
 }
@@ -77,6 +78,7 @@ fn stream(total_bytes: usize) {
         inline_rows: 100,
         probe_file: std::env::current_exe().unwrap(),
         blob_dir: None,
+        parked_max_bytes: u64::MAX,
     })
     .unwrap();
     let text = rows_json(10_000);

@@ -427,6 +427,53 @@ async fn two_clients(cfg: &TempConfig) -> (RawClient, RawClient) {
     (a, b)
 }
 
+/// One client's slow query does not hold up another's (issue 45, hole 8: client B's
+/// `SELECT 42` waited 6.9 s behind client A's 8 s query): B is answered while A's query,
+/// which runs until it is cancelled, still runs; then A's cancel stops it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_clients_slow_query_does_not_hold_up_anothers() {
+    let cfg = TempConfig::new(&format!(
+        "query_timeout = 600\n{}",
+        testserver_entry("t", &[])
+    ));
+    let (mut a, mut b) = two_clients(&cfg).await;
+    let slow = a.next_request_id();
+    a.send_raw(
+        &json!({ "jsonrpc": "2.0", "id": slow, "method": "tools/call", "params": {
+            "name": "loom_query",
+            "arguments": { "sql": "SELECT count(*) AS n FROM range(1000000000000) r WHERE r.range % 7 = 3" } } })
+        .to_string(),
+    )
+    .await;
+    // A's query has long begun by the time B asks (it needs hours to end).
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let r: Value = serde_json::from_str(
+        &b.request_raw(
+            "tools/call",
+            json!({ "name": "loom_query", "arguments": { "sql": "SELECT 42 AS v" } }),
+            Duration::from_secs(60),
+        )
+        .await,
+    )
+    .unwrap();
+    assert!(text_of(&r).contains("42"), "{r}");
+    let early = drain(&mut a).await;
+    assert!(
+        !early.iter().any(|l| l.contains(&format!("\"id\":{slow},"))),
+        "A's query ended before it was cancelled: {early:?}"
+    );
+    a.notify(
+        "notifications/cancelled",
+        json!({ "requestId": slow, "reason": "enough" }),
+    )
+    .await;
+    // The cancelled query lets its lane go: A's next query runs.
+    let r = a
+        .call("loom_query", json!({ "sql": "SELECT 7 AS v" }))
+        .await;
+    assert!(text_of(&r).contains('7'), "{r}");
+}
+
 /// Every line a client was sent within a short quiet time.
 async fn drain(c: &mut RawClient) -> Vec<String> {
     let mut lines = Vec::new();

@@ -204,6 +204,8 @@ async fn a_bound_call_gets_parked_text_query_rows_and_memories_without_the_model
             json!({ "key": "runbook", "content": "restart the worker, then page ops" }),
         )
         .await;
+    // A memory is loom's own data, not the server's: binding it asks a person first, and with
+    // nobody attached the call is refused, whatever `approve.allow` says.
     let r = client
         .call(
             "loom_call",
@@ -211,7 +213,10 @@ async fn a_bound_call_gets_parked_text_query_rows_and_memories_without_the_model
         )
         .await;
     assert!(
-        text_of(&r).contains(&sha("restart the worker, then page ops")),
+        is_error_result(&r)
+            && text_of(&r).contains("loom's own data")
+            && text_of(&r).contains("approve.cross_server")
+            && text_of(&r).contains("nobody is attached"),
         "{r}"
     );
     // A scalar keeps its exact integer type: a 19-digit id reaches the server as an integer.
@@ -635,4 +640,109 @@ async fn the_python_sdk_binds_and_runs_a_batch_over_http() {
         .unwrap_or_default();
     assert_eq!(last, [12.0, 12.0], "{v}");
     assert_eq!(v["query"], json!([{ "ids": 12, "t": "BIGINT" }]), "{v}");
+}
+
+/// Data bound from one server into a call to another asks a person first (issue 45's design
+/// risk: a hostile result only had to ask the model to send another server's rows, a memory
+/// or the call log to its own `readOnly` sink). Followed through lineage (a materialized copy
+/// of the rows is still theirs); with nobody attached it is refused, whatever `unattended`
+/// says; a person sees why they are asked and approves; data of the server itself is bound
+/// without asking; and `approve.cross_server = "allow"` restores the old behaviour.
+#[tokio::test(flavor = "multi_thread")]
+async fn data_bound_from_another_server_asks_a_person_first() {
+    let sink = common::testserver_entry("t", &[]);
+    let cfg = sample_config("", &format!("approve.allow = [\"write_note\"]\n{sink}"));
+    let mut client = started(&cfg).await;
+    let rows = orders(&mut client, 100).await;
+    let r = client
+        .call(
+            "loom_materialize",
+            json!({ "sql": format!("SELECT order_id FROM {rows}"), "name": "copied" }),
+        )
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+    for source in [rows.as_str(), "copied"] {
+        let r = client.call("loom_call", to_sink(source)).await;
+        assert!(
+            is_error_result(&r)
+                && text_of(&r).contains("server `sample`")
+                && text_of(&r).contains("approve.cross_server")
+                && text_of(&r).contains("nobody is attached"),
+            "{source}: {r}"
+        );
+    }
+    // The server's own data goes to it without asking (write_note is allowed by policy).
+    let r = client
+        .call(
+            "loom_call",
+            json!({ "tool": "sample_write_note", "arguments": { "title": "t" }, "bind": { "/body": { "sql": format!("SELECT max(order_id)::VARCHAR AS id FROM {rows}"), "as": "value" } } }),
+        )
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+    // With a person attached: asked, with the reason, and run once approved.
+    let entry = session_entry(&cfg).await;
+    let eng = RemoteEngine::connect(&entry).await.expect("attach");
+    let mut feed = eng.events(true);
+    let client = Arc::new(tokio::sync::Mutex::new(client));
+    let c = client.clone();
+    let args = to_sink(&rows);
+    let pending = tokio::spawn(async move { c.lock().await.call("loom_call", args).await });
+    let req = next_approval(&mut feed).await;
+    let reason = req.reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("server `sample`") && reason.contains("server `t`"),
+        "{req:?}"
+    );
+    decide(&*eng, req.approval, Decision::Once).await;
+    let r = pending.await.unwrap();
+    assert!(!is_error_result(&r), "{r}");
+    let max = query(
+        &mut *client.lock().await,
+        &format!("SELECT max(order_id) AS id FROM {rows}"),
+    )
+    .await[0]["id"]
+        .to_string();
+    assert!(text_of(&r).contains(&max), "{max}: {r}");
+    // A memory is loom's own data: asked about too, and sent once approved.
+    client
+        .lock()
+        .await
+        .call(
+            "loom_memory_set",
+            json!({ "key": "note", "content": "the memo" }),
+        )
+        .await;
+    let c = client.clone();
+    let pending = tokio::spawn(async move {
+        c.lock()
+            .await
+            .call(
+                "loom_call",
+                json!({ "tool": "t_echo", "bind": { "/v": { "memory": "note" } } }),
+            )
+            .await
+    });
+    let req = next_approval(&mut feed).await;
+    assert!(
+        req.reason
+            .as_deref()
+            .is_some_and(|r| r.contains("loom's own data")),
+        "{req:?}"
+    );
+    decide(&*eng, req.approval, Decision::Once).await;
+    let r = pending.await.unwrap();
+    assert!(text_of(&r).contains("the memo"), "{r}");
+
+    // `approve.cross_server = "allow"` on the sink: bound without asking, nobody attached.
+    let sink = format!("{sink}approve.cross_server = \"allow\"\n");
+    let cfg = sample_config("", &sink);
+    let mut client = started(&cfg).await;
+    let theirs = orders(&mut client, 100).await;
+    let r = client.call("loom_call", to_sink(&theirs)).await;
+    assert!(!is_error_result(&r), "{r}");
+}
+
+/// A `loom_call` of the test server's echo with the largest order id of `source` bound in.
+fn to_sink(source: &str) -> Value {
+    json!({ "tool": "t_echo", "bind": { "/v": { "sql": format!("SELECT max(order_id) AS id FROM {source}"), "as": "value" } } })
 }

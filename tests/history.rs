@@ -499,7 +499,7 @@ async fn approvals_of_batches_and_bound_calls_leave_no_secret_on_disk() {
 async fn history_false_follows_what_was_made_from_the_servers_data() {
     let cfg = TempConfig::new(&format!(
         "history_dir = \"history\"\napproval_timeout = 30\nexport_dir = \"exports\"\nmemory_file = \"memories.jsonl\"\n\
-         [[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\n\
+         [[servers]]\nname = \"sample\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\napprove.cross_server = \"allow\"\n\
          [[servers]]\nname = \"secret\"\ncommand = {LOOM:?}\nargs = [\"sample-server\"]\nhistory = false\n"
     ));
     let mut c = spawn(&cfg);
@@ -802,4 +802,87 @@ async fn a_past_session_keeps_where_its_datasets_and_texts_came_from() {
         Some(call_of("sample_tail_logs")),
         "the parked text says which call made it: {text:?}"
     );
+}
+
+/// The history folder is held to `history_max_bytes` while a session runs (issue 45, hole 6:
+/// a running session wrote 29 MB against a 5 MB bound, pruned only at the next start). Data
+/// that does not compress is materialized and parked, well past the bound: the folder never
+/// holds more than the bound, the manifest says what was no longer archived, and in the next
+/// session the past one goes first, while that session runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_history_folder_stays_within_its_bound_while_a_session_runs() {
+    const BOUND: u64 = 3 << 20;
+    let cfg = sample_config(
+        "history_dir = \"history\"\nhistory_max_bytes = \"3MiB\"",
+        "",
+    );
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    for seed in 0..6 {
+        materialize_noise(&mut c, seed).await;
+        let text: String = (0..40)
+            .map(|i| format!("{:x}", md5_like(seed * 100 + i)))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let r = c.call("loom_park", json!({ "content": text })).await;
+        assert!(!is_error_result(&r), "{r}");
+    }
+    // Every dataset was looked at by the writer once its envelope wait passed.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let held = loom::history::size_of(&cfg.file("history"));
+    assert!(held <= BOUND, "{held} bytes against a bound of {BOUND}");
+    c.close_stdin();
+    assert!(c.wait_exit(Duration::from_secs(30)).await);
+    let first = sessions(&cfg);
+    assert_eq!(first.len(), 1);
+    let problems = first[0]["manifest"]["problems"].to_string();
+    assert!(
+        problems.contains("history_max_bytes") && problems.contains("not archived"),
+        "{problems}"
+    );
+    let first_id = first[0]["id"].as_str().unwrap().to_owned();
+    assert!(loom::history::size_of(&cfg.file("history")) <= BOUND);
+
+    // The next session makes room as it goes: the past session goes before its own data.
+    let mut c = spawn(&cfg);
+    c.initialize().await;
+    for seed in 10..13 {
+        materialize_noise(&mut c, seed).await;
+    }
+    let gone = common::eventually(Duration::from_secs(30), || {
+        !cfg.file("history").join(&first_id).exists()
+    })
+    .await;
+    assert!(
+        gone,
+        "the past session was kept while this one ran past the bound"
+    );
+    let held = loom::history::size_of(&cfg.file("history"));
+    assert!(held <= BOUND, "{held} bytes against a bound of {BOUND}");
+    c.close_stdin();
+    assert!(c.wait_exit(Duration::from_secs(30)).await);
+}
+
+/// Materializes `noise_<seed>`: about a megabyte of Parquet, since md5 digests do not compress.
+async fn materialize_noise(c: &mut RawClient, seed: u32) {
+    let sql = format!(
+        "SELECT md5(({seed} * 1000000 + i)::VARCHAR) || md5(i::VARCHAR || 'x{seed}') AS v FROM range(20000) t(i)"
+    );
+    let r = c
+        .call(
+            "loom_materialize",
+            json!({ "sql": sql, "name": format!("noise_{seed}") }),
+        )
+        .await;
+    assert!(!is_error_result(&r), "{r}");
+}
+
+/// A number's bits spread out (a stand-in for random text that needs no crate).
+fn md5_like(n: u32) -> u128 {
+    let mut x = u128::from(n).wrapping_add(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C834);
+    for _ in 0..4 {
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD_C4CE_B9FE_1A85_EC53);
+    }
+    x
 }

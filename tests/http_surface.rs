@@ -724,8 +724,9 @@ const DESCENDANT: &str =
 /// token it holds (here its config hands it the token; a token loom makes is never written
 /// where a server could read it): from the server itself, from a grandchild that double-forked
 /// and left the process group with `setsid`, and from a child that made itself non-dumpable
-/// so that loom cannot read its descriptors. This test, an outside client with the same
-/// token, is served throughout.
+/// so that loom cannot read its descriptors, from a thread that unshared its descriptor table,
+/// and with the socket parked in flight over `SCM_RIGHTS` while loom looks. This test, an
+/// outside client with the same token, is served throughout.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_servers_loom_started_are_refused_on_its_http_surface_whatever_token_they_hold() {
     let cfg = TempConfig::new(&format!(
@@ -744,6 +745,11 @@ async fn the_servers_loom_started_are_refused_on_its_http_surface_whatever_token
         // Run as root, loom can read every process's descriptors and finds the child; as
         // anyone else, it cannot tell and refuses all the same.
         (4, "undumpable", ""),
+        // The attacker pass's walks around the check (issue 45, F1): a thread with its own
+        // descriptor table is found where it is; a socket parked in flight is held by nobody
+        // at the accept, and nobody is never an outside peer.
+        (5, "thread", DESCENDANT),
+        (6, "parked", ""),
     ] {
         let call = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{
             "name":"t_probe_http","arguments":{"url":url,"token":TOKEN,"how":how}}});

@@ -20,6 +20,7 @@ fn open_with(dir: &std::path::Path, memory_budget: u64, query_timeout: Duration)
         inline_rows: 100,
         probe_file: std::env::current_exe().unwrap(),
         blob_dir: None,
+        parked_max_bytes: u64::MAX,
     })
     .expect("store opens and proves its seal")
 }
@@ -758,6 +759,7 @@ fn out_of_memory_advice_names_only_what_a_client_can_do() {
         inline_rows: 100,
         probe_file: std::env::current_exe().unwrap(),
         blob_dir: None,
+        parked_max_bytes: u64::MAX,
     })
     .expect("store opens");
     let err = store
@@ -949,7 +951,7 @@ fn a_workbench_cancel_never_interrupts_the_models_query() {
     // cancel of the model's call stops only that.
     let s = store.clone();
     let model = std::thread::spawn(move || {
-        Store::asking_as(loom::store::Asker::Call(7), || {
+        Store::asking_as(loom::store::Asker::Call { call: 7, client: 0 }, || {
             s.query("SELECT sum(range) AS n FROM range(100000000000)")
         })
     });

@@ -23,6 +23,7 @@ fn open(dir: &std::path::Path) -> Store {
         inline_rows: 100,
         probe_file: std::env::current_exe().unwrap(),
         blob_dir: None,
+        parked_max_bytes: u64::MAX,
     })
     .expect("store opens and proves its seal")
 }

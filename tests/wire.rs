@@ -73,6 +73,7 @@ fn approval() -> ApprovalRequest {
         annotations: json!({ "destructiveHint": true }),
         arguments: json!({ "path": "/tmp/x" }),
         timeout_secs: 120,
+        reason: Some("it binds data from server `db` into a call to server `fs`".into()),
         ..Default::default()
     }
 }
@@ -257,6 +258,8 @@ fn replies() -> Vec<Reply> {
                 failures: 2,
                 restarts: 1,
                 last_error_at: Some("2026-11-30T23:59:00Z".into()),
+                max_calls_per_second: 100,
+                throttled: 42,
             }],
         },
         Reply::Calls {

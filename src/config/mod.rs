@@ -108,6 +108,8 @@ pub struct StoreSettings {
     pub memory_limit: String,
     pub threads: u32,
     pub memory_budget: u64,
+    /// What parked text may take, in memory and in the project's folder each.
+    pub parked_max_bytes: u64,
     pub query_timeout: Duration,
     pub envelope_budget: usize,
     pub inline_rows: usize,
@@ -119,9 +121,30 @@ impl Default for StoreSettings {
             memory_limit: "2GB".into(),
             threads: 2,
             memory_budget: 256 << 20,
+            parked_max_bytes: 512 << 20,
             query_timeout: Duration::from_secs(30),
             envelope_budget: 1500,
             inline_rows: 100,
+        }
+    }
+}
+
+/// The size at `key`, which must be at least 1 MiB (`example` shows the form in the error).
+fn size_of_at_least_1mib(
+    f: &mut Fields,
+    key: &'static str,
+    example: &str,
+    p: &mut Problems,
+) -> Option<u64> {
+    let m = f.string(key, p)?;
+    match parse_size(&m) {
+        Some(b) if b >= 1 << 20 => Some(b),
+        _ => {
+            p.push(
+                key,
+                format!("must be a size of at least 1MiB like \"{example}\", found \"{m}\""),
+            );
+            None
         }
     }
 }
@@ -174,14 +197,24 @@ pub struct ServerSpec {
     pub history: bool,
     /// Most calls of one `loom_call_each` batch in flight at this server at once.
     pub max_concurrency: usize,
+    /// How many of its tool calls loom sends a second at most (`max_calls_per_second`).
+    pub max_calls_per_second: u32,
 }
 
-/// `approve.allow` / `approve.ask` / `approve.deny` globs of one server.
+/// How many tool calls a second loom sends one server unless its `max_calls_per_second` says.
+pub const DEFAULT_CALLS_PER_SECOND: u32 = 100;
+
+/// `approve.allow` / `approve.ask` / `approve.deny` globs of one server, and whether data from
+/// elsewhere bound into its calls asks a person first (`approve.cross_server`).
 #[derive(Debug, Clone, Default)]
 pub struct ApprovePolicy {
     pub allow: Globs,
     pub ask: Globs,
     pub deny: Globs,
+    /// `approve.cross_server = "allow"`: data loom holds from elsewhere (another server's
+    /// results, memories, the call log, past sessions) is bound into this server's calls
+    /// without asking. The default asks.
+    pub cross_server_allowed: bool,
 }
 
 /// What a call needs before it may reach its server.
@@ -416,14 +449,11 @@ fn read_config(table: &toml::Table, base: &Path, p: &mut Problems) -> Config {
     if let Some(t) = f.integer("threads", 1, 256, p) {
         store.threads = t as u32;
     }
-    if let Some(m) = f.string("memory_budget", p) {
-        match parse_size(&m) {
-            Some(b) if b >= 1 << 20 => store.memory_budget = b,
-            _ => p.push(
-                "memory_budget",
-                format!("must be a size of at least 1MiB like \"256MiB\", found \"{m}\""),
-            ),
-        }
+    if let Some(b) = size_of_at_least_1mib(&mut f, "memory_budget", "256MiB", p) {
+        store.memory_budget = b;
+    }
+    if let Some(b) = size_of_at_least_1mib(&mut f, "parked_max_bytes", "512MiB", p) {
+        store.parked_max_bytes = b;
     }
     if let Some(q) = f.seconds("query_timeout", 0.1, 3600.0, p) {
         store.query_timeout = secs(q);
@@ -492,14 +522,8 @@ fn read_history(f: &mut Fields<'_>, base: &Path, p: &mut Problems) -> HistorySet
         _ => {}
     }
     h.dir = f.string("history_dir", p).map(|d| base.join(d));
-    if let Some(m) = f.string("history_max_bytes", p) {
-        match parse_size(&m) {
-            Some(b) if b >= 1 << 20 => h.max_bytes = b,
-            _ => p.push(
-                "history_max_bytes",
-                format!("must be a size of at least 1MiB like \"2GiB\", found \"{m}\""),
-            ),
-        }
+    if let Some(b) = size_of_at_least_1mib(f, "history_max_bytes", "2GiB", p) {
+        h.max_bytes = b;
     }
     h.keep_days = f
         .integer("history_keep_days", 1, 36_500, p)
@@ -749,12 +773,18 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         approve.allow = a.globs("allow", p).unwrap_or_default();
         approve.ask = a.globs("ask", p).unwrap_or_default();
         approve.deny = a.globs("deny", p).unwrap_or_default();
+        approve.cross_server_allowed = a
+            .one_of("cross_server", &["ask", "allow"], p)
+            .is_some_and(|v| v == "allow");
         a.finish(p);
     }
     let listing = listing::read_mode(&mut f, p);
     let pin = f.globs("pin", p).unwrap_or_default();
     let history = f.boolean("history", p).unwrap_or(true);
     let max_concurrency = f.integer("max_concurrency", 1, 256, p).unwrap_or(8) as usize;
+    let max_calls_per_second = f
+        .integer("max_calls_per_second", 1, 100_000, p)
+        .unwrap_or(DEFAULT_CALLS_PER_SECOND as i64) as u32;
     let mut restart = RestartPolicy::default();
     if let Some(n) = f.integer("max_restarts", 0, 1000, p) {
         restart.max_restarts = n as u32;
@@ -797,6 +827,7 @@ fn read_server(t: &toml::Table, path: &str, base: &Path, p: &mut Problems) -> Op
         pin,
         history,
         max_concurrency,
+        max_calls_per_second,
     })
 }
 

@@ -11,6 +11,7 @@ pub mod http;
 pub mod naming;
 mod noise;
 mod probe_echo;
+pub mod rate;
 mod stamp;
 pub mod stdio;
 mod supervisor;
@@ -124,6 +125,8 @@ pub struct ServerHandle {
     /// The instructions and description the server gave when it last came up: what the
     /// primer says of it.
     guidance: Mutex<(Option<String>, Option<String>)>,
+    /// How fast its tools may be called (`max_calls_per_second`).
+    pub rate: rate::Rate,
 }
 
 impl ServerHandle {
@@ -301,6 +304,7 @@ impl Fleet {
                     noted: Mutex::new(std::collections::HashSet::new()),
                     restart: tokio::sync::Notify::new(),
                     guidance: Mutex::new((None, None)),
+                    rate: rate::Rate::new(spec.max_calls_per_second),
                 })
             })
             .collect();

@@ -491,6 +491,8 @@ pub fn servers(session: &Session) -> Vec<ServerView> {
                 failures: st.failures,
                 restarts: st.restarts,
                 last_error_at: st.last_error_at,
+                max_calls_per_second: s.rate.per_second(),
+                throttled: s.rate.waited(),
             }
         })
         .collect()

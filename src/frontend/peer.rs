@@ -8,10 +8,12 @@
 //! A Unix socket names its peer's pid in the kernel's credentials. A TCP connection does not:
 //! its peer, when it is on this machine, is found from the kernel's socket tables
 //! (`/proc/net/tcp`, `/proc/net/tcp6`: the socket whose local end is the connection's remote
-//! end, and its inode), then among the descriptors (`/proc/PID/fd`) of every process in the
-//! tree. Whatever cannot be decided (a socket the kernel does not list, one no process holds
-//! any more, a process of the tree whose descriptors cannot be read) is [`Ancestry::Unknown`],
-//! and callers refuse it. This module only reads `/proc`; it never signals or changes a process.
+//! end, and its inode), then among the descriptor tables of every thread (`/proc/PID/task/TID/fd`)
+//! of every process in the tree, and, when none holds it, of the processes outside. A peer is
+//! placed only where its socket is found: whatever cannot be decided (a socket the kernel does
+//! not list, one no process holds while loom looks, one held only where loom cannot look) is
+//! [`Ancestry::Unknown`], and callers refuse it. This module only reads `/proc`; it never
+//! signals or changes a process.
 
 use crate::config::is_loopback;
 use std::collections::HashMap;
@@ -102,12 +104,11 @@ fn canonical(a: SocketAddr) -> SocketAddr {
     SocketAddr::new(a.ip().to_canonical(), a.port())
 }
 
-/// The inode of the peer's socket of the connection whose ends are `local` (ours) and `remote`
-/// (the peer's), when the peer is on this machine; `None` when the kernel lists no such socket.
-fn peer_socket(local: SocketAddr, remote: SocketAddr) -> std::io::Result<Option<u64>> {
+/// The peer's socket of the connection whose ends are `local` (ours) and `remote` (the
+/// peer's), when the peer is on this machine; `None` when the kernel lists no such socket.
+fn peer_socket(local: SocketAddr, remote: SocketAddr) -> std::io::Result<Option<TcpRow>> {
     let (local, remote) = (canonical(local), canonical(remote));
     let mut read_any = false;
-    let mut found = None;
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         // A kernel without IPv6 has no tcp6 table; one table read is enough to answer.
         let Ok(text) = std::fs::read_to_string(table) else {
@@ -118,14 +119,13 @@ fn peer_socket(local: SocketAddr, remote: SocketAddr) -> std::io::Result<Option<
             .into_iter()
             .find(|r| r.local == remote && r.remote == local)
         {
-            found = Some(row.inode);
-            break;
+            return Ok(Some(row));
         }
     }
     if !read_any {
         return Err(std::io::Error::other("/proc/net/tcp cannot be read"));
     }
-    Ok(found)
+    Ok(None)
 }
 
 /// Every process of this machine, split into `root`'s tree (`root` first, then each
@@ -175,34 +175,73 @@ fn processes(root: u32) -> std::io::Result<Processes> {
     Ok(Processes { tree, others })
 }
 
-/// Whether process `pid` holds the socket `inode`; an error when its descriptors cannot be
-/// read (a process that has just ended holds nothing).
-fn holds(pid: u32, inode: u64) -> Result<bool, String> {
-    let dir = match std::fs::read_dir(format!("/proc/{pid}/fd")) {
+/// Whether the descriptor table at `dir` (a `/proc/.../fd`) holds the socket `inode`; an
+/// error when it cannot be read (one that has just gone holds nothing).
+fn table_holds(dir: &str, inode: u64) -> Result<bool, String> {
+    let entries = match std::fs::read_dir(dir) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(format!("the descriptors of process {pid} ({e})")),
+        Err(e) => return Err(format!("{dir} ({e})")),
     };
     let want = format!("socket:[{inode}]");
-    Ok(dir
+    Ok(entries
         .flatten()
         .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == want.as_str())))
 }
 
+/// Whether any thread of process `pid` holds the socket `inode`. A thread can have a
+/// descriptor table of its own (`unshare(CLONE_FILES)`), seen only at
+/// `/proc/PID/task/TID/fd`; `leader_only` reads just the process's own table (a fast first
+/// pass, for processes where finding it is the point, not missing it).
+fn holds(pid: u32, inode: u64, leader_only: bool) -> Result<bool, String> {
+    if table_holds(&format!("/proc/{pid}/fd"), inode)? {
+        return Ok(true);
+    }
+    if leader_only {
+        return Ok(false);
+    }
+    let tasks = match std::fs::read_dir(format!("/proc/{pid}/task")) {
+        Ok(d) => d,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(format!("the threads of process {pid} ({e})")),
+    };
+    for task in tasks.flatten() {
+        let Some(tid) = task
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if tid != pid && table_holds(&format!("/proc/{pid}/task/{tid}/fd"), inode)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Where the process at the other end of a TCP connection stands relative to `root` (this
 /// session's process): `local` is the connection's end in this process, `remote` the peer's.
-/// A peer on another machine is `Unrelated`; a peer on this one is looked for by its socket's
-/// inode among the descriptors of `root`'s tree.
+/// A peer on another machine is `Unrelated`. A peer on this one is placed only from what is
+/// found, never from what is not:
+///
+/// - its socket held by any thread of a process of `root`'s tree is `Descendant`;
+/// - otherwise, held by a process outside the tree (whose parent links, read again, still
+///   place it outside: a pid reused by a new process of the tree does not count), it is
+///   `Unrelated`;
+/// - anything else is `Unknown`: a socket no process holds while loom looks (one parked in
+///   flight over `SCM_RIGHTS`), one held only where loom cannot look (a process of another
+///   user, when loom is not root), tables that cannot be read.
 ///
 /// A process of the tree whose descriptors cannot be read (one that made itself non-dumpable,
-/// or runs a set-user-id program) could be the peer; the peer is then `Unrelated` only when it
-/// is found in a process outside the tree. `root`'s own children are the exception: loom
-/// started them itself (the guards of its servers, its seal self-test), they are non-dumpable
-/// as loom is, and orphans are never re-parented to `root` (each server's guard is their
-/// subreaper), so what they hold is what loom gave them.
+/// or runs a set-user-id program) could be the peer, so it is an error unless the socket is
+/// found outside. `root`'s own children are the exception: loom started them itself (the
+/// guards of its servers, its seal self-test), they are non-dumpable as loom is, and orphans
+/// are never re-parented to `root` (each server's guard is their subreaper), so what they hold
+/// is what loom gave them.
 pub fn tcp_peer(local: SocketAddr, remote: SocketAddr, root: u32) -> Ancestry {
     let inode = match peer_socket(local, remote) {
-        Ok(Some(inode)) => inode,
+        Ok(Some(row)) => row.inode,
         // A local peer is always listed while it is connected: unlisted, it is elsewhere,
         // unless its address says it is here (then it vanished, and cannot be told apart).
         Ok(None) if !is_loopback(remote.ip()) && remote.ip() != local.ip() => {
@@ -220,22 +259,29 @@ pub fn tcp_peer(local: SocketAddr, remote: SocketAddr, root: u32) -> Ancestry {
     };
     let mut unreadable = None;
     for &(pid, own_child) in &all.tree {
-        match holds(pid, inode) {
+        match holds(pid, inode, false) {
             Ok(true) => return Ancestry::Descendant,
             Ok(false) => {}
             Err(_) if own_child => {}
             Err(why) => unreadable = Some(why),
         }
     }
-    let Some(why) = unreadable else {
-        return Ancestry::Unrelated;
+    // Found outside: most clients hold their socket in their own table, so that is read first
+    // for every process, and threads' tables only when it was found in none.
+    let outside = |leader_only: bool| {
+        all.others.iter().any(|&pid| {
+            holds(pid, inode, leader_only) == Ok(true) && ancestry(pid, root) == Ancestry::Unrelated
+        })
     };
-    if all.others.iter().any(|&pid| holds(pid, inode) == Ok(true)) {
+    if outside(true) || outside(false) {
         return Ancestry::Unrelated;
     }
-    Ancestry::Unknown(format!(
-        "the peer's socket is in no process loom can inspect, and loom cannot read {why}, a process of this session"
-    ))
+    Ancestry::Unknown(match unreadable {
+        Some(why) => format!(
+            "the peer's socket is in no process loom can inspect, and loom cannot read {why}, of a process of this session"
+        ),
+        None => "no process loom can inspect holds the peer's socket".into(),
+    })
 }
 
 /// What a surface (`"socket"`, `"HTTP surface"`) answers a peer that may not use it, in
@@ -323,11 +369,32 @@ mod tests {
         let _ = other.wait();
     }
 
+    /// Runs `holder`, which connects to `listener` and then writes one byte to its stdout;
+    /// the process, and the connection's ends as accepted here (ours, the peer's).
+    fn connected(
+        listener: &std::net::TcpListener,
+        holder: &mut std::process::Command,
+    ) -> (std::process::Child, SocketAddr, SocketAddr) {
+        use std::io::Read;
+        let mut holder = holder
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("the holder runs");
+        let mut byte = [0u8; 1];
+        holder
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_exact(&mut byte)
+            .unwrap();
+        let (server, remote) = listener.accept().unwrap();
+        (holder, server.local_addr().unwrap(), remote)
+    }
+
     /// The invariant, by the shape of the process holding the other end: it is placed as its
     /// parent links place it, whoever made the connection's socket.
     #[test]
     fn the_peer_of_a_connection_is_placed_as_the_process_holding_it_is() {
-        use std::io::Read;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let me = std::process::id();
@@ -354,21 +421,62 @@ mod tests {
             ),
         ];
         for (shape, script, root, want) in shapes {
-            let mut holder = std::process::Command::new("bash")
-                .args(["-c", script])
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut connected = [0u8; 1];
-            holder
-                .stdout
-                .as_mut()
-                .unwrap()
-                .read_exact(&mut connected)
-                .unwrap();
-            let (server, remote) = listener.accept().unwrap();
-            let local = server.local_addr().unwrap();
+            let (mut holder, local, remote) = connected(
+                &listener,
+                std::process::Command::new("bash").args(["-c", script]),
+            );
             assert_eq!(tcp_peer(local, remote, root), want, "{shape}");
+            let _ = holder.kill();
+            let _ = holder.wait();
+        }
+        let _ = sibling.kill();
+        let _ = sibling.wait();
+    }
+
+    /// The attacker pass's two walks around the check (issue 45, F1), from a child of this
+    /// process: a thread with a descriptor table of its own connects, or the socket is parked
+    /// in flight over `SCM_RIGHTS` while loom looks. The first is found where it is; the second
+    /// is held by nobody, and nobody is never an outside peer.
+    #[test]
+    fn a_socket_in_a_threads_own_table_or_in_flight_is_never_taken_for_an_outside_peer() {
+        const CONNECT: &str = r#"
+import ctypes, socket, sys, threading, time
+port, how = int(sys.argv[1]), sys.argv[2]
+def run():
+    if how == "thread":
+        assert ctypes.CDLL(None, use_errno=True).unshare(0x400) == 0  # CLONE_FILES
+    s = socket.create_connection(("127.0.0.1", port))
+    if how == "parked":
+        a, b = socket.socketpair()
+        socket.send_fds(a, [b"x"], [s.fileno()])
+        s.close()
+    sys.stdout.write("x"); sys.stdout.flush()
+    time.sleep(10)
+t = threading.Thread(target=run); t.start(); t.join()
+"#;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port().to_string();
+        let me = std::process::id();
+        let mut sibling = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        for (how, root, want) in [
+            ("thread", me, Some(Ancestry::Descendant)),
+            // Held by a thread of a process outside the root's tree: found, so placed.
+            ("thread", sibling.id(), Some(Ancestry::Unrelated)),
+            ("parked", me, None),
+            ("parked", sibling.id(), None),
+        ] {
+            let (mut holder, local, remote) = connected(
+                &listener,
+                std::process::Command::new("python3").args(["-c", CONNECT, &port, how]),
+            );
+            let got = tcp_peer(local, remote, root);
+            match want {
+                Some(want) => assert_eq!(got, want, "{how}"),
+                None => assert!(matches!(got, Ancestry::Unknown(_)), "{how}: {got:?}"),
+            }
             let _ = holder.kill();
             let _ = holder.wait();
         }

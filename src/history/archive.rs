@@ -161,6 +161,12 @@ impl Archive {
             envelopes: HashMap::new(),
             archived: HashSet::new(),
             texts: 0,
+            root: root.clone(),
+            settings: config.history.clone(),
+            written: 0,
+            others: 0,
+            data_full: false,
+            full: false,
             _lock: lock,
         };
         worker.write_manifest();
@@ -176,6 +182,7 @@ impl Archive {
                 // Tidying the folder reads every session in it: done here, never on start-up.
                 super::past::recover(&root_for_prune);
                 super::past::prune(&root_for_prune, &settings, Some(&keep));
+                worker.count_others();
                 worker.run(&jobs, rx);
                 super::past::prune(&root_for_prune, &settings, Some(&keep));
             })
@@ -271,6 +278,17 @@ struct Worker {
     envelopes: HashMap<String, String>,
     archived: HashSet<String>,
     texts: u32,
+    /// The history folder, and its bounds (`history_max_bytes`, `history_keep_days`).
+    root: PathBuf,
+    settings: crate::config::HistorySettings,
+    /// The bytes this session's files take (as written; the manifest aside).
+    written: u64,
+    /// The bytes of the folder's other sessions, as last counted.
+    others: u64,
+    /// The folder reached its bound with nothing left to prune: no more datasets or texts
+    /// (`data_full`), then nothing more but the manifest (`full`).
+    data_full: bool,
+    full: bool,
     _lock: std::fs::File,
 }
 
@@ -417,7 +435,7 @@ impl Worker {
 
     /// Writes a dataset's rows and its description.
     fn dataset(&mut self, reference: &str) {
-        if !self.archived.insert(reference.to_owned()) {
+        if !self.archived.insert(reference.to_owned()) || self.data_full {
             return;
         }
         let Some(store) = (self.store)() else {
@@ -459,7 +477,8 @@ impl Worker {
             &metadata,
             &mut |_| {},
         ) {
-            Ok(_) => self.manifest.datasets += 1,
+            Ok(_) if self.kept_within_bound(&path, true) => self.manifest.datasets += 1,
+            Ok(_) => {}
             Err(e) => self.problem(format!("dataset {reference} was not archived: {e}")),
         }
     }
@@ -505,6 +524,9 @@ impl Worker {
 
     /// Writes a parked text.
     fn text(&mut self, key: &str) {
+        if self.data_full {
+            return;
+        }
         let Some(store) = (self.store)() else {
             return;
         };
@@ -552,9 +574,68 @@ impl Worker {
                 parquet_io::write_batch(&path, batch, &[]).map_err(|e| e.to_string())
             });
         match written {
-            Ok(_) => self.manifest.texts += 1,
+            Ok(_) if self.kept_within_bound(&path, true) => self.manifest.texts += 1,
+            Ok(_) => {}
             Err(e) => self.problem(format!("parked text {key} was not archived: {e}")),
         }
+    }
+
+    /// Counts the bytes of the folder's other sessions.
+    fn count_others(&mut self) {
+        let id = &self.manifest.id;
+        self.others = super::past::list(&self.root)
+            .iter()
+            .filter(|s| &s.id != id)
+            .map(|s| s.bytes)
+            .sum();
+    }
+
+    /// Counts the file just written at `path` and holds the folder to `history_max_bytes`
+    /// while the session runs: past sessions go first, oldest first; when the folder is still
+    /// over with none left to remove, a data file (a dataset, a text) just written is removed
+    /// and no more data is archived, and once even the call log passes the bound nothing more
+    /// is written but the manifest. The manifest says so, once. False when the file was
+    /// removed.
+    fn kept_within_bound(&mut self, path: &Path, data: bool) -> bool {
+        self.written += std::fs::metadata(path).map_or(0, |m| m.len());
+        let max = self.settings.max_bytes;
+        if self.written.saturating_add(self.others) <= max {
+            return true;
+        }
+        let removed = super::past::prune(&self.root, &self.settings, Some(&self.manifest.id));
+        if !removed.is_empty() {
+            tracing::info!(
+                "history: {} past session(s) removed to keep the folder within history_max_bytes",
+                removed.len()
+            );
+        }
+        self.count_others();
+        if self.written.saturating_add(self.others) <= max {
+            return true;
+        }
+        let bound = crate::cli::history::size_words(max);
+        if data {
+            self.written = self
+                .written
+                .saturating_sub(std::fs::metadata(path).map_or(0, |m| m.len()));
+            let _ = std::fs::remove_file(path);
+            if !self.data_full {
+                self.data_full = true;
+                self.problem(format!(
+                    "history_max_bytes ({bound}) reached: from {path} on, this session's datasets and parked texts are not archived",
+                    path = path.file_name().unwrap_or_default().to_string_lossy()
+                ));
+            }
+            return false;
+        }
+        if !self.full {
+            self.full = true;
+            self.data_full = true;
+            self.problem(format!(
+                "history_max_bytes ({bound}) reached: from here on, this session's calls and events are not archived (the manifest still counts them)"
+            ));
+        }
+        true
     }
 
     /// Writes the collected calls and events as new parts, the datasets whose envelope did
@@ -593,6 +674,10 @@ impl Worker {
         columns: &[(&str, &str)],
         rows: &[Vec<Sql>],
     ) -> Result<(), String> {
+        if self.full {
+            // Past the bound: counted in the manifest, not written.
+            return Ok(());
+        }
         let n = self.parts.get(folder).copied().unwrap_or(0) + 1;
         let path = self
             .folder
@@ -600,6 +685,7 @@ impl Worker {
             .join(format!("part-{n:06}.parquet"));
         parquet_io::write_batch(&path, batch_of(columns, rows)?, &[]).map_err(|e| e.to_string())?;
         self.parts.insert(folder, n);
+        self.kept_within_bound(&path, false);
         Ok(())
     }
 

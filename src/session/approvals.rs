@@ -121,7 +121,13 @@ impl Approvals {
         unattended_allow: bool,
         timeout: Duration,
     ) -> Asked {
-        let key = (req.server.clone(), req.original.clone());
+        // A call asked about for the data bound into it is approved for the session apart
+        // from the same tool asked about for itself, and for where that data came from (the
+        // reason names every origin): data from another server asks again.
+        let key = match &req.reason {
+            Some(why) => (req.server.clone(), format!("{}\0{why}", req.original)),
+            None => (req.server.clone(), req.original.clone()),
+        };
         if lock(&self.session_allowed).contains(&key) {
             return Asked {
                 verdict: Verdict::Allowed("approved for the session by a human".into()),
@@ -130,8 +136,15 @@ impl Approvals {
             };
         }
         if self.humans() == 0 {
+            // Data bound from elsewhere is never sent on nobody's word (`unattended` or not).
+            let verdict = match &req.reason {
+                Some(why) => Verdict::Denied(format!(
+                    "denied: this call needs a human's approval because {why}, and nobody is attached to give it"
+                )),
+                None => Self::unattended(unattended_allow, "nobody is attached"),
+            };
             return Asked {
-                verdict: Self::unattended(unattended_allow, "nobody is attached"),
+                verdict,
                 by: None,
                 waited: None,
             };

@@ -95,6 +95,16 @@ impl CallLog {
         g.0.iter().skip(skip).map(|r| r.summary.clone()).collect()
     }
 
+    /// The server call `call` went to, while the log still holds it.
+    pub fn server_of(&self, call: u64) -> Option<String> {
+        lock(&self.inner)
+            .0
+            .iter()
+            .rev()
+            .find(|r| r.summary.call == call)
+            .map(|r| r.summary.server.clone())
+    }
+
     pub fn get(&self, call: u64) -> Option<CallRecord> {
         lock(&self.inner)
             .0

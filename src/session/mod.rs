@@ -110,6 +110,7 @@ impl StoreSlot {
                         .map(|p| p.join("blobs"))
                         .unwrap_or_else(|| config.base_dir.join(".loom-blobs")),
                 ),
+                parked_max_bytes: s.parked_max_bytes,
             },
             bus,
             calls: Default::default(),

@@ -32,9 +32,18 @@ pub struct ParkedBlob {
     pub total_lines: usize,
     /// Seconds since the epoch; moved forward when the same content is parked again.
     pub expires_at: AtomicU64,
+    /// When it was parked (or read back from disk), in loom's order: the oldest goes first
+    /// when parked text passes its bound.
+    parked: u64,
     /// Byte offset of every `CHECKPOINT`-th character.
     checkpoints: Vec<usize>,
 }
+
+/// The order blobs were parked in, in this process.
+static PARKED: AtomicU64 = AtomicU64::new(0);
+
+/// How many dropped keys are remembered, to say why they are gone.
+const DROPPED_KEPT: usize = 4096;
 
 fn now_secs() -> u64 {
     SystemTime::now()
@@ -75,6 +84,7 @@ impl ParkedBlob {
             total_chars,
             total_lines,
             expires_at: AtomicU64::new(now_secs() + ttl.as_secs()),
+            parked: PARKED.fetch_add(1, Ordering::Relaxed),
             checkpoints,
         }
     }
@@ -126,10 +136,25 @@ pub struct Fetched {
 
 /// Parked blobs: in memory for this session, and (with a folder) on disk for the project, so a
 /// later session or another loom process on the same project can read them until they expire.
-#[derive(Default)]
 pub struct Blobs {
     map: Mutex<HashMap<String, Arc<ParkedBlob>>>,
     dir: Option<std::path::PathBuf>,
+    /// What parked text may take, in memory (this session's) and on disk (the project's
+    /// folder) each: past it, the oldest goes first (`parked_max_bytes`).
+    max_bytes: u64,
+    /// Keys dropped to keep within `max_bytes`, newest last, so a read of one says why.
+    dropped: Mutex<std::collections::VecDeque<String>>,
+}
+
+impl Default for Blobs {
+    fn default() -> Blobs {
+        Blobs {
+            map: Mutex::default(),
+            dir: None,
+            max_bytes: u64::MAX,
+            dropped: Mutex::default(),
+        }
+    }
 }
 
 /// What is kept next to a blob's text on disk.
@@ -152,9 +177,128 @@ impl Blobs {
     /// Blobs that persist in `dir` (created when needed).
     pub fn persistent(dir: std::path::PathBuf) -> Blobs {
         Blobs {
-            map: Mutex::new(HashMap::new()),
             dir: Some(dir),
+            ..Blobs::default()
         }
+    }
+
+    /// These blobs, held to `max_bytes` (see [`Blobs::hold_to_bound`]).
+    pub fn bounded(self, max_bytes: u64) -> Blobs {
+        Blobs { max_bytes, ..self }
+    }
+
+    /// Drops the oldest parked text until what is held in memory, and what the folder holds
+    /// on disk, are each within `max_bytes`; `newest` (the text just parked) stays, in memory
+    /// whatever its size, and on disk unless it alone is over the bound. A dropped key is
+    /// remembered, so that a read of it says why it is gone.
+    fn hold_to_bound(&self, newest: &str) {
+        let mut gone = Vec::new();
+        {
+            let mut map = self.lock();
+            let mut total: u64 = map.values().map(|b| b.content.len() as u64).sum();
+            if total > self.max_bytes {
+                let mut by_age: Vec<(u64, String, u64)> = map
+                    .values()
+                    .filter(|b| b.key != newest)
+                    .map(|b| (b.parked, b.key.clone(), b.content.len() as u64))
+                    .collect();
+                by_age.sort();
+                for (_, key, bytes) in by_age {
+                    if total <= self.max_bytes {
+                        break;
+                    }
+                    map.remove(&key);
+                    total = total.saturating_sub(bytes);
+                    if self.dir.is_none() {
+                        gone.push(key);
+                    }
+                }
+            }
+        }
+        if let Some(dir) = &self.dir {
+            gone.extend(self.hold_folder_to_bound(dir, newest));
+        }
+        if gone.is_empty() {
+            return;
+        }
+        let mut map = self.lock();
+        let mut dropped = self.dropped.lock().unwrap_or_else(|e| e.into_inner());
+        for key in gone {
+            map.remove(&key);
+            tracing::info!("parked text {key} dropped: parked_max_bytes reached");
+            if dropped.len() == DROPPED_KEPT {
+                dropped.pop_front();
+            }
+            dropped.push_back(key);
+        }
+    }
+
+    /// Removes the folder's oldest texts (by when their file was written) until it is within
+    /// `max_bytes`; the keys removed. `newest` goes only when it alone is over the bound.
+    fn hold_folder_to_bound(&self, dir: &std::path::Path, newest: &str) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut texts = Vec::new();
+        let mut total = 0u64;
+        for e in entries.flatten() {
+            let Ok(meta) = e.metadata() else { continue };
+            total += meta.len();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(hash) = name.strip_suffix(".txt") {
+                let written = meta.modified().unwrap_or(UNIX_EPOCH);
+                texts.push((written, format!("blob/{hash}"), meta.len()));
+            }
+        }
+        if total <= self.max_bytes {
+            return Vec::new();
+        }
+        // Files written within the clock's grain are told apart by the order this process
+        // parked them in (a text it does not hold is older than those it does).
+        let order: HashMap<String, u64> = self
+            .lock()
+            .values()
+            .map(|b| (b.key.clone(), b.parked + 1))
+            .collect();
+        texts.sort_by_key(|(written, key, _)| (*written, order.get(key).copied().unwrap_or(0)));
+        // The text just parked goes last.
+        if let Some(i) = texts.iter().position(|t| t.1 == newest) {
+            let t = texts.remove(i);
+            texts.push(t);
+        }
+        let mut gone = Vec::new();
+        for (_, key, bytes) in texts {
+            if total <= self.max_bytes {
+                break;
+            }
+            let Some((text, meta)) = self.files(&key) else {
+                continue;
+            };
+            let meta_bytes = std::fs::metadata(&meta).map_or(0, |m| m.len());
+            if std::fs::remove_file(&text).is_ok() {
+                let _ = std::fs::remove_file(&meta);
+                total = total.saturating_sub(bytes + meta_bytes);
+                if key == newest {
+                    tracing::warn!(
+                        "parked text {key} is larger than parked_max_bytes: it is kept in memory for this session only"
+                    );
+                    continue;
+                }
+                gone.push(key);
+            }
+        }
+        gone
+    }
+
+    /// Why `key` cannot be read, when it was dropped to keep parked text within its bound.
+    fn dropped_reason(&self, key: &str) -> Option<String> {
+        let dropped = self.dropped.lock().unwrap_or_else(|e| e.into_inner());
+        dropped.iter().any(|k| k == key).then(|| {
+            format!(
+                "parked result `{key}` was dropped: parked text is held to parked_max_bytes ({}), and the oldest goes first; call the tool again for a fresh copy",
+                crate::cli::history::size_words(self.max_bytes)
+            )
+        })
     }
 
     fn files(&self, key: &str) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
@@ -241,7 +385,17 @@ impl Blobs {
         map.insert(blob.key.clone(), blob.clone());
         drop(map);
         self.save(&blob);
+        self.forget_dropped(&blob.key);
+        self.hold_to_bound(&blob.key);
         blob
+    }
+
+    /// A key parked again is no longer one that was dropped.
+    fn forget_dropped(&self, key: &str) {
+        let mut dropped = self.dropped.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = dropped.iter().position(|k| k == key) {
+            dropped.remove(i);
+        }
     }
 
     /// The blobs parked in this session, newest expiry last.
@@ -272,6 +426,7 @@ impl Blobs {
         }
         let loaded = self.load(key)?;
         self.lock().insert(loaded.key.clone(), loaded.clone());
+        self.hold_to_bound(&loaded.key);
         Some(loaded)
     }
 
@@ -279,7 +434,9 @@ impl Blobs {
         let Some(blob) = self.get(req.key) else {
             return Ok(Fetched {
                 found: false,
-                content: format!("no parked result `{}` (unknown, or expired)", req.key),
+                content: self.dropped_reason(req.key).unwrap_or_else(|| {
+                    format!("no parked result `{}` (unknown, or expired)", req.key)
+                }),
                 content_type: String::new(),
                 summary: String::new(),
                 total_chars: 0,
@@ -645,6 +802,65 @@ mod tests {
             )
             .found
         );
+    }
+
+    /// Parked text is held to its bound while loom runs (issue 45, hole 6: 163 MB with no
+    /// bound), in memory and on disk, whoever parked it and for however long: the oldest goes
+    /// first, the text just parked stays, and a read of a dropped key says why. A text parked
+    /// by an earlier process of the project is older than this one's and goes before them.
+    #[test]
+    fn parked_text_is_held_to_its_bound_oldest_first_and_a_dropped_read_says_why() {
+        const MAX: u64 = 1 << 20;
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("blobs");
+        // Text that does not compress, about 300 KB each: three fit, not four.
+        let text = |i: u64| -> String {
+            let mut h = Sha256::digest(i.to_le_bytes()).to_vec();
+            let mut out = String::new();
+            while out.len() < 300_000 {
+                h = Sha256::digest(&h).to_vec();
+                out.extend(h.iter().map(|b| format!("{b:02x}")));
+            }
+            out
+        };
+        let park = |b: &Blobs, i: u64| {
+            b.park(text(i), "s".into(), "text/plain".into(), MAX_TTL)
+                .key
+                .clone()
+        };
+        let earlier = park(&Blobs::persistent(dir.clone()), 0);
+        let held = |b: &Blobs| -> u64 { b.list().iter().map(|b| b.content.len() as u64).sum() };
+        let on_disk = || -> u64 {
+            std::fs::read_dir(&dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.metadata().unwrap().len())
+                .sum()
+        };
+        let blobs = Blobs::persistent(dir.clone()).bounded(MAX);
+        let mut keys = Vec::new();
+        for i in 1..=8 {
+            keys.push(park(&blobs, i));
+            assert!(held(&blobs) <= MAX, "{} in memory", held(&blobs));
+            assert!(on_disk() <= MAX, "{} on disk", on_disk());
+            assert!(fetch(&blobs, keys.last().unwrap(), 0, 10, None, 0).found);
+        }
+        // The earlier process's text went first, then this one's oldest.
+        for gone in [&earlier, &keys[0], &keys[1]] {
+            let f = fetch(&blobs, gone, 0, 10, None, 0);
+            assert!(!f.found, "{gone} is still held");
+            if *gone != earlier {
+                assert!(
+                    f.content.contains("was dropped") && f.content.contains("parked_max_bytes")
+                );
+            }
+        }
+        assert!(fetch(&blobs, &keys[7], 0, 10, None, 0).found);
+        // Parked again, a dropped text is held again.
+        let again = park(&blobs, 1);
+        assert_eq!(again, keys[0]);
+        assert!(fetch(&blobs, &again, 0, 10, None, 0).found);
+        assert!(on_disk() <= MAX);
     }
 
     #[test]

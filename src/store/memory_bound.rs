@@ -9,7 +9,14 @@
 //! - an allocation of [`LARGE`] or more that the engine asks for (C or C++ code: loom's own Rust
 //!   allocations are never refused) fails as out of memory when it would take loom past the
 //!   ceiling (one huge value). loom defines `malloc`, `calloc` and `realloc` for that, passing
-//!   every call on to the C library's own.
+//!   every call on to the C library's own;
+//! - smaller allocations of [`COUNTED`] or more are added up, and every [`STEP`] of them the
+//!   resident size is read again, as for a large one: many values of just under a megabyte
+//!   built in one expression (`list_transform(range(500), x -> repeat('x', 900000))`), where
+//!   no interrupt lands, are stopped within a step of the ceiling. Once loom is found past it,
+//!   every counted allocation fails until the query ends. What the step adds up is counted on
+//!   top of the resident size it was read with (it may not be resident yet), so threads
+//!   allocating at once cannot all pass through one gap.
 //!
 //! Outside client queries nothing is refused. This module must never allocate on the paths the
 //! allocator calls, nor lock anything there.
@@ -25,6 +32,19 @@ pub const HEADROOM: u64 = 256 << 20;
 /// Allocations this large are checked against the ceiling; smaller ones are left to the
 /// watchdog (checking each would cost more than they do).
 pub const LARGE: usize = 1 << 20;
+
+/// Allocations this large are added up toward the next read of the resident size (smaller
+/// ones are the engine's bookkeeping, and its buffer manager bounds its data).
+pub const COUNTED: usize = 16 << 10;
+
+/// Every this many bytes of counted allocations, the resident size is read again.
+pub const STEP: u64 = 8 << 20;
+
+/// Bytes of counted allocations since the resident size was last read.
+static SINCE: AtomicU64 = AtomicU64::new(0);
+
+/// loom was found past the ceiling: every counted allocation fails until the query ends.
+static OVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The ceiling allocations are held to now, in bytes of resident size; 0 when no client
 /// query runs.
@@ -79,12 +99,18 @@ pub(super) struct Held {
 
 impl Held {
     /// Holds the query about to start to loom's resident size now plus `allowance`.
+    ///
+    /// Queries running at once share one ceiling, set when the first of them starts: one
+    /// started while another has grown loom does not raise it.
     pub(super) fn start(allowance: u64) -> Held {
-        let ceiling = resident_bytes().unwrap_or(0).saturating_add(allowance);
         let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        if running.0 == 0 {
+            running.1 = resident_bytes().unwrap_or(0).saturating_add(allowance);
+            OVER.store(false, Ordering::SeqCst);
+        }
         running.0 += 1;
-        running.1 = running.1.max(ceiling);
-        CEILING.store(running.1, Ordering::SeqCst);
+        let ceiling = running.1;
+        CEILING.store(ceiling, Ordering::SeqCst);
         Held {
             ceiling,
             refused_before: REFUSED.load(Ordering::SeqCst),
@@ -109,6 +135,7 @@ impl Drop for Held {
         running.0 = running.0.saturating_sub(1);
         if running.0 == 0 {
             running.1 = 0;
+            OVER.store(false, Ordering::SeqCst);
         }
         CEILING.store(running.1, Ordering::SeqCst);
     }
@@ -116,14 +143,27 @@ impl Drop for Held {
 
 /// Whether an allocation of `size` bytes by the engine must fail now.
 fn refuse(size: usize) -> bool {
-    if size < LARGE || IN_RUST.with(Cell::get) {
+    if size < COUNTED || IN_RUST.with(Cell::get) {
         return false;
     }
     let ceiling = CEILING.load(Ordering::Relaxed);
     if ceiling == 0 {
         return false;
     }
-    let over = resident_bytes().is_some_and(|r| r.saturating_add(size as u64) > ceiling);
+    let over = OVER.load(Ordering::Relaxed) || {
+        let since = SINCE
+            .fetch_add(size as u64, Ordering::Relaxed)
+            .saturating_add(size as u64);
+        if size < LARGE && since < STEP {
+            return false;
+        }
+        SINCE.store(0, Ordering::Relaxed);
+        let over = resident_bytes().is_some_and(|r| r.saturating_add(since) > ceiling);
+        if over {
+            OVER.store(true, Ordering::Relaxed);
+        }
+        over
+    };
     if over {
         REFUSED.fetch_add(1, Ordering::SeqCst);
         // SAFETY: errno is this thread's own.

@@ -133,6 +133,8 @@ pub struct StoreConfig {
     pub probe_file: PathBuf,
     /// Where parked blobs persist for the project (none: this session only).
     pub blob_dir: Option<PathBuf>,
+    /// What parked text may take, in memory and in `blob_dir` each.
+    pub parked_max_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -161,11 +163,10 @@ pub struct Store {
     config: StoreConfig,
     // Field order is drop order: connections before the database they live on.
     writer: Mutex<duckdb::Connection>,
-    reader: Mutex<duckdb::Connection>,
+    /// The clients' query connections (see `query::Lanes`).
+    lanes: query::Lanes,
     /// History's connection: a table streamed to a Parquet file holds up no one else.
     archive: Mutex<duckdb::Connection>,
-    interrupt: std::sync::Arc<duckdb::InterruptHandle>,
-    watchdog: std::sync::Arc<query::Watchdog>,
     /// The workbench's own connection: a person's long query never holds up the model's, nor
     /// the model's a person's.
     bench: query::Lane,
@@ -283,6 +284,7 @@ pub fn seal_check() -> Result<()> {
         inline_rows: defaults.inline_rows,
         probe_file,
         blob_dir: None,
+        parked_max_bytes: u64::MAX,
     })
     .map(drop)
 }
@@ -322,25 +324,28 @@ impl Store {
             config.threads,
         )?;
         let writer = db.connect()?;
-        let reader = db.connect()?;
-        sealed::self_test(&reader, &config.probe_file)?;
+        let mut lanes = Vec::with_capacity(query::LANES);
+        for _ in 0..query::LANES {
+            let lane = db.connect()?;
+            sealed::self_test(&lane, &config.probe_file)?;
+            lanes.push(lane);
+        }
+        let lanes = query::Lanes::new(lanes);
         let bench = db.connect()?;
         sealed::self_test(&bench, &config.probe_file)?;
         let bench = query::Lane::new(bench);
         let archive = db.connect()?;
         writer.execute_batch(&calls_table::create_sql())?;
-        let interrupt = reader.interrupt_handle();
         let parked = match &config.blob_dir {
             Some(d) => blobs::Blobs::persistent(d.clone()),
             None => blobs::Blobs::default(),
-        };
+        }
+        .bounded(config.parked_max_bytes);
         Ok(Store {
             config,
             writer: Mutex::new(writer),
-            reader: Mutex::new(reader),
+            lanes,
             archive: Mutex::new(archive),
-            interrupt,
-            watchdog: Default::default(),
             bench,
             db,
             catalog: Mutex::new(HashMap::new()),
@@ -369,6 +374,7 @@ impl Store {
             inline_rows: 100,
             probe_file: std::env::current_exe().expect("test binary path"),
             blob_dir: None,
+            parked_max_bytes: u64::MAX,
         })
         .expect("store opens")
     }
@@ -613,9 +619,7 @@ impl Store {
         pinned: bool,
         lineage: Lineage,
     ) -> Result<DatasetMeta> {
-        let reader = Self::lock(&self.reader);
-        let (rows, columns) = profile::shape(&reader, r)?;
-        drop(reader);
+        let (rows, columns) = self.on_a_lane(|conn| profile::shape(conn, r))?;
         let meta = DatasetMeta {
             dataset_ref: r.to_owned(),
             kind,
@@ -750,6 +754,14 @@ impl Store {
         evicted
     }
 
+    /// Runs `f` on a free lane of the clients' connections, outside the watchdog (loom's own
+    /// reads of its tables), within the share of whoever asks.
+    fn on_a_lane<T>(&self, f: impl FnOnce(&duckdb::Connection) -> T) -> T {
+        let taken = self.lanes.take(query::asking_client());
+        let conn = Self::lock(&self.lanes.each[taken.index].conn);
+        f(&conn)
+    }
+
     /// A digest of everything a client statement could change: the catalog (tables, views,
     /// macros, schemas, sequences, types, indexes, databases, loaded extensions, variables),
     /// every dataset's row count and content checksum, the settings of the connection client
@@ -758,7 +770,8 @@ impl Store {
     /// before and after hostile statements; it is equal only when nothing changed.
     pub fn fingerprint(&self) -> String {
         let mut out = Vec::new();
-        let reader = Self::lock(&self.reader);
+        let taken = self.lanes.take(0);
+        let reader = Self::lock(&self.lanes.each[taken.index].conn);
         let mut facts: Vec<String> = [
             "SELECT database_name, schema_name, table_name, estimated_size IS NULL, column_count, sql FROM duckdb_tables() ORDER BY ALL",
             "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY ALL",
@@ -788,7 +801,13 @@ impl Store {
             facts.push(format!("{t}: {}", dump(&reader, &sql)));
         }
         drop(reader);
-        // The workbench's connection: the same settings, which no statement may change.
+        drop(taken);
+        // Every other connection a statement runs on: the same settings, which no statement
+        // may change.
+        for (i, lane) in self.lanes.each.iter().enumerate() {
+            let conn = Self::lock(&lane.conn);
+            facts.push(format!("lane {i} {SETTINGS}\n{}", dump(&conn, SETTINGS)));
+        }
         let bench = Self::lock(&self.bench.conn);
         facts.push(format!("workbench {SETTINGS}\n{}", dump(&bench, SETTINGS)));
         drop(bench);
@@ -821,7 +840,7 @@ impl Store {
 
     /// Whether a query (the model's or a workbench's) is running on the query connection.
     pub fn query_running(&self) -> bool {
-        self.watchdog.armed() || self.bench.watchdog.armed()
+        self.lanes.armed() || self.bench.watchdog.armed()
     }
 
     /// Runs only the statement guard on `sql`: whether and as what it would be accepted.

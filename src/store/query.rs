@@ -48,18 +48,47 @@ fn explain_failure(store: &Store, guarded: &Guarded, sql: &str, e: StoreError) -
 }
 
 /// On whose behalf a query runs: a person at a workbench, or a client's tool call (by its call
-/// number). A cancel reaches only the query of whoever asks.
+/// number, and the client's number among the session's clients). A cancel reaches only the
+/// query of whoever asks.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub enum Asker {
     #[default]
     Unnamed,
     Workbench,
-    Call(u64),
+    Call {
+        call: u64,
+        client: u64,
+    },
+}
+
+impl Asker {
+    /// Whether a cancel meant for `wanted` reaches this query: a call by its number alone.
+    fn answers_to(self, wanted: Asker) -> bool {
+        match (self, wanted) {
+            (Asker::Call { call: a, .. }, Asker::Call { call: b, .. }) => a == b,
+            (Asker::Workbench, Asker::Workbench) => true,
+            _ => false,
+        }
+    }
+
+    /// Whose queries these are for sharing the lanes: each client, and everyone unnamed (the
+    /// command line, the workbench's exports) as one.
+    pub(super) fn client(self) -> u64 {
+        match self {
+            Asker::Call { client, .. } => client.saturating_add(1),
+            _ => 0,
+        }
+    }
 }
 
 thread_local! {
     /// Who the queries run on this thread are for (see [`Store::asking_as`]).
     static ASKER: std::cell::Cell<Asker> = const { std::cell::Cell::new(Asker::Unnamed) };
+}
+
+/// Who asks on this thread, for sharing the lanes (see [`Asker::client`]).
+pub(super) fn asking_client() -> u64 {
+    ASKER.with(|a| a.get()).client()
 }
 
 /// How many cancels of calls whose query has not started yet are remembered.
@@ -81,7 +110,13 @@ impl Store {
     /// Cancels the query of tool call `call`: at once if it runs, and as soon as it would
     /// start if it waits for the connection. False when it runs no query now.
     pub fn cancel_call(&self, call: u64) -> bool {
-        if self.watchdog.cancel(Asker::Call(call), &self.interrupt) {
+        let wanted = Asker::Call { call, client: 0 };
+        if self
+            .lanes
+            .each
+            .iter()
+            .any(|lane| lane.watchdog.cancel(wanted, &lane.interrupt))
+        {
             return true;
         }
         let mut early = Store::lock(&self.early_cancels);
@@ -173,7 +208,7 @@ impl Watchdog {
     /// ends; false otherwise.
     pub(super) fn cancel(&self, asker: Asker, handle: &duckdb::InterruptHandle) -> bool {
         let mut state = self.lock();
-        if state.generation == 0 || state.asker != asker || asker == Asker::Unnamed {
+        if state.generation == 0 || !state.asker.answers_to(asker) {
             return false;
         }
         state.cancelled = true;
@@ -211,6 +246,76 @@ pub(super) struct Lane {
     pub(super) watchdog: std::sync::Arc<Watchdog>,
 }
 
+/// How many connections the clients' queries share: queries of different clients run side
+/// by side, within the engine's threads and the one memory ceiling they all count against.
+pub(super) const LANES: usize = 4;
+
+/// The connections clients' queries run on, one query each at a time. No client holds more
+/// than `LANES - 1` of them, so one client's slow queries always leave a lane for another's.
+pub(super) struct Lanes {
+    pub(super) each: Vec<Lane>,
+    /// Whose query holds each lane now (`None`: free).
+    holders: std::sync::Mutex<Vec<Option<u64>>>,
+    freed: std::sync::Condvar,
+    /// Queries waiting for a lane now.
+    waiting: std::sync::atomic::AtomicUsize,
+}
+
+/// A lane taken for one query; given back when dropped.
+pub(super) struct Taken<'a> {
+    lanes: &'a Lanes,
+    pub(super) index: usize,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        Store::lock(&self.lanes.holders)[self.index] = None;
+        self.lanes.freed.notify_all();
+    }
+}
+
+impl Lanes {
+    pub(super) fn new(conns: Vec<duckdb::Connection>) -> Lanes {
+        Lanes {
+            holders: std::sync::Mutex::new(vec![None; conns.len()]),
+            each: conns.into_iter().map(Lane::new).collect(),
+            freed: std::sync::Condvar::new(),
+            waiting: Default::default(),
+        }
+    }
+
+    /// Takes a free lane for a query of `client`, waiting while none is free or the client
+    /// already holds its share.
+    pub(super) fn take(&self, client: u64) -> Taken<'_> {
+        let share = self.each.len().saturating_sub(1).max(1);
+        let mut holders = Store::lock(&self.holders);
+        loop {
+            let held = holders.iter().filter(|h| **h == Some(client)).count();
+            if held < share
+                && let Some(index) = holders.iter().position(Option::is_none)
+            {
+                holders[index] = Some(client);
+                return Taken { lanes: self, index };
+            }
+            use std::sync::atomic::Ordering::SeqCst;
+            self.waiting.fetch_add(1, SeqCst);
+            holders = self.freed.wait(holders).unwrap_or_else(|e| e.into_inner());
+            self.waiting.fetch_sub(1, SeqCst);
+        }
+    }
+
+    /// How many queries wait for a lane now.
+    #[cfg(test)]
+    pub(super) fn waiting(&self) -> usize {
+        self.waiting.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Whether a query runs on any lane now.
+    pub(super) fn armed(&self) -> bool {
+        self.each.iter().any(|l| l.watchdog.armed())
+    }
+}
+
 impl Lane {
     pub(super) fn new(conn: duckdb::Connection) -> Lane {
         Lane {
@@ -221,8 +326,8 @@ impl Lane {
     }
 }
 
-/// Runs `f` on the connection of whoever asks (the workbench's own, or the reader for clients
-/// and the command line), interrupting it after the query timeout.
+/// Runs `f` on the connection of whoever asks (the workbench's own, or a lane of the clients'
+/// for clients and the command line), interrupting it after the query timeout.
 pub(super) fn with_timeout<T>(
     store: &Store,
     f: impl FnOnce(&duckdb::Connection) -> Result<T>,
@@ -230,17 +335,19 @@ pub(super) fn with_timeout<T>(
     let timeout = store.config.query_timeout;
     let (done, watch) = std::sync::mpsc::channel::<()>();
     let asker = ASKER.with(|a| a.get());
-    let (conn, watchdog, interrupt) = if asker == Asker::Workbench {
+    let taken;
+    let (reader, watchdog, interrupt) = if asker == Asker::Workbench {
         (
-            &store.bench.conn,
+            Store::lock(&store.bench.conn),
             &store.bench.watchdog,
             &store.bench.interrupt,
         )
     } else {
-        (&store.reader, &store.watchdog, &store.interrupt)
+        taken = store.lanes.take(asker.client());
+        let lane = &store.lanes.each[taken.index];
+        (Store::lock(&lane.conn), &lane.watchdog, &lane.interrupt)
     };
-    let reader = Store::lock(conn);
-    if let Asker::Call(call) = asker {
+    if let Asker::Call { call, .. } = asker {
         // Cancelled while it waited for the connection: it never starts.
         let mut early = Store::lock(&store.early_cancels);
         if let Some(i) = early.iter().position(|c| *c == call) {
@@ -349,7 +456,7 @@ fn derived(store: &Store, sql: &str) -> Lineage {
         .collect();
     drop(known);
     let call = match ASKER.with(|a| a.get()) {
-        Asker::Call(n) => Some(n),
+        Asker::Call { call, .. } => Some(call),
         _ => None,
     };
     Lineage {
@@ -519,7 +626,7 @@ mod tests {
     fn armed_after(store: &Store, after: u64) -> u64 {
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         loop {
-            let g = store.watchdog.lock().generation;
+            let g = store.lanes.each[0].watchdog.lock().generation;
             if g > after {
                 return g;
             }
@@ -577,12 +684,72 @@ mod tests {
 
     const LONG: &str = "SELECT count(*) AS n FROM range(2000000000) a WHERE a.range % 7 = 3";
 
+    /// Queries of different clients run side by side (issue 45, hole 8), and one client never
+    /// holds every lane: with its share of lanes busy, its next query waits while another
+    /// client's runs at once. Cancels reach each client's query on whichever lane it runs.
+    #[test]
+    fn a_clients_slow_queries_leave_a_lane_for_another_client() {
+        use super::{Asker, LANES};
+        const FOREVER: &str =
+            "SELECT count(*) AS n FROM range(1000000000000) r WHERE r.range % 7 = 3";
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = open(dir.path());
+        let busy = || {
+            store
+                .lanes
+                .each
+                .iter()
+                .filter(|l| l.watchdog.armed())
+                .count()
+        };
+        let ask = |call: u64, client: u64, sql: &'static str| {
+            let store = &store;
+            move || Store::asking_as(Asker::Call { call, client }, || store.query(sql))
+        };
+        std::thread::scope(|s| {
+            let share = LANES - 1;
+            let slow: Vec<_> = (0..share as u64)
+                .map(|i| s.spawn(ask(i + 1, 1, FOREVER)))
+                .collect();
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while busy() < share {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the slow queries never ran"
+                );
+                std::thread::yield_now();
+            }
+            // Client 1's next query waits for a lane of its share; client 2's runs now.
+            let waiting = s.spawn(ask(10, 1, "SELECT 1 AS v"));
+            while store.lanes.waiting() == 0 {
+                assert!(
+                    std::time::Instant::now() < deadline && !waiting.is_finished(),
+                    "client 1 took more than its share"
+                );
+                std::thread::yield_now();
+            }
+            let other = ask(20, 2, "SELECT 42 AS v")().expect("client 2's query");
+            assert!(format!("{other:?}").contains("42"), "{other:?}");
+            assert!(!waiting.is_finished(), "client 1 took more than its share");
+            for call in 1..=share as u64 {
+                while !store.cancel_call(call) {
+                    std::thread::yield_now();
+                }
+            }
+            for q in slow {
+                let out = q.join().expect("query thread");
+                assert!(matches!(out, Err(StoreError::Cancelled)), "{out:?}");
+            }
+            assert!(waiting.join().expect("query thread").is_ok());
+        });
+    }
+
     #[test]
     fn a_stale_watchdog_never_interrupts_the_next_query() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = open(dir.path());
         store.query("SELECT 1").expect("first query");
-        let stale = store
+        let stale = store.lanes.each[0]
             .watchdog
             .next
             .load(std::sync::atomic::Ordering::Relaxed);
@@ -590,7 +757,11 @@ mod tests {
             let running = s.spawn(|| store.query(LONG));
             armed_after(&store, stale);
             // The first query's timer fires late, while the long query runs: nothing happens.
-            assert!(!store.watchdog.fire(stale, &store.interrupt));
+            assert!(
+                !store.lanes.each[0]
+                    .watchdog
+                    .fire(stale, &store.lanes.each[0].interrupt)
+            );
             let out = running.join().expect("query thread");
             assert!(out.is_ok(), "the long query was interrupted: {out:?}");
         });
@@ -600,14 +771,18 @@ mod tests {
     fn the_watchdog_interrupts_the_query_it_was_armed_for() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = open(dir.path());
-        let before = store
+        let before = store.lanes.each[0]
             .watchdog
             .next
             .load(std::sync::atomic::Ordering::Relaxed);
         std::thread::scope(|s| {
             let running = s.spawn(|| store.query(LONG));
             let current = armed_after(&store, before);
-            assert!(store.watchdog.fire(current, &store.interrupt));
+            assert!(
+                store.lanes.each[0]
+                    .watchdog
+                    .fire(current, &store.lanes.each[0].interrupt)
+            );
             let out = running.join().expect("query thread");
             assert!(matches!(out, Err(StoreError::Timeout(_))), "{out:?}");
         });

@@ -193,6 +193,7 @@ fn a_bound_call_lists_its_bindings_and_a_batch_prompt_shows_every_call() {
             arguments: arguments.clone(),
             inputs: vec!["orders_1".into()],
         }),
+        reason: None,
     };
     press(
         &mut a,

@@ -164,6 +164,8 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                     failures: 0,
                     restarts: 0,
                     last_error_at: None,
+                    max_calls_per_second: 100,
+                    throttled: 0,
                 },
                 ServerView {
                     name: "fs".into(),
@@ -177,6 +179,8 @@ pub(super) fn fixture(req: &Request) -> Result<Reply, String> {
                     failures: 1,
                     restarts: 1,
                     last_error_at: Some("2026-11-30T10:00:02Z".into()),
+                    max_calls_per_second: 100,
+                    throttled: 0,
                 },
             ],
         },

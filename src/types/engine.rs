@@ -62,8 +62,10 @@ impl From<&str> for EngineError {
 /// (`tools_found`). 15: a place a find kept for a tool whatever its score (`kept`: the writer,
 /// the clock, or a tool's feeder). 16: a tool discounted because it reads a kind of file the
 /// request only makes (`unmade`). 17: what a call's arguments were made from besides its
-/// bindings (`inputs`: a batch call's statement read these), and a batch approval's too.
-pub const WORKBENCH_PROTOCOL: u32 = 17;
+/// bindings (`inputs`: a batch call's statement read these), and a batch approval's too. 18:
+/// why an approval is asked when the policy alone would not ask (`reason`: data bound from
+/// elsewhere), and a server's call rate (`max_calls_per_second`, `throttled`).
+pub const WORKBENCH_PROTOCOL: u32 = 18;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "request", rename_all = "snake_case")]
@@ -303,6 +305,12 @@ pub struct ServerView {
     /// When `last_error` happened (ISO 8601).
     #[serde(default)]
     pub last_error_at: Option<String>,
+    /// How many tool calls a second loom sends it at most (`max_calls_per_second`).
+    #[serde(default)]
+    pub max_calls_per_second: u32,
+    /// How many of its calls waited for that rate since loom started.
+    #[serde(default)]
+    pub throttled: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]

@@ -192,6 +192,9 @@ pub struct ApprovalRequest {
     /// When the request is for a whole `loom_call_each` batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<BatchAsk>,
+    /// Why a person is asked when the policy alone would not ask (data bound from elsewhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// What a person decided.

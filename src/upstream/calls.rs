@@ -96,12 +96,12 @@ impl ClientSession {
                     Err(e) => tool_error(&e),
                     Ok(store) => {
                         // The client's cancel, or a person's, interrupts this call's query.
-                        let call = track.summary.call;
+                        let (call, client) = (track.summary.call, self.number);
                         let up_key = id_key(id);
                         let mut cancel_rx = self.track_in_flight(&up_key, LOOM_SERVER, Some(call));
                         let running = store.clone();
                         let run = run_blocking(spec.name(), move || {
-                            Store::asking_as(Asker::Call(call), || {
+                            Store::asking_as(Asker::Call { call, client }, || {
                                 tools::run(&running, spec.tool, &args)
                             })
                         });
@@ -161,7 +161,14 @@ impl ClientSession {
         if let Some(logged) = &via.logged {
             track.logged_args = logged.get("arguments").cloned();
         }
-        if self.policy(&route).0 == crate::config::Approval::Allow {
+        let read: Vec<String> = track
+            .summary
+            .bindings
+            .iter()
+            .flat_map(|b| b.inputs.iter().cloned())
+            .collect();
+        let crossing = self.crossing(&route, read).await;
+        if crossing.is_none() && self.policy(&route).0 == crate::config::Approval::Allow {
             // Nobody is asked: the call is logged once its request has left (`await_reply`).
             self.allowed(&route, &mut track);
             track.unannounced = Some(via.logged.unwrap_or_else(|| params.clone()));
@@ -177,7 +184,7 @@ impl ClientSession {
             let mut cancel_rx = self.track_in_flight(&up_key, route.server.name(), call_no);
             let verdict = tokio::select! {
                 // (The policy is read again there: only for a call that is not plainly allowed.)
-                v = self.approve(&route, &name, &params, &mut track, None) => Ok(v),
+                v = self.approve(&route, &name, &params, &mut track, None, crossing) => Ok(v),
                 stop = &mut cancel_rx => Err(stop),
             };
             self.untrack_in_flight(&up_key, call_no);
@@ -228,8 +235,10 @@ impl ClientSession {
     }
 
     /// Applies the server's approval policy to a call; the human's own calls from the workbench
-    /// are never asked about, but `deny` holds for them too. Records who decided; `Err` says
-    /// why the call may not run.
+    /// are never asked about, but `deny` holds for them too. A call that binds data from
+    /// elsewhere (`crossing` says why) is asked about whatever the policy would allow, and with
+    /// nobody attached it is denied, whatever `unattended` says. Records who decided; `Err`
+    /// says why the call may not run.
     pub(super) async fn approve(
         &self,
         route: &crate::downstream::Route,
@@ -237,8 +246,12 @@ impl ClientSession {
         params: &Map<String, Value>,
         track: &mut CallTrack,
         batch: Option<crate::types::events::BatchAsk>,
+        crossing: Option<String>,
     ) -> Result<(), String> {
-        let (policy, annotations) = self.policy(route);
+        let (mut policy, annotations) = self.policy(route);
+        if crossing.is_some() && policy == crate::config::Approval::Allow {
+            policy = crate::config::Approval::Ask;
+        }
         let verdict = match policy {
             // The person at the workbench is the one who would approve; `deny` still holds.
             crate::config::Approval::Ask if self.caller == Caller::Human => return Ok(()),
@@ -261,6 +274,7 @@ impl ClientSession {
                     arguments: params.get("arguments").cloned().unwrap_or(Value::Null),
                     bindings: track.summary.bindings.clone(),
                     batch,
+                    reason: crossing.clone(),
                     ..Default::default()
                 };
                 let config = &self.session.config;

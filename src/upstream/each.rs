@@ -216,9 +216,9 @@ impl ClientSession {
         let sql = ask.sql.clone();
         let max_bytes = self.session.config.max_bound_bytes;
         let reading = store.clone();
-        let call = track.summary.call;
+        let (call, client) = (track.summary.call, self.number);
         let rows = tokio::task::spawn_blocking(move || {
-            Store::asking_as(Asker::Call(call), || {
+            Store::asking_as(Asker::Call { call, client }, || {
                 reading.rows_for_binding(&sql, max_bytes)
             })
         })
@@ -307,9 +307,17 @@ impl ClientSession {
         let mut filled = plan.calls[0].clone();
         crate::store::bind::apply(&mut filled, &plan.bound).map_err(|e| refused(e.to_string()))?;
         first.insert("arguments".into(), filled);
-        self.approve(&plan.route, &plan.ask.tool, &first, track, Some(batch))
-            .await
-            .map_err(|why| (Outcome::Denied, why))?;
+        let crossing = self.crossing(&plan.route, plan.inputs.clone()).await;
+        self.approve(
+            &plan.route,
+            &plan.ask.tool,
+            &first,
+            track,
+            Some(batch),
+            crossing,
+        )
+        .await
+        .map_err(|why| (Outcome::Denied, why))?;
         Ok(plan)
     }
 

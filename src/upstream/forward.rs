@@ -124,6 +124,30 @@ impl ClientSession {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
+        if method == "tools/call" {
+            // Single calls and a batch's calls alike wait for the server's rate; a cancel
+            // (the client's or a person's) reaches a call while it waits.
+            let up_key = id_key(id);
+            let call_no = track.as_ref().map(|t| t.summary.call);
+            let mut cancel_rx = self.track_in_flight(&up_key, server.name(), call_no);
+            let stopped = tokio::select! {
+                _ = server.rate.admit() => None,
+                stop = &mut cancel_rx => Some(stop),
+            };
+            self.untrack_in_flight(&up_key, call_no);
+            if let Some(stop) = stopped {
+                return Ok(match (track, stop) {
+                    (Some(t), Ok(Stop::Person)) => {
+                        Some(self.refuse(id, t, Outcome::Cancelled, CANCELLED_BY_PERSON))
+                    }
+                    (Some(t), _) => {
+                        self.end_call(t, Outcome::Cancelled, None, None, "");
+                        None
+                    }
+                    (None, _) => None,
+                });
+            }
+        }
         let conn = match server.connection() {
             Ok(c) => c,
             Err(why) => {

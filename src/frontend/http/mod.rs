@@ -159,14 +159,31 @@ pub async fn listen(
             let state = state.clone();
             tokio::spawn(async move {
                 let _permit = permit;
-                let refused = peer_refusal(&stream, remote).await;
+                let local = stream.local_addr().map_err(|e| e.to_string());
+                let refused = peer_refusal(&local, remote).await;
                 if let Some(why) = &refused {
                     tracing::warn!("HTTP connection from {remote}: {why}");
                 }
+                // The peer is placed again at its first request: a socket handed on between
+                // the accept and the request is judged where it is when it speaks.
+                let again = Arc::new(tokio::sync::OnceCell::new());
                 let service = hyper::service::service_fn(move |req| {
-                    let state = state.clone();
-                    let refused = refused.clone();
+                    let (state, refused, again) = (state.clone(), refused.clone(), again.clone());
+                    let local = local.clone();
                     async move {
+                        let refused = match refused {
+                            Some(why) => Some(why),
+                            None => again
+                                .get_or_init(|| async {
+                                    let why = peer_refusal(&local, remote).await;
+                                    if let Some(why) = &why {
+                                        tracing::warn!("HTTP request from {remote}: {why}");
+                                    }
+                                    why
+                                })
+                                .await
+                                .clone(),
+                        };
                         Ok::<_, Infallible>(match refused {
                             Some(why) => refuse(StatusCode::FORBIDDEN, &why),
                             None => handle(&state, req, remote).await,
@@ -193,9 +210,9 @@ pub async fn listen(
 /// Why a connection's peer may not use the HTTP surface, when it may not: a process this
 /// session started (a server, or anything below one) is refused as on the session socket,
 /// whatever token it read, and so is a local peer that cannot be placed.
-async fn peer_refusal(stream: &tokio::net::TcpStream, remote: SocketAddr) -> Option<String> {
-    let local = match stream.local_addr() {
-        Ok(a) => a,
+async fn peer_refusal(local: &Result<SocketAddr, String>, remote: SocketAddr) -> Option<String> {
+    let local = match local {
+        Ok(a) => *a,
         Err(e) => {
             return Some(format!(
                 "refused: the connection has no local address ({e})"

@@ -61,6 +61,12 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App, req: &ApprovalRequest, armed: 
             )),
         ]),
     ];
+    if let Some(why) = &req.reason {
+        lines.push(Line::from(vec![
+            Span::styled("asked   ", th.muted),
+            Span::styled(crate::terminal_text::line(why).into_owned(), th.warning),
+        ]));
+    }
     if !req.annotations.is_null() {
         lines.push(Line::from(vec![
             Span::styled("hints   ", th.muted),

@@ -133,7 +133,17 @@ pub fn draw(f: &mut Frame, area: Rect, app: &App) {
                 Span::styled(format!("{mark} "), state_style),
                 Span::raw(fit(&text, w.saturating_sub(2))),
             ]);
-            let numbers = format!("  {}{restarts}{calls}", up.trim_start());
+            // Calls that waited for the server's rate, and the rate.
+            let held = if s.throttled > 0 {
+                format!(
+                    " · {} held to {}/s",
+                    super::plural(s.throttled, "call"),
+                    s.max_calls_per_second
+                )
+            } else {
+                String::new()
+            };
+            let numbers = format!("  {}{restarts}{calls}{held}", up.trim_start());
             let numbers = numbers.trim_end_matches(" · ").replacen("   · ", "  ", 1);
             let mut second = vec![Span::styled(fit(&numbers, w), th.muted)];
             if !err.is_empty() {
