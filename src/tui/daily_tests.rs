@@ -690,6 +690,10 @@ fn servers_show_uptime_restarts_calls_and_when_they_failed() {
         "{s}"
     );
     assert_eq!(crate::tui::ui::duration(3 * 3600 + 300), "3h 5m");
+    // Calls that waited for the server's rate say so, with the rate.
+    a.servers.list[0].throttled = 350;
+    let s = screen(&a);
+    assert!(s.contains("350 calls held to 100/s"), "{s}");
 }
 
 /// Detail says which client made a call and from where, how long the call waited for a person
