@@ -3,28 +3,13 @@
 //! is outside input like any other file.
 
 use super::TableText;
-use crate::config::Config;
+use crate::config::{Config, size_words};
 use crate::history::past::{self, PastSession};
 use crate::terminal_text;
 use std::io::Write;
 
 fn shown(s: &str) -> String {
     terminal_text::line(s).into_owned()
-}
-
-/// `12.3 MB`, `4.0 KB`, `512 B`.
-pub fn size_words(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    if bytes < 1000 {
-        return format!("{bytes} B");
-    }
-    let mut v = bytes as f64 / 1000.0;
-    let mut unit = 0;
-    while v >= 1000.0 && unit < UNITS.len() - 1 {
-        v /= 1000.0;
-        unit += 1;
-    }
-    format!("{v:.1} {}", UNITS[unit])
 }
 
 /// `1h 02m`, `3m 05s`, `12s`.

@@ -149,6 +149,21 @@ fn size_of_at_least_1mib(
     }
 }
 
+/// `12.3 MB`, `4.0 KB`, `512 B`.
+pub fn size_words(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if bytes < 1000 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64 / 1000.0;
+    let mut unit = 0;
+    while v >= 1000.0 && unit < UNITS.len() - 1 {
+        v /= 1000.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}
+
 /// Parses `256MiB`, `1GB`, `512 MB`, or a plain number of bytes.
 pub fn parse_size(s: &str) -> Option<u64> {
     let t = s.trim();

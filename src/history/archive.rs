@@ -613,7 +613,7 @@ impl Worker {
         if self.written.saturating_add(self.others) <= max {
             return true;
         }
-        let bound = crate::cli::history::size_words(max);
+        let bound = crate::config::size_words(max);
         if data {
             self.written = self
                 .written

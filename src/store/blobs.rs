@@ -296,7 +296,7 @@ impl Blobs {
         dropped.iter().any(|k| k == key).then(|| {
             format!(
                 "parked result `{key}` was dropped: parked text is held to parked_max_bytes ({}), and the oldest goes first; call the tool again for a fresh copy",
-                crate::cli::history::size_words(self.max_bytes)
+                crate::config::size_words(self.max_bytes)
             )
         })
     }
