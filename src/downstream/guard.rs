@@ -55,13 +55,8 @@ pub fn run_guard(argv: &[String]) -> i32 {
         eprintln!("loom guard: no command given");
         return 2;
     };
-    // Before the server starts, so no descendant can be orphaned past the guard.
-    // SAFETY: prctl with integer arguments only.
-    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
-        eprintln!(
-            "loom guard: cannot become the subreaper of `{cmd}`: {}",
-            io::Error::last_os_error()
-        );
+    if let Err(e) = become_subreaper() {
+        eprintln!("loom guard: cannot become the subreaper of `{cmd}`: {e}");
         return 1;
     }
     let mut command = std::process::Command::new(cmd);
@@ -122,6 +117,22 @@ pub fn run_guard(argv: &[String]) -> i32 {
     exit_code(status)
 }
 
+/// Makes the guard the subreaper of everything the server starts, before the server starts,
+/// so no descendant can be orphaned past the guard (Linux). macOS has no subreaper: an orphan
+/// goes to launchd, so a descendant that double-forks and leaves the process group with
+/// `setsid` escapes the guard there (the README says so); the rest of the group is killed as
+/// on Linux, and so is every descendant still linked to the guard by its parents.
+fn become_subreaper() -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl with integer arguments only.
+        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// Points the guard's own stdin and stdout at `/dev/null`, so the pipes to loom are held by the
 /// server alone: when it closes its stdout, loom reads end of file.
 fn release_server_pipes() {
@@ -164,23 +175,11 @@ fn kill_descendants(server_pgid: i32) {
     }
 }
 
-/// Every process whose chain of parents reaches `root`, from one scan of /proc. A process that
-/// cannot be read is skipped this round; the caller loops until no child is left.
+/// Every process whose chain of parents reaches `root`, from one listing of the machine's
+/// processes. A process that cannot be read is skipped this round; the caller loops until no
+/// child is left.
 fn descendants_of(root: u32) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut parent = std::collections::HashMap::new();
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        if let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat"))
-            && let Some(ppid) = parent_pid(&stat)
-        {
-            parent.insert(pid, ppid);
-        }
-    }
+    let parent = parents();
     let mut out = Vec::new();
     for &pid in parent.keys() {
         let mut p = pid;
@@ -196,6 +195,77 @@ fn descendants_of(root: u32) -> Vec<u32> {
         }
     }
     out
+}
+
+/// Every process of this machine that can be read now, with its parent: from `/proc` on
+/// Linux, from the kernel's process table (`proc_listallpids`, `proc_pidinfo`) on macOS. A
+/// process that ended during the listing is simply not there.
+pub fn parents() -> std::collections::HashMap<u32, u32> {
+    all_pids()
+        .into_iter()
+        .filter_map(|pid| Some((pid, parent_of(pid).ok()?)))
+        .collect()
+}
+
+/// The pids of every process of this machine.
+#[cfg(target_os = "linux")]
+pub fn all_pids() -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .collect()
+}
+
+/// The pids of every process of this machine.
+#[cfg(target_os = "macos")]
+pub fn all_pids() -> Vec<u32> {
+    // SAFETY: a null buffer asks for the count; the second call fills a buffer of ours.
+    unsafe {
+        let n = libc::proc_listallpids(std::ptr::null_mut(), 0);
+        if n <= 0 {
+            return Vec::new();
+        }
+        // Room for processes started between the two calls.
+        let mut pids = vec![0 as libc::pid_t; n as usize + 64];
+        let bytes = (pids.len() * std::mem::size_of::<libc::pid_t>()) as libc::c_int;
+        let n = libc::proc_listallpids(pids.as_mut_ptr().cast(), bytes);
+        pids.truncate(n.max(0) as usize);
+        pids.into_iter()
+            .filter(|p| *p > 0)
+            .map(|p| p as u32)
+            .collect()
+    }
+}
+
+/// The parent of process `pid`, or why it cannot be read.
+#[cfg(target_os = "linux")]
+pub fn parent_of(pid: u32) -> Result<u32, String> {
+    let stat =
+        std::fs::read(format!("/proc/{pid}/stat")).map_err(|e| format!("/proc/{pid}/stat: {e}"))?;
+    parent_pid(&stat).ok_or_else(|| format!("/proc/{pid}/stat has no parent pid"))
+}
+
+/// The parent of process `pid`, or why it cannot be read.
+#[cfg(target_os = "macos")]
+pub fn parent_of(pid: u32) -> Result<u32, String> {
+    // SAFETY: proc_pidinfo fills a proc_bsdinfo of ours, of the size it is told.
+    unsafe {
+        let mut info: libc::proc_bsdinfo = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
+        let n = libc::proc_pidinfo(
+            pid as libc::c_int,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            (&mut info as *mut libc::proc_bsdinfo).cast(),
+            size,
+        );
+        if n != size {
+            return Err(format!("process {pid}: {}", io::Error::last_os_error()));
+        }
+        Ok(info.pbi_ppid)
+    }
 }
 
 /// The parent pid in the text of `/proc/<pid>/stat` (after the last `)`, which ends the
@@ -216,11 +286,21 @@ fn exit_code(status: ExitStatus) -> i32 {
 /// anything they start) cannot read `/proc/<loom>/environ`, where the tokens `bearer_token_env`
 /// names live, nor its memory, nor attach a debugger. The kernel resets the flag at exec, so
 /// servers themselves are unaffected. Called first thing in `main`.
+///
+/// On macOS the same promise rests on `ptrace(PT_DENY_ATTACH)` (no debugger attaches, and
+/// `task_for_pid` already needs privileges there), but not on the environment: any process of
+/// the user can read another's (`ps -E`), so there a token belongs in `bearer_token_command`,
+/// not in loom's environment (the README says so).
 pub fn forbid_inspection() {
+    #[cfg(target_os = "linux")]
     // SAFETY: prctl with integer arguments only; failure leaves the default, logged below.
-    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0 {
+    let failed = unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) } != 0;
+    #[cfg(target_os = "macos")]
+    // SAFETY: ptrace of this process with PT_DENY_ATTACH takes no address or data.
+    let failed = unsafe { libc::ptrace(libc::PT_DENY_ATTACH, 0, std::ptr::null_mut(), 0) } != 0;
+    if failed {
         eprintln!(
-            "loom: cannot mark the process non-dumpable: {}",
+            "loom: cannot keep other processes from inspecting loom: {}",
             io::Error::last_os_error()
         );
     }
@@ -233,13 +313,7 @@ pub struct Lifeline {
 
 /// Prepares `command` (which runs `loom __guard -- …`) to receive the lifeline pipe on fd 3.
 pub fn attach_lifeline(command: &mut tokio::process::Command) -> io::Result<(Lifeline, OwnedFd)> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: pipe2 fills two descriptors we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both descriptors were just created and are owned here.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (read, write) = cloexec_pipe()?;
     let read_fd = read.as_raw_fd();
     // SAFETY: only async-signal-safe calls (dup2, fcntl) between fork and exec.
     unsafe {
@@ -256,6 +330,32 @@ pub fn attach_lifeline(command: &mut tokio::process::Command) -> io::Result<(Lif
         });
     }
     Ok((Lifeline { _write: write }, read))
+}
+
+/// A pipe whose two ends are closed at exec. Linux makes it so atomically (`pipe2`); macOS
+/// has no `pipe2`, so the flag is set just after: a server another thread starts in that
+/// instant may inherit an end, and holds it only until its own guard ends it with loom.
+fn cloexec_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    #[cfg(target_os = "linux")]
+    // SAFETY: pipe2 fills two descriptors we then own.
+    let made = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0;
+    #[cfg(not(target_os = "linux"))]
+    // SAFETY: pipe fills two descriptors we then own.
+    let made = unsafe { libc::pipe(fds.as_mut_ptr()) } == 0;
+    if !made {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned here.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    #[cfg(not(target_os = "linux"))]
+    for fd in [&read, &write] {
+        // SAFETY: fcntl on a descriptor owned here.
+        if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok((read, write))
 }
 
 /// Sends `sig` to the guard, which forwards it to the server's process group.

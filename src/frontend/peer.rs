@@ -16,8 +16,11 @@
 //! signals or changes a process.
 
 use crate::config::is_loopback;
+#[cfg(target_os = "linux")]
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
+#[cfg(target_os = "linux")]
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Where a connecting process stands relative to this session.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,18 +44,15 @@ pub fn ancestry(pid: u32, ancestor: u32) -> Ancestry {
         if p <= 1 {
             return Ancestry::Unrelated;
         }
-        let stat = match std::fs::read(format!("/proc/{p}/stat")) {
-            Ok(s) => s,
-            Err(e) => return Ancestry::Unknown(format!("/proc/{p}/stat: {e}")),
-        };
-        match crate::downstream::guard::parent_pid(&stat) {
-            Some(ppid) => p = ppid,
-            None => return Ancestry::Unknown(format!("/proc/{p}/stat has no parent pid")),
+        match crate::downstream::guard::parent_of(p) {
+            Ok(ppid) => p = ppid,
+            Err(why) => return Ancestry::Unknown(why),
         }
     }
     Ancestry::Unknown("the parent chain does not end".into())
 }
 
+#[cfg(target_os = "linux")]
 /// One row of `/proc/net/tcp{,6}`: a socket's two ends and its inode (0 when no process holds
 /// it any more).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +62,7 @@ struct TcpRow {
     inode: u64,
 }
 
+#[cfg(target_os = "linux")]
 /// An address as `/proc/net/tcp{,6}` prints it: the address's 32-bit words in hex, each in the
 /// machine's byte order, a colon, then the port in hex.
 fn proc_addr(text: &str) -> Option<SocketAddr> {
@@ -85,6 +86,7 @@ fn proc_addr(text: &str) -> Option<SocketAddr> {
     Some(SocketAddr::new(ip.to_canonical(), port))
 }
 
+#[cfg(target_os = "linux")]
 /// The rows of one `/proc/net/tcp{,6}` text; lines that do not parse are skipped.
 fn tcp_rows(text: &str) -> Vec<TcpRow> {
     text.lines()
@@ -100,10 +102,12 @@ fn tcp_rows(text: &str) -> Vec<TcpRow> {
         .collect()
 }
 
+#[cfg(target_os = "linux")]
 fn canonical(a: SocketAddr) -> SocketAddr {
     SocketAddr::new(a.ip().to_canonical(), a.port())
 }
 
+#[cfg(target_os = "linux")]
 /// The peer's socket of the connection whose ends are `local` (ours) and `remote` (the
 /// peer's), when the peer is on this machine; `None` when the kernel lists no such socket.
 fn peer_socket(local: SocketAddr, remote: SocketAddr) -> std::io::Result<Option<TcpRow>> {
@@ -128,6 +132,7 @@ fn peer_socket(local: SocketAddr, remote: SocketAddr) -> std::io::Result<Option<
     Ok(None)
 }
 
+#[cfg(target_os = "linux")]
 /// Every process of this machine, split into `root`'s tree (`root` first, then each
 /// descendant with whether it is `root`'s own child) and the rest, from one scan of /proc.
 struct Processes {
@@ -135,19 +140,10 @@ struct Processes {
     others: Vec<u32>,
 }
 
+#[cfg(target_os = "linux")]
 fn processes(root: u32) -> std::io::Result<Processes> {
-    let mut parent = HashMap::new();
-    for e in std::fs::read_dir("/proc")?.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        // A process that ended during the scan is simply not there.
-        if let Ok(stat) = std::fs::read(format!("/proc/{pid}/stat"))
-            && let Some(ppid) = crate::downstream::guard::parent_pid(&stat)
-        {
-            parent.insert(pid, ppid);
-        }
-    }
+    std::fs::read_dir("/proc")?;
+    let parent: HashMap<u32, u32> = crate::downstream::guard::parents();
     let mut tree = vec![(root, false)];
     let mut others = Vec::new();
     for (&pid, &ppid) in &parent {
@@ -175,6 +171,7 @@ fn processes(root: u32) -> std::io::Result<Processes> {
     Ok(Processes { tree, others })
 }
 
+#[cfg(target_os = "linux")]
 /// Whether the descriptor table at `dir` (a `/proc/.../fd`) holds the socket `inode`; an
 /// error when it cannot be read (one that has just gone holds nothing).
 fn table_holds(dir: &str, inode: u64) -> Result<bool, String> {
@@ -189,6 +186,7 @@ fn table_holds(dir: &str, inode: u64) -> Result<bool, String> {
         .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == want.as_str())))
 }
 
+#[cfg(target_os = "linux")]
 /// Whether any thread of process `pid` holds the socket `inode`. A thread can have a
 /// descriptor table of its own (`unshare(CLONE_FILES)`), seen only at
 /// `/proc/PID/task/TID/fd`; `leader_only` reads just the process's own table (a fast first
@@ -239,6 +237,7 @@ fn holds(pid: u32, inode: u64, leader_only: bool) -> Result<bool, String> {
 /// guards of its servers, its seal self-test), they are non-dumpable as loom is, and orphans
 /// are never re-parented to `root` (each server's guard is their subreaper), so what they hold
 /// is what loom gave them.
+#[cfg(target_os = "linux")]
 pub fn tcp_peer(local: SocketAddr, remote: SocketAddr, root: u32) -> Ancestry {
     let inode = match peer_socket(local, remote) {
         Ok(Some(row)) => row.inode,
@@ -284,6 +283,21 @@ pub fn tcp_peer(local: SocketAddr, remote: SocketAddr, root: u32) -> Ancestry {
     })
 }
 
+/// Where the process at the other end of a TCP connection stands relative to `root`, on macOS:
+/// a peer on another machine is `Unrelated`; one on this machine cannot be placed yet (loom
+/// does not read macOS's socket tables), so it is `Unknown` and refused, token or not. Local
+/// clients reach loom on macOS through stdio or the session socket (`loom connect`), whose
+/// peer the kernel names; the README says so.
+#[cfg(not(target_os = "linux"))]
+pub fn tcp_peer(local: SocketAddr, remote: SocketAddr, _root: u32) -> Ancestry {
+    if !is_loopback(remote.ip()) && remote.ip() != local.ip() {
+        return Ancestry::Unrelated;
+    }
+    Ancestry::Unknown(
+        "on macOS loom cannot yet tell which process holds a local TCP connection; use `loom connect` (the session socket) from this machine".into(),
+    )
+}
+
 /// What a surface (`"socket"`, `"HTTP surface"`) answers a peer that may not use it, in
 /// words; `None` lets it in.
 pub fn refusal(ancestry: Ancestry, surface: &str) -> Option<String> {
@@ -298,7 +312,7 @@ pub fn refusal(ancestry: Ancestry, surface: &str) -> Option<String> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
     use proptest::prelude::*;

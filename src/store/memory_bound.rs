@@ -20,8 +20,14 @@
 //!
 //! Outside client queries nothing is refused. This module must never allocate on the paths the
 //! allocator calls, nor lock anything there.
+//!
+//! The allocation bound needs the C library's own entry points (`__libc_malloc`), so it holds
+//! with glibc on Linux only. On macOS the watchdog's bound holds (the resident size is read
+//! through `proc_pidinfo`), and a value built inside one expression is stopped only at the
+//! engine's next interrupt: the README says so.
 
 use std::cell::Cell;
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 use std::os::raw::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -29,17 +35,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// chunk's worth of values in flight, loom's result handling.
 pub const HEADROOM: u64 = 256 << 20;
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// Allocations this large are checked against the ceiling; smaller ones are left to the
 /// watchdog (checking each would cost more than they do).
 pub const LARGE: usize = 1 << 20;
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// Allocations this large are added up toward the next read of the resident size (smaller
 /// ones are the engine's bookkeeping, and its buffer manager bounds its data).
 pub const COUNTED: usize = 16 << 10;
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// Every this many bytes of counted allocations, the resident size is read again.
 pub const STEP: u64 = 8 << 20;
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// Bytes of counted allocations since the resident size was last read.
 static SINCE: AtomicU64 = AtomicU64::new(0);
 
@@ -62,6 +72,7 @@ thread_local! {
 }
 
 /// loom's resident size in bytes, read without allocating; `None` if the kernel will not say.
+#[cfg(target_os = "linux")]
 pub fn resident_bytes() -> Option<u64> {
     let mut buf = [0u8; 128];
     // SAFETY: plain system calls on a buffer of our own, the descriptor closed on every path.
@@ -89,6 +100,25 @@ pub fn resident_bytes() -> Option<u64> {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     pages.checked_mul(u64::try_from(page).ok()?)
+}
+
+/// loom's resident size in bytes, from the kernel's task information (Mach's resident size,
+/// through `proc_pidinfo`), read without allocating; `None` if the kernel will not say.
+#[cfg(target_os = "macos")]
+pub fn resident_bytes() -> Option<u64> {
+    // SAFETY: proc_pidinfo fills a proc_taskinfo of ours, of the size it is told.
+    unsafe {
+        let mut info: libc::proc_taskinfo = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::proc_taskinfo>() as libc::c_int;
+        let n = libc::proc_pidinfo(
+            libc::getpid(),
+            libc::PROC_PIDTASKINFO,
+            0,
+            (&mut info as *mut libc::proc_taskinfo).cast(),
+            size,
+        );
+        (n == size).then_some(info.pti_resident_size)
+    }
 }
 
 /// One client query held to a ceiling, from its start until this is dropped.
@@ -141,6 +171,7 @@ impl Drop for Held {
     }
 }
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// Whether an allocation of `size` bytes by the engine must fail now.
 fn refuse(size: usize) -> bool {
     if size < COUNTED || IN_RUST.with(Cell::get) {
@@ -172,12 +203,14 @@ fn refuse(size: usize) -> bool {
     over
 }
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 unsafe extern "C" {
     fn __libc_malloc(size: usize) -> *mut c_void;
     fn __libc_calloc(n: usize, size: usize) -> *mut c_void;
     fn __libc_realloc(p: *mut c_void, size: usize) -> *mut c_void;
 }
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// The C library's `malloc`, unless the engine asks past a query's ceiling.
 ///
 /// # Safety
@@ -191,6 +224,7 @@ pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
     unsafe { __libc_malloc(size) }
 }
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// The C library's `calloc`, unless the engine asks past a query's ceiling.
 ///
 /// # Safety
@@ -204,6 +238,7 @@ pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
     unsafe { __libc_calloc(n, size) }
 }
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// The C library's `realloc`, unless the engine asks past a query's ceiling (the old block is
 /// then left as it was, as a failed realloc does).
 ///
