@@ -284,18 +284,84 @@ pub fn tcp_peer(local: SocketAddr, remote: SocketAddr, root: u32) -> Ancestry {
 }
 
 /// Where the process at the other end of a TCP connection stands relative to `root`, on macOS:
-/// a peer on another machine is `Unrelated`; one on this machine cannot be placed yet (loom
-/// does not read macOS's socket tables), so it is `Unknown` and refused, token or not. Local
-/// clients reach loom on macOS through stdio or the session socket (`loom connect`), whose
-/// peer the kernel names; the README says so.
+/// a peer on another machine is `Unrelated`; one on this machine is placed by
+/// [`tcp_peer_by_lsof`] (macOS threads share their process's descriptor table, so a process's
+/// sockets are all its threads').
 #[cfg(not(target_os = "linux"))]
-pub fn tcp_peer(local: SocketAddr, remote: SocketAddr, _root: u32) -> Ancestry {
+pub fn tcp_peer(local: SocketAddr, remote: SocketAddr, root: u32) -> Ancestry {
     if !is_loopback(remote.ip()) && remote.ip() != local.ip() {
         return Ancestry::Unrelated;
     }
-    Ancestry::Unknown(
-        "on macOS loom cannot yet tell which process holds a local TCP connection; use `loom connect` (the session socket) from this machine".into(),
-    )
+    tcp_peer_by_lsof(local, remote, root)
+}
+
+/// The system's `lsof`, by its absolute path (never looked up on `PATH`, which a server could
+/// put a program of its own on).
+const LSOF: [&str; 2] = ["/usr/sbin/lsof", "/usr/bin/lsof"];
+
+/// Places a local TCP peer from the processes `lsof` finds holding its socket (on macOS, the
+/// kernel's answer through libproc): the socket whose name is `remote->local`. Held by a
+/// process of `root`'s tree, the peer is `Descendant`; held only by processes outside it (their
+/// parent links read again), `Unrelated`; held by nobody loom can see (a socket in flight, a
+/// process of another user), or when `lsof` cannot answer, `Unknown`. Linux places peers from
+/// `/proc` itself; a test holds this to the same answers there.
+pub fn tcp_peer_by_lsof(local: SocketAddr, remote: SocketAddr, root: u32) -> Ancestry {
+    let Some(lsof) = LSOF.iter().find(|p| std::path::Path::new(p).exists()) else {
+        return Ancestry::Unknown(
+            "lsof, which loom places local peers with here, is missing".into(),
+        );
+    };
+    let (local, remote) = (
+        SocketAddr::new(local.ip().to_canonical(), local.port()),
+        SocketAddr::new(remote.ip().to_canonical(), remote.port()),
+    );
+    let out = match std::process::Command::new(lsof)
+        .args(["-nP", "-w", "-F", "pn"])
+        .arg(format!("-iTCP@{}", remote))
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => return Ancestry::Unknown(format!("lsof did not run: {e}")),
+    };
+    let holders = lsof_holders(
+        &String::from_utf8_lossy(&out.stdout),
+        &format!("{remote}->{local}"),
+    );
+    let mut outside = false;
+    let mut unknown = None;
+    for pid in holders {
+        match ancestry(pid, root) {
+            Ancestry::Descendant => return Ancestry::Descendant,
+            Ancestry::Unrelated => outside = true,
+            Ancestry::Unknown(why) => unknown = Some(why),
+        }
+    }
+    match (outside, unknown) {
+        (true, None) => Ancestry::Unrelated,
+        (_, Some(why)) => Ancestry::Unknown(format!("a process holding the peer's socket: {why}")),
+        (false, None) => {
+            Ancestry::Unknown("no process loom can inspect holds the peer's socket".into())
+        }
+    }
+}
+
+/// The pids of `lsof -F pn` output whose open files include one named `name` exactly.
+fn lsof_holders(text: &str, name: &str) -> Vec<u32> {
+    let mut pid = None;
+    let mut found = Vec::new();
+    for line in text.lines() {
+        if let Some(p) = line.strip_prefix('p') {
+            pid = p.parse::<u32>().ok();
+        } else if line.strip_prefix('n') == Some(name)
+            && let Some(p) = pid
+            && !found.contains(&p)
+        {
+            found.push(p);
+        }
+    }
+    found
 }
 
 /// What a surface (`"socket"`, `"HTTP surface"`) answers a peer that may not use it, in
@@ -498,7 +564,72 @@ t = threading.Thread(target=run); t.start(); t.join()
         let _ = sibling.wait();
     }
 
+    /// The `lsof` placement (macOS's) gives the `/proc` placement's answers here, for every
+    /// shape of holder both can see: this process, a child and a grandchild, each for this
+    /// root and for another.
+    #[test]
+    fn lsof_places_peers_as_proc_does() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let me = std::process::id();
+        let mut sibling = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port}; echo x; exec sleep 10");
+        let in_child = format!("bash -c '{connect}'; :");
+        for script in [&connect, &in_child] {
+            for root in [me, sibling.id()] {
+                let (mut holder, local, remote) = connected(
+                    &listener,
+                    std::process::Command::new("bash").args(["-c", script]),
+                );
+                let by_proc = tcp_peer(local, remote, root);
+                assert!(!matches!(by_proc, Ancestry::Unknown(_)), "{by_proc:?}");
+                assert_eq!(
+                    tcp_peer_by_lsof(local, remote, root),
+                    by_proc,
+                    "{script} for {root}"
+                );
+                let _ = holder.kill();
+                let _ = holder.wait();
+            }
+        }
+        let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, remote) = listener.accept().unwrap();
+        let local = server.local_addr().unwrap();
+        assert_eq!(tcp_peer_by_lsof(local, remote, me), Ancestry::Descendant);
+        drop(client);
+        let _ = sibling.kill();
+        let _ = sibling.wait();
+        assert_eq!(
+            lsof_holders(
+                "p12\nf3\nn127.0.0.1:5->127.0.0.1:7\np13\nn127.0.0.1:7->127.0.0.1:5\n",
+                "127.0.0.1:5->127.0.0.1:7"
+            ),
+            vec![12]
+        );
+        assert!(
+            lsof_holders(
+                "n127.0.0.1:5->127.0.0.1:7\npx\n",
+                "127.0.0.1:5->127.0.0.1:7"
+            )
+            .is_empty()
+        );
+    }
+
     proptest! {
+        #[test]
+        fn lsof_output_never_panics_the_reader_and_names_only_its_own_pids(
+            text in "([pfn][0-9a-z:.>-]{0,12}\n){0,20}",
+            name in "[0-9a-z:.>-]{0,12}",
+        ) {
+            for pid in lsof_holders(&text, &name) {
+                let line = format!("p{pid}");
+                prop_assert!(text.lines().any(|l| l == line || l.strip_prefix('p').and_then(|p| p.parse::<u32>().ok()) == Some(pid)));
+            }
+        }
+
         #[test]
         fn proc_tables_never_panic_the_reader(text in ".{0,400}", a in any::<String>()) {
             let _ = tcp_rows(&text);
