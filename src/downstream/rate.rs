@@ -35,6 +35,19 @@ impl Rate {
         self.waited.load(Ordering::Relaxed)
     }
 
+    /// Lets one more call go now if it may without waiting (no call waits for its turn, and
+    /// the bucket has one): the path of every call under the rate, with nothing to track.
+    pub fn try_admit(&self) -> bool {
+        let Ok(mut bucket) = self.bucket.try_lock() else {
+            return false;
+        };
+        let (next, wait) = turn(*bucket, Instant::now(), self.per_second);
+        if wait.is_zero() {
+            *bucket = next;
+        }
+        wait.is_zero()
+    }
+
     /// Waits until one more call may go.
     pub async fn admit(&self) {
         let mut bucket = self.bucket.lock().await;

@@ -597,7 +597,8 @@ impl Worker {
     /// is written but the manifest. The manifest says so, once. False when the file was
     /// removed.
     fn kept_within_bound(&mut self, path: &Path, data: bool) -> bool {
-        self.written += std::fs::metadata(path).map_or(0, |m| m.len());
+        let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+        self.written += bytes;
         let max = self.settings.max_bytes;
         if self.written.saturating_add(self.others) <= max {
             return true;
@@ -615,9 +616,7 @@ impl Worker {
         }
         let bound = crate::config::size_words(max);
         if data {
-            self.written = self
-                .written
-                .saturating_sub(std::fs::metadata(path).map_or(0, |m| m.len()));
+            self.written = self.written.saturating_sub(bytes);
             let _ = std::fs::remove_file(path);
             if !self.data_full {
                 self.data_full = true;

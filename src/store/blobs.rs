@@ -192,37 +192,48 @@ impl Blobs {
     /// whatever its size, and on disk unless it alone is over the bound. A dropped key is
     /// remembered, so that a read of it says why it is gone.
     fn hold_to_bound(&self, newest: &str) {
-        let mut gone = Vec::new();
-        {
-            let mut map = self.lock();
-            let mut total: u64 = map.values().map(|b| b.content.len() as u64).sum();
-            if total > self.max_bytes {
-                let mut by_age: Vec<(u64, String, u64)> = map
-                    .values()
-                    .filter(|b| b.key != newest)
-                    .map(|b| (b.parked, b.key.clone(), b.content.len() as u64))
-                    .collect();
-                by_age.sort();
-                for (_, key, bytes) in by_age {
-                    if total <= self.max_bytes {
-                        break;
-                    }
-                    map.remove(&key);
-                    total = total.saturating_sub(bytes);
-                    if self.dir.is_none() {
-                        gone.push(key);
-                    }
-                }
-            }
-        }
+        let mut gone = self.hold_memory_to_bound(newest);
         if let Some(dir) = &self.dir {
             gone.extend(self.hold_folder_to_bound(dir, newest));
         }
+        self.forget(gone);
+    }
+
+    /// Drops the oldest texts held in memory (never `newest`) until the rest are within
+    /// `max_bytes`; the keys gone for good (without a folder, memory is all there is).
+    fn hold_memory_to_bound(&self, newest: &str) -> Vec<String> {
+        let mut gone = Vec::new();
+        let mut map = self.lock();
+        let mut total: u64 = map.values().map(|b| b.content.len() as u64).sum();
+        if total <= self.max_bytes {
+            return gone;
+        }
+        let mut by_age: Vec<(u64, String, u64)> = map
+            .values()
+            .filter(|b| b.key != newest)
+            .map(|b| (b.parked, b.key.clone(), b.content.len() as u64))
+            .collect();
+        by_age.sort();
+        for (_, key, bytes) in by_age {
+            if total <= self.max_bytes {
+                break;
+            }
+            map.remove(&key);
+            total = total.saturating_sub(bytes);
+            if self.dir.is_none() {
+                gone.push(key);
+            }
+        }
+        gone
+    }
+
+    /// Lets go of the texts `gone` for good, remembering their keys so that a read says why.
+    fn forget(&self, gone: Vec<String>) {
         if gone.is_empty() {
             return;
         }
         let mut map = self.lock();
-        let mut dropped = self.dropped.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dropped = self.dropped();
         for key in gone {
             map.remove(&key);
             tracing::info!("parked text {key} dropped: parked_max_bytes reached");
@@ -231,6 +242,10 @@ impl Blobs {
             }
             dropped.push_back(key);
         }
+    }
+
+    fn dropped(&self) -> std::sync::MutexGuard<'_, std::collections::VecDeque<String>> {
+        self.dropped.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Removes the folder's oldest texts (by when their file was written) until it is within
@@ -292,7 +307,7 @@ impl Blobs {
 
     /// Why `key` cannot be read, when it was dropped to keep parked text within its bound.
     fn dropped_reason(&self, key: &str) -> Option<String> {
-        let dropped = self.dropped.lock().unwrap_or_else(|e| e.into_inner());
+        let dropped = self.dropped();
         dropped.iter().any(|k| k == key).then(|| {
             format!(
                 "parked result `{key}` was dropped: parked text is held to parked_max_bytes ({}), and the oldest goes first; call the tool again for a fresh copy",
@@ -392,7 +407,7 @@ impl Blobs {
 
     /// A key parked again is no longer one that was dropped.
     fn forget_dropped(&self, key: &str) {
-        let mut dropped = self.dropped.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dropped = self.dropped();
         if let Some(i) = dropped.iter().position(|k| k == key) {
             dropped.remove(i);
         }
@@ -426,7 +441,8 @@ impl Blobs {
         }
         let loaded = self.load(key)?;
         self.lock().insert(loaded.key.clone(), loaded.clone());
-        self.hold_to_bound(&loaded.key);
+        // Read back from the folder, it takes room in memory only: the folder is as it was.
+        self.forget(self.hold_memory_to_bound(&loaded.key));
         Some(loaded)
     }
 

@@ -141,7 +141,7 @@ pub fn export(
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     let io = |e: std::io::Error| StoreError::Io(format!("writing {}: {e}", path.display()));
     let taken = store.lanes.take(super::query::asking_client());
-    let reader = Store::lock(&store.lanes.each[taken.index].conn);
+    let reader = taken.conn();
     let mut count = 0u64;
     match format {
         ExportFormat::Csv => {

@@ -758,8 +758,7 @@ impl Store {
     /// reads of its tables), within the share of whoever asks.
     fn on_a_lane<T>(&self, f: impl FnOnce(&duckdb::Connection) -> T) -> T {
         let taken = self.lanes.take(query::asking_client());
-        let conn = Self::lock(&self.lanes.each[taken.index].conn);
-        f(&conn)
+        f(&taken.conn())
     }
 
     /// A digest of everything a client statement could change: the catalog (tables, views,
@@ -771,7 +770,7 @@ impl Store {
     pub fn fingerprint(&self) -> String {
         let mut out = Vec::new();
         let taken = self.lanes.take(0);
-        let reader = Self::lock(&self.lanes.each[taken.index].conn);
+        let reader = taken.conn();
         let mut facts: Vec<String> = [
             "SELECT database_name, schema_name, table_name, estimated_size IS NULL, column_count, sql FROM duckdb_tables() ORDER BY ALL",
             "SELECT database_name, schema_name, view_name, sql FROM duckdb_views() WHERE NOT internal ORDER BY ALL",

@@ -264,7 +264,19 @@ pub(super) struct Lanes {
 /// A lane taken for one query; given back when dropped.
 pub(super) struct Taken<'a> {
     lanes: &'a Lanes,
-    pub(super) index: usize,
+    index: usize,
+}
+
+impl<'a> Taken<'a> {
+    /// The lane's connection (no one else's query can hold it: the lane is this one's).
+    pub(super) fn conn(&self) -> std::sync::MutexGuard<'a, duckdb::Connection> {
+        Store::lock(&self.lanes.each[self.index].conn)
+    }
+
+    /// The lane itself: its watchdog and interrupt handle.
+    pub(super) fn lane(&self) -> &'a Lane {
+        &self.lanes.each[self.index]
+    }
 }
 
 impl Drop for Taken<'_> {
@@ -344,8 +356,8 @@ pub(super) fn with_timeout<T>(
         )
     } else {
         taken = store.lanes.take(asker.client());
-        let lane = &store.lanes.each[taken.index];
-        (Store::lock(&lane.conn), &lane.watchdog, &lane.interrupt)
+        let lane = taken.lane();
+        (taken.conn(), &lane.watchdog, &lane.interrupt)
     };
     if let Asker::Call { call, .. } = asker {
         // Cancelled while it waited for the connection: it never starts.

@@ -124,7 +124,7 @@ impl ClientSession {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        if method == "tools/call" {
+        if method == "tools/call" && !server.rate.try_admit() {
             // Single calls and a batch's calls alike wait for the server's rate; a cancel
             // (the client's or a person's) reaches a call while it waits.
             let up_key = id_key(id);
