@@ -24,12 +24,16 @@ if ! cmp -s "$root/tests/peers/requirements.txt" "$peers/venv/requirements.txt";
   cp "$root/tests/peers/requirements.txt" "$peers/venv/requirements.txt"
 fi
 
-# The end-to-end workbench test drives `loom tui` inside tmux.
-if ! command -v tmux >/dev/null 2>&1; then
-  echo "installing tmux" >&2
+# The end-to-end workbench test drives `loom tui` inside tmux; the peer check's tests hold
+# the lsof placement (macOS's) to the /proc one, with lsof at its system path.
+need=""
+command -v tmux >/dev/null 2>&1 || need="$need tmux"
+[ -x /usr/bin/lsof ] || [ -x /usr/sbin/lsof ] || need="$need lsof"
+if [ -n "$need" ]; then
+  echo "installing$need" >&2
   if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq && apt-get install -y -qq tmux
+    apt-get update -qq && apt-get install -y -qq $need
   else
-    sudo apt-get update -qq && sudo apt-get install -y -qq tmux
+    sudo apt-get update -qq && sudo apt-get install -y -qq $need
   fi
 fi
